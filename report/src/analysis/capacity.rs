@@ -1,0 +1,283 @@
+//! How many concurrent requests a series sustains under user-experience thresholds.
+
+use std::fmt::Write as _;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::format::format_number;
+use super::interpolate::MonotoneCurve;
+use super::metric::Metric;
+use super::series_points;
+use crate::schema::Series;
+use crate::stats::Stat;
+
+/// Limits a level must meet; `None` means "not checked". Times in seconds, speed in tok/s.
+/// A value exactly at a limit meets it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Thresholds {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_ttft_s: Option<f64>,
+    /// Minimum per-user decode speed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_decode_tok_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_itl_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_e2e_s: Option<f64>,
+}
+
+/// Whether a limit is an upper or a lower bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Bound {
+    AtMost,
+    AtLeast,
+}
+
+impl Thresholds {
+    /// The limits that are set, in a fixed order (the order breaches are reported in).
+    pub fn limits(&self) -> Vec<(Metric, Bound, f64)> {
+        [
+            (Metric::Ttft, Bound::AtMost, self.max_ttft_s),
+            (Metric::DecodeTokS, Bound::AtLeast, self.min_decode_tok_s),
+            (Metric::Itl, Bound::AtMost, self.max_itl_s),
+            (Metric::E2e, Bound::AtMost, self.max_e2e_s),
+        ]
+        .into_iter()
+        .filter_map(|(metric, bound, limit)| limit.map(|l| (metric, bound, l)))
+        .collect()
+    }
+
+    /// True when no limit is set.
+    pub fn is_empty(&self) -> bool {
+        self.limits().is_empty()
+    }
+}
+
+/// A limit not met at a level.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Breach {
+    pub concurrency: u32,
+    pub metric: Metric,
+    pub bound: Bound,
+    /// Measured value (stored unit); `None` when the level has no value for the metric (for
+    /// instance every request failed).
+    pub value: Option<f64>,
+    pub limit: f64,
+}
+
+impl Breach {
+    /// e.g. "TTFT 11.2 s exceeds 8 s", "decode speed 9.1 tok/s is below 10 tok/s".
+    pub fn describe(&self) -> String {
+        let name = short_name(self.metric);
+        let unit = self.metric.unit();
+        let limit = format_number(self.metric.to_display(self.limit));
+        match self.value {
+            None => format!("{name} was not measured"),
+            Some(v) => {
+                let v = format_number(self.metric.to_display(v));
+                match self.bound {
+                    Bound::AtMost => format!("{name} {v} {unit} exceeds {limit} {unit}"),
+                    Bound::AtLeast => format!("{name} {v} {unit} is below {limit} {unit}"),
+                }
+            }
+        }
+    }
+}
+
+fn short_name(metric: Metric) -> &'static str {
+    match metric {
+        Metric::Ttft => "TTFT",
+        Metric::Itl => "ITL",
+        Metric::E2e => "end-to-end latency",
+        Metric::DecodeTokS => "decode speed",
+        other => other.label(),
+    }
+}
+
+/// One measured level against the thresholds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LevelVerdict {
+    pub concurrency: u32,
+    /// Limits not met at this level; empty means within thresholds.
+    pub breaches: Vec<Breach>,
+    /// True when this level and every lower level meet the thresholds.
+    pub counts: bool,
+}
+
+/// Capacity estimate between measured levels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CapacityEstimate {
+    pub concurrency: u32,
+    /// False when it is a measured level.
+    pub interpolated: bool,
+}
+
+/// Capacity of one series under one set of thresholds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Capacity {
+    /// Largest measured level such that it and every lower level meet all thresholds.
+    pub max_concurrency: Option<u32>,
+    /// Highest level measured (0 for a series without levels).
+    pub tested_max: u32,
+    /// The first limit not met at the first level that breaches.
+    pub first_breach: Option<Breach>,
+    /// Every level, ascending.
+    pub rows: Vec<LevelVerdict>,
+    /// Largest whole concurrency meeting the thresholds on the monotone curves between
+    /// `max_concurrency` and the next measured level; never beyond the measured range.
+    pub estimate: Option<CapacityEstimate>,
+}
+
+/// Checks every level of `series` against `thresholds`, reading `stat` of each distribution.
+pub fn capacity(series: &Series, thresholds: &Thresholds, stat: Stat) -> Capacity {
+    let limits = thresholds.limits();
+    let points: Vec<Vec<(u32, f64)>> = limits
+        .iter()
+        .map(|&(metric, _, _)| series_points(series, metric, stat))
+        .collect();
+    let mut rows = Vec::with_capacity(series.levels.len());
+    let mut all_within = true;
+    for level in &series.levels {
+        let breaches: Vec<Breach> = limits
+            .iter()
+            .zip(&points)
+            .filter_map(|(&(metric, bound, limit), pts)| {
+                let value = pts
+                    .iter()
+                    .find(|(c, _)| *c == level.concurrency)
+                    .map(|&(_, v)| v);
+                let met = value.is_some_and(|v| meets(v, bound, limit));
+                (!met).then_some(Breach {
+                    concurrency: level.concurrency,
+                    metric,
+                    bound,
+                    value,
+                    limit,
+                })
+            })
+            .collect();
+        all_within &= breaches.is_empty();
+        rows.push(LevelVerdict {
+            concurrency: level.concurrency,
+            breaches,
+            counts: all_within,
+        });
+    }
+    let max_concurrency = rows
+        .iter()
+        .take_while(|r| r.counts)
+        .last()
+        .map(|r| r.concurrency);
+    let breaching = rows.iter().find(|r| !r.counts);
+    let first_breach = breaching.and_then(|r| r.breaches.first().copied());
+    let estimate = max_concurrency.map(|measured| {
+        let interpolated = breaching
+            .filter(|r| r.breaches.iter().all(|b| b.value.is_some()))
+            .and_then(|r| {
+                interpolate_limit(measured, r.concurrency, &limits, &points)
+                    .filter(|&n| n > measured)
+            });
+        match interpolated {
+            Some(concurrency) => CapacityEstimate {
+                concurrency,
+                interpolated: true,
+            },
+            None => CapacityEstimate {
+                concurrency: measured,
+                interpolated: false,
+            },
+        }
+    });
+    Capacity {
+        max_concurrency,
+        tested_max: series.levels.last().map_or(0, |l| l.concurrency),
+        first_breach,
+        rows,
+        estimate,
+    }
+}
+
+fn meets(value: f64, bound: Bound, limit: f64) -> bool {
+    match bound {
+        Bound::AtMost => value <= limit,
+        Bound::AtLeast => value >= limit,
+    }
+}
+
+/// Largest whole `n` in `(within, breaching)` whose interpolated values meet every limit.
+fn interpolate_limit(
+    within: u32,
+    breaching: u32,
+    limits: &[(Metric, Bound, f64)],
+    points: &[Vec<(u32, f64)>],
+) -> Option<u32> {
+    let curves: Vec<MonotoneCurve> = points
+        .iter()
+        .map(|pts| {
+            let xy: Vec<(f64, f64)> = pts.iter().map(|&(c, v)| (f64::from(c), v)).collect();
+            MonotoneCurve::new(&xy)
+        })
+        .collect::<Option<_>>()?;
+    (within + 1..breaching)
+        .take_while(|&n| {
+            limits.iter().zip(&curves).all(|(&(_, bound, limit), curve)| {
+                curve
+                    .at(f64::from(n))
+                    .is_some_and(|e| meets(e.value, bound, limit))
+            })
+        })
+        .last()
+}
+
+impl Capacity {
+    /// One sentence in the reference reports' words, e.g. "Supports 7 concurrent requests
+    /// within accepted thresholds.", "Not viable even at a single request: TTFT 11.2 s exceeds
+    /// 8 s.", "Supports all 32 tested concurrent requests."
+    pub fn verdict_sentence(&self) -> String {
+        let Some(first) = self.rows.first() else {
+            return "No levels were measured.".into();
+        };
+        let Some(estimate) = self.estimate else {
+            let at = if first.concurrency == 1 {
+                "a single request".to_string()
+            } else {
+                format!("{} concurrent requests, the lowest tested", first.concurrency)
+            };
+            let reasons: Vec<String> = first.breaches.iter().map(Breach::describe).collect();
+            return format!("Not viable even at {at}: {}.", reasons.join("; "));
+        };
+        if self.first_breach.is_none() {
+            return if self.tested_max == 1 {
+                "Supports the single tested request.".into()
+            } else {
+                format!(
+                    "Supports all {} tested concurrent requests.",
+                    self.tested_max
+                )
+            };
+        }
+        let mut sentence = if estimate.concurrency == 1 {
+            "Supports a single request within accepted thresholds".to_string()
+        } else {
+            format!(
+                "Supports {} concurrent requests within accepted thresholds",
+                estimate.concurrency
+            )
+        };
+        if let (true, Some(measured), Some(breach)) = (
+            estimate.interpolated,
+            self.max_concurrency,
+            self.first_breach,
+        ) {
+            let _ = write!(
+                sentence,
+                " (estimated between measured {measured} and {})",
+                breach.concurrency
+            );
+        }
+        sentence.push('.');
+        sentence
+    }
+}

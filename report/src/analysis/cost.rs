@@ -1,0 +1,25 @@
+//! What serving costs: from measured power and an electricity price, or from a GPU-hour price.
+
+use super::scaling::tokens_per_hour;
+
+/// Electricity cost per hour of drawing `watts` continuously at `usd_per_kwh`.
+pub fn cost_per_hour_from_power(watts: f64, usd_per_kwh: f64) -> f64 {
+    watts / 1000.0 * usd_per_kwh
+}
+
+/// Rental cost per hour of `gpus` GPUs at `usd_per_gpu_hour` each.
+pub fn cost_per_hour_from_gpu_hours(usd_per_gpu_hour: f64, gpus: u32) -> f64 {
+    usd_per_gpu_hour * f64::from(gpus)
+}
+
+/// Cost of one million output tokens at `cost_per_hour` while producing `tok_s`.
+/// `None` when nothing is produced.
+pub fn cost_per_million_tokens(cost_per_hour: f64, tok_s: f64) -> Option<f64> {
+    let per_hour = tokens_per_hour(tok_s);
+    (per_hour > 0.0 && per_hour.is_finite()).then(|| cost_per_hour / per_hour * 1e6)
+}
+
+/// Output tokens per joule: `tok_s` divided by watts (J/s). `None` without power.
+pub fn tokens_per_joule(tok_s: f64, watts: f64) -> Option<f64> {
+    (watts > 0.0 && watts.is_finite() && tok_s.is_finite()).then(|| tok_s / watts)
+}

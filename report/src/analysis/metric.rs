@@ -1,0 +1,183 @@
+//! The metrics a chart or threshold can read from a level, with labels, units and direction.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::cost::tokens_per_joule;
+use crate::schema::Level;
+use crate::stats::{Distribution, Stat};
+
+/// A figure read from a [`Level`]. Stored values are seconds and tok/s; [`Metric::unit`] and
+/// [`Metric::to_display`] give the unit a reader expects (ITL in ms, efficiency in %).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    Ttft,
+    Itl,
+    InterChunk,
+    Tpot,
+    E2e,
+    DecodeTokS,
+    PrefillTokS,
+    QueueWait,
+    InputTokens,
+    OutputTokens,
+    SystemOutputTokS,
+    /// Needs the series' single-user level: read it through [`super::Analysis::points`].
+    ScalingEfficiency,
+    PowerW,
+    TokensPerJoule,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 14] = [
+        Metric::Ttft,
+        Metric::Itl,
+        Metric::InterChunk,
+        Metric::Tpot,
+        Metric::E2e,
+        Metric::DecodeTokS,
+        Metric::PrefillTokS,
+        Metric::QueueWait,
+        Metric::InputTokens,
+        Metric::OutputTokens,
+        Metric::SystemOutputTokS,
+        Metric::ScalingEfficiency,
+        Metric::PowerW,
+        Metric::TokensPerJoule,
+    ];
+
+    /// Stable id for URLs and JSON, e.g. "decode_tok_s".
+    pub fn key(self) -> &'static str {
+        match self {
+            Metric::Ttft => "ttft",
+            Metric::Itl => "itl",
+            Metric::InterChunk => "inter_chunk",
+            Metric::Tpot => "tpot",
+            Metric::E2e => "e2e",
+            Metric::DecodeTokS => "decode_tok_s",
+            Metric::PrefillTokS => "prefill_tok_s",
+            Metric::QueueWait => "queue_wait",
+            Metric::InputTokens => "input_tokens",
+            Metric::OutputTokens => "output_tokens",
+            Metric::SystemOutputTokS => "system_output_tok_s",
+            Metric::ScalingEfficiency => "scaling_efficiency",
+            Metric::PowerW => "power_w",
+            Metric::TokensPerJoule => "tokens_per_joule",
+        }
+    }
+
+    /// Parses [`Metric::key`].
+    pub fn parse(key: &str) -> Option<Metric> {
+        Metric::ALL.into_iter().find(|m| m.key() == key)
+    }
+
+    /// Human name, e.g. "Inter-token latency".
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::Ttft => "Time to first token",
+            Metric::Itl => "Inter-token latency",
+            Metric::InterChunk => "Inter-chunk latency",
+            Metric::Tpot => "Time per output token",
+            Metric::E2e => "End-to-end latency",
+            Metric::DecodeTokS => "Per-user decode speed",
+            Metric::PrefillTokS => "Per-user prefill speed",
+            Metric::QueueWait => "Queue wait",
+            Metric::InputTokens => "Input tokens",
+            Metric::OutputTokens => "Output tokens",
+            Metric::SystemOutputTokS => "System throughput",
+            Metric::ScalingEfficiency => "Scaling efficiency",
+            Metric::PowerW => "GPU power",
+            Metric::TokensPerJoule => "Tokens per joule",
+        }
+    }
+
+    /// Display unit (after [`Metric::to_display`]).
+    pub fn unit(self) -> &'static str {
+        match self {
+            Metric::Ttft | Metric::E2e | Metric::QueueWait => "s",
+            Metric::Itl | Metric::InterChunk | Metric::Tpot => "ms",
+            Metric::DecodeTokS | Metric::PrefillTokS | Metric::SystemOutputTokS => "tok/s",
+            Metric::InputTokens | Metric::OutputTokens => "tokens",
+            Metric::ScalingEfficiency => "%",
+            Metric::PowerW => "W",
+            Metric::TokensPerJoule => "tok/J",
+        }
+    }
+
+    /// Factor from the stored value to the displayed one: per-token gaps are shown in ms
+    /// because they are a few ms, efficiency in percent.
+    pub fn display_factor(self) -> f64 {
+        match self {
+            Metric::Itl | Metric::InterChunk | Metric::Tpot => 1000.0,
+            Metric::ScalingEfficiency => 100.0,
+            _ => 1.0,
+        }
+    }
+
+    /// Converts a stored value to the display unit.
+    pub fn to_display(self, value: f64) -> f64 {
+        value * self.display_factor()
+    }
+
+    /// Converts a displayed value (e.g. a slider in ms) back to the stored unit.
+    pub fn from_display(self, value: f64) -> f64 {
+        value / self.display_factor()
+    }
+
+    /// True when larger values are better (speeds, efficiency); false for latencies and power.
+    pub fn higher_is_better(self) -> bool {
+        matches!(
+            self,
+            Metric::DecodeTokS
+                | Metric::PrefillTokS
+                | Metric::SystemOutputTokS
+                | Metric::ScalingEfficiency
+                | Metric::TokensPerJoule
+        )
+    }
+
+    /// True when `stat` selects between figures; system-level metrics have one value per level.
+    pub fn has_distribution(self) -> bool {
+        !matches!(
+            self,
+            Metric::SystemOutputTokS
+                | Metric::ScalingEfficiency
+                | Metric::PowerW
+                | Metric::TokensPerJoule
+        )
+    }
+
+    /// The metric's value at `level` (stored unit), `None` when not measured. `stat` picks the
+    /// figure of a distribution; power reads the mean (or the maximum for [`Stat::Max`]).
+    /// [`Metric::ScalingEfficiency`] is always `None` here: it needs the series' single-user
+    /// level, see [`super::Analysis::points`].
+    pub fn value(self, level: &Level, stat: Stat) -> Option<f64> {
+        let m = &level.metrics;
+        let dist = |d: &Option<Distribution>| d.as_ref().map(|d| d.get(stat));
+        match self {
+            Metric::Ttft => dist(&m.ttft_s),
+            Metric::Itl => dist(&m.itl_s),
+            Metric::InterChunk => dist(&m.inter_chunk_s),
+            Metric::Tpot => dist(&m.tpot_s),
+            Metric::E2e => dist(&m.e2e_s),
+            Metric::DecodeTokS => dist(&m.decode_tok_s),
+            Metric::PrefillTokS => dist(&m.prefill_tok_s),
+            Metric::QueueWait => dist(&m.queue_wait_s),
+            Metric::InputTokens => dist(&m.input_tokens),
+            Metric::OutputTokens => dist(&m.output_tokens),
+            Metric::SystemOutputTokS => Some(level.system_output_tok_s),
+            Metric::ScalingEfficiency => None,
+            Metric::PowerW => level.power.as_ref().map(|p| match stat {
+                Stat::Max => p.max_w,
+                _ => p.mean_w,
+            }),
+            Metric::TokensPerJoule => level
+                .power
+                .as_ref()
+                .and_then(|p| tokens_per_joule(level.system_output_tok_s, p.mean_w)),
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! Every derived figure: interpolation, scaling, capacity, queue depth, highlights, cost.
+//! The collector and the viewer both read reports through these functions.
+
+pub mod capacity;
+pub mod cost;
+pub mod format;
+pub mod highlights;
+pub mod interpolate;
+pub mod metric;
+pub mod queue;
+pub mod scaling;
+
+use crate::schema::{LoadMode, Report, Scenario, Series};
+use crate::stats::Stat;
+
+pub use capacity::{capacity, Capacity, Thresholds};
+pub use highlights::{highlights, Highlights};
+pub use interpolate::{Estimate, MonotoneCurve};
+pub use metric::Metric;
+pub use queue::{max_safe_queue_depth, SafeDepth, DEFAULT_TTFT_THRESHOLD_S};
+
+/// `(concurrency, value)` of `metric` at every level of `series` that has it, ascending.
+/// Scaling efficiency is relative to the series' single-user level (concurrency 1), so it is
+/// empty when the series did not measure one.
+pub fn series_points(series: &Series, metric: Metric, stat: Stat) -> Vec<(u32, f64)> {
+    if metric == Metric::ScalingEfficiency {
+        let Some(single) = series.levels.iter().find(|l| l.concurrency == 1) else {
+            return Vec::new();
+        };
+        return series
+            .levels
+            .iter()
+            .filter_map(|l| {
+                scaling::scaling_efficiency(
+                    l.system_output_tok_s,
+                    single.system_output_tok_s,
+                    l.concurrency,
+                )
+                .map(|e| (l.concurrency, e))
+            })
+            .collect();
+    }
+    series
+        .levels
+        .iter()
+        .filter_map(|l| metric.value(l, stat).map(|v| (l.concurrency, v)))
+        .collect()
+}
+
+/// Read access to one report by scenario and load mode.
+#[derive(Debug, Clone, Copy)]
+pub struct Analysis<'a> {
+    report: &'a Report,
+}
+
+impl<'a> Analysis<'a> {
+    pub fn new(report: &'a Report) -> Self {
+        Analysis { report }
+    }
+
+    pub fn report(&self) -> &'a Report {
+        self.report
+    }
+
+    pub fn scenario(&self, id: &str) -> Option<&'a Scenario> {
+        self.report.scenarios.iter().find(|s| s.id == id)
+    }
+
+    /// The first series of `scenario_id` under `mode`.
+    pub fn series(&self, scenario_id: &str, mode: LoadMode) -> Option<&'a Series> {
+        self.report
+            .series
+            .iter()
+            .find(|s| s.scenario == scenario_id && s.mode == mode)
+    }
+
+    /// Measured `(concurrency, value)` points; see [`series_points`]. Empty without a series.
+    pub fn points(
+        &self,
+        scenario_id: &str,
+        mode: LoadMode,
+        metric: Metric,
+        stat: Stat,
+    ) -> Vec<(u32, f64)> {
+        self.series(scenario_id, mode)
+            .map(|s| series_points(s, metric, stat))
+            .unwrap_or_default()
+    }
+
+    /// The monotone curve through [`Analysis::points`]; `None` without points.
+    pub fn curve(
+        &self,
+        scenario_id: &str,
+        mode: LoadMode,
+        metric: Metric,
+        stat: Stat,
+    ) -> Option<MonotoneCurve> {
+        let xy: Vec<(f64, f64)> = self
+            .points(scenario_id, mode, metric, stat)
+            .into_iter()
+            .map(|(c, v)| (f64::from(c), v))
+            .collect();
+        MonotoneCurve::new(&xy)
+    }
+}

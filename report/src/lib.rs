@@ -1,0 +1,16 @@
+//! infermeter's report model: the versioned benchmark schema and every derived figure.
+//!
+//! Pure: no I/O, no async, builds for wasm32. The collector and the viewer both compute through
+//! this crate, so a number never differs between the terminal and the browser.
+
+pub mod analysis;
+pub mod load;
+pub mod presets;
+pub mod schema;
+pub mod stats;
+pub mod validate;
+
+pub use load::{load_report, LoadError};
+pub use schema::*;
+pub use stats::{Distribution, Stat};
+pub use validate::{validate, Problem};

@@ -1,0 +1,84 @@
+//! Reading a report from JSON text: version check, parse, and sanity validation, with errors that
+//! say what is wrong and where.
+
+use thiserror::Error;
+
+use crate::schema::{Report, SCHEMA_VERSION};
+use crate::validate::{validate, Problem};
+
+/// Why a report could not be loaded.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum LoadError {
+    #[error("not valid JSON at line {line}, column {column}: {message}")]
+    Syntax {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("this is not an infermeter report: {0}")]
+    NotAReport(String),
+    #[error("report format {found} is newer than this reader supports ({supported}); update infermeter to read it")]
+    NewerMajorVersion { found: String, supported: String },
+    #[error("schema_version \"{0}\" is not a semantic version such as \"1.0.0\"")]
+    BadVersion(String),
+    #[error("does not match the report format at line {line}, column {column}: {message}")]
+    Shape {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("the report is inconsistent: {}", .0.iter().map(|p| p.to_string()).collect::<Vec<_>>().join("; "))]
+    Invalid(Vec<Problem>),
+}
+
+/// Parses `major.minor.patch`.
+pub fn parse_version(v: &str) -> Option<(u64, u64, u64)> {
+    let mut parts = v.trim().split('.').map(|p| p.parse::<u64>().ok());
+    let version = (parts.next()??, parts.next()??, parts.next()??);
+    parts.next().is_none().then_some(version)
+}
+
+/// Parses and validates report JSON. Older minor versions of the same major load; newer majors
+/// are refused before any other check so the message is about the version, not a field.
+pub fn load_report(text: &str) -> Result<Report, LoadError> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| LoadError::Syntax {
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
+    let version = match value.get("schema_version") {
+        Some(serde_json::Value::String(v)) => v.clone(),
+        Some(_) => return Err(LoadError::BadVersion(value["schema_version"].to_string())),
+        None => {
+            return Err(LoadError::NotAReport(
+                "it has no \"schema_version\" field at the top level".into(),
+            ))
+        }
+    };
+    let (major, _, _) =
+        parse_version(&version).ok_or_else(|| LoadError::BadVersion(version.clone()))?;
+    let (supported_major, _, _) = parse_version(SCHEMA_VERSION).expect("own version parses");
+    if major > supported_major {
+        return Err(LoadError::NewerMajorVersion {
+            found: version,
+            supported: SCHEMA_VERSION.into(),
+        });
+    }
+    if major < supported_major {
+        return Err(LoadError::NotAReport(format!(
+            "format {version} predates {SCHEMA_VERSION} and cannot be read"
+        )));
+    }
+    // Parse from text (not the Value) so shape errors carry a line and column.
+    let report: Report = serde_json::from_str(text).map_err(|e| LoadError::Shape {
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
+    let problems = validate(&report);
+    if problems.is_empty() {
+        Ok(report)
+    } else {
+        Err(LoadError::Invalid(problems))
+    }
+}

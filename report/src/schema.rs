@@ -1,0 +1,512 @@
+//! The benchmark report: the JSON written by the collector and read by the viewer.
+//!
+//! Every type here is plain data. Derived figures (highlights, capacity, interpolation) are
+//! computed by [`crate::analysis`], never stored twice. The JSON Schema in `data/schema/` is
+//! generated from these types (`cargo run -p infermeter-report --example write_schema`).
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::stats::Distribution;
+
+/// Version of the report format written by this build. Semver: a reader accepts any
+/// minor version of its own major version and refuses a newer major version.
+pub const SCHEMA_VERSION: &str = "1.0.0";
+
+/// One benchmark run: what was measured, on what, and every measured level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Report {
+    /// Semver of the report format, e.g. "1.0.0".
+    pub schema_version: String,
+    pub metadata: Metadata,
+    /// Complete, or partial when the run was interrupted (the measured levels are kept).
+    #[serde(default)]
+    pub status: RunStatus,
+    /// How each metric was measured and pooled.
+    #[serde(default)]
+    pub measurement: Measurement,
+    pub scenarios: Vec<Scenario>,
+    pub series: Vec<Series>,
+    /// Per-request records, kept in a separate JSONL file next to the report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records: Option<RecordsLink>,
+    /// Warnings raised while measuring (cache hits in a no-cache suite, output length mismatches, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// What was benchmarked and how.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Metadata {
+    /// Human title; the viewer falls back to "model on GPU".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// True for sample files that were not measured on real hardware (hand-made or simulated).
+    #[serde(default)]
+    pub synthetic: bool,
+    /// Where the numbers come from when not a real engine, e.g. "infermeter simulator".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    pub model: ModelInfo,
+    pub engine: EngineInfo,
+    pub hardware: HardwareInfo,
+    #[serde(default)]
+    pub test: TestParameters,
+    /// RFC 3339 start time of the run.
+    pub started_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+    /// Version of the infermeter collector that wrote the file.
+    pub collector_version: String,
+    /// Free-form labels (`--label k=v`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ModelInfo {
+    /// Model id as served, e.g. "Qwen/Qwen3-Coder-30B-A3B-Instruct".
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub organization: Option<String>,
+    /// e.g. "MoE" or "dense".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub architecture: Option<String>,
+    /// Total parameters in billions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_params_b: Option<f64>,
+    /// Parameters active per token in billions (MoE), equal to total for dense models.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_params_b: Option<f64>,
+    /// Weight precision, e.g. "FP8", "NVFP4", "BF16".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EngineInfo {
+    /// e.g. "vLLM", "SGLang", "llama.cpp", "infermeter-sim".
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Engine launch flags, as given by the user.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
+    /// "chat" or "completions".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<String>,
+    /// Endpoint measured, without credentials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HardwareInfo {
+    /// e.g. "NVIDIA H100 PCIe".
+    pub gpu_model: String,
+    pub gpu_count: u32,
+    /// Total VRAM across GPUs, GB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vram_gb: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+}
+
+/// Test conditions that change what the numbers mean.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TestParameters {
+    /// Suite name, e.g. "four-scenario".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_caching: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speculative_decoding: Option<bool>,
+    /// e.g. "fp8", "auto".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_dtype: Option<String>,
+    /// Free-text notes, e.g. optimisation status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+}
+
+/// Whether the run finished.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum RunStatus {
+    #[default]
+    Complete,
+    /// Interrupted; the levels present were measured in full, `reason` says why it stopped.
+    Partial { reason: String },
+}
+
+/// How numbers were obtained, so a reader can compare reports from different tools.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Measurement {
+    /// Where output token counts come from.
+    pub output_token_source: TokenSource,
+    /// Which event starts the TTFT clock's end, e.g. "first event carrying content, reasoning or a tool-call delta".
+    pub ttft_definition: String,
+    /// Metric name -> how its percentiles are pooled, e.g. "itl" -> "all token gaps of all requests pooled".
+    pub pooling: BTreeMap<String, String>,
+    /// Fraction of a peak-mode level excluded at each end (ramp-up and drain), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<String>,
+}
+
+impl Default for Measurement {
+    fn default() -> Self {
+        let pooling = [
+            ("ttft", "one sample per successful request"),
+            ("e2e", "one sample per successful request"),
+            (
+                "tpot",
+                "one sample per successful request: (e2e - ttft) / (output_tokens - 1)",
+            ),
+            (
+                "decode_tok_s",
+                "one sample per successful request: (output_tokens - 1) / (e2e - ttft)",
+            ),
+            (
+                "prefill_tok_s",
+                "one sample per successful request: input_tokens / ttft",
+            ),
+            (
+                "queue_wait",
+                "one sample per request with a server-reported queue time",
+            ),
+            ("itl", "every token gap of every successful request, pooled"),
+            (
+                "inter_chunk",
+                "every gap between content-carrying stream events, pooled",
+            ),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        Measurement {
+            output_token_source: TokenSource::Usage,
+            ttft_definition: "from request start (scheduled start in rate mode) to the first stream event carrying content, reasoning or a tool-call delta".into(),
+            pooling,
+            steady_state: None,
+        }
+    }
+}
+
+/// Where output token counts come from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenSource {
+    /// `usage` in the final chunk.
+    #[default]
+    Usage,
+    /// `usage` on every chunk (`continuous_usage_stats`).
+    ContinuousUsage,
+    /// Counted with the model's tokenizer on the client.
+    Tokenizer,
+    /// One token per content-carrying chunk (fallback when nothing else is available).
+    Chunks,
+}
+
+/// A workload shape: input and output lengths.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Scenario {
+    /// Stable id used by series, e.g. "chatbot".
+    pub id: String,
+    /// Display name, e.g. "Chatbot".
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub input_tokens: u32,
+    pub output_tokens: u32,
+}
+
+/// How load was applied.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadMode {
+    /// Exactly N requests in flight: closed loop, a new one starts when one ends.
+    Peak,
+    /// N requests sent at once, then drained; requests queue in the engine.
+    Burst,
+    /// Open-loop arrivals at a fixed rate (constant or Poisson).
+    Rate,
+}
+
+impl LoadMode {
+    pub fn label(self) -> &'static str {
+        match self {
+            LoadMode::Peak => "peak",
+            LoadMode::Burst => "burst",
+            LoadMode::Rate => "rate",
+        }
+    }
+}
+
+/// Arrival process for rate mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrivals {
+    Constant,
+    Poisson,
+}
+
+/// One scenario under one load mode, measured at several levels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Series {
+    /// Id of a [`Scenario`] in the same report.
+    pub scenario: String,
+    pub mode: LoadMode,
+    /// Rate mode only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<Arrivals>,
+    /// Levels in increasing order of load.
+    pub levels: Vec<Level>,
+}
+
+/// One measured load level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Level {
+    /// Requests in flight (peak), queue depth (burst), or peak observed in flight (rate).
+    pub concurrency: u32,
+    /// Target arrival rate, requests per second (rate mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_rate: Option<f64>,
+    /// Measurement window, seconds.
+    pub duration_s: f64,
+    pub requests: RequestCounts,
+    pub metrics: LevelMetrics,
+    /// Output tokens per second summed over all requests in the window.
+    pub system_output_tok_s: f64,
+    /// Input tokens per second processed in the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_input_tok_s: Option<f64>,
+    /// Completed requests per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<PowerStats>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerMetrics>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientHealth>,
+    /// Repeat trials of this level, when `--trials` > 1: the mean and a 95% confidence interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trials: Option<TrialSummary>,
+}
+
+/// Request outcomes at a level. Errors never count as successes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RequestCounts {
+    /// Completed with the full stream.
+    pub ok: u64,
+    /// Started streaming but did not finish (disconnect, stream closed early, timeout mid-stream).
+    pub incomplete: u64,
+    /// Failed before or without output (HTTP error, connect error, malformed stream, error event).
+    pub errored: u64,
+    /// Error kind (e.g. "http_429", "timeout_first_token", "disconnect") -> count.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub error_kinds: BTreeMap<String, u64>,
+}
+
+impl RequestCounts {
+    pub fn total(&self) -> u64 {
+        self.ok + self.incomplete + self.errored
+    }
+}
+
+/// Distributions of every per-request metric at a level. Times in seconds, speeds in tok/s.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LevelMetrics {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_s: Option<Distribution>,
+    /// Per-token inter-token latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub itl_s: Option<Distribution>,
+    /// Gap between content-carrying stream events (differs from ITL when chunks hold several tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inter_chunk_s: Option<Distribution>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpot_s: Option<Distribution>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2e_s: Option<Distribution>,
+    /// Per-user decode speed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decode_tok_s: Option<Distribution>,
+    /// Per-user prefill speed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill_tok_s: Option<Distribution>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_wait_s: Option<Distribution>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<Distribution>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<Distribution>,
+}
+
+/// GPU power during a level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PowerStats {
+    /// Mean total power of all GPUs, watts.
+    pub mean_w: f64,
+    pub max_w: f64,
+    /// Energy over the window, joules.
+    pub energy_j: f64,
+    /// e.g. "nvml", "nvidia-smi", "dcgm-exporter".
+    pub source: String,
+    pub samples: u64,
+}
+
+/// Server-side figures scraped from `/metrics` (or engine timings) during a level.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ServerMetrics {
+    /// Mean request queue time from the engine's histogram, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_time_mean_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill_time_mean_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decode_time_mean_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running_mean: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running_max: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_mean: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_max: Option<f64>,
+    /// KV-cache usage, fraction 0..1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_usage_mean: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_usage_max: Option<f64>,
+    /// Engine-reported per-request prefill speed (e.g. llama.cpp `timings`), tok/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_prefill_tok_s: Option<Distribution>,
+    /// Engine-reported per-request decode speed, tok/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_decode_tok_s: Option<Distribution>,
+    /// Which metric family was found: "vllm", "sglang", "tgi", "llamacpp".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialect: Option<String>,
+    /// Number of scrapes during the level.
+    #[serde(default)]
+    pub scrapes: u64,
+}
+
+/// The collector's own health during a level: if it lagged, its numbers may be distorted.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ClientHealth {
+    /// How late requests were sent versus their scheduled start, seconds (p99).
+    pub scheduling_lag_p99_s: f64,
+    /// Event-loop delay measured by a ticking probe, seconds (p99).
+    pub event_loop_delay_p99_s: f64,
+    /// True when the lag was large enough that the client may have distorted the level.
+    pub distorted: bool,
+}
+
+/// Mean and 95% confidence interval across repeat trials of a level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TrialSummary {
+    pub trials: u32,
+    /// Metric name -> interval over trial means.
+    pub intervals: BTreeMap<String, ConfidenceInterval>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ConfidenceInterval {
+    pub mean: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// Where the per-request records are.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RecordsLink {
+    /// Path relative to the report file (or a URL).
+    pub path: String,
+    pub count: u64,
+}
+
+/// One request, as written to the JSONL records file (one object per line).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RequestRecord {
+    pub scenario: String,
+    pub mode: LoadMode,
+    pub concurrency: u32,
+    /// Trial index (0 unless repeat trials were asked for).
+    #[serde(default)]
+    pub trial: u32,
+    /// Sequence number within the level.
+    pub index: u64,
+    /// Warmup requests are recorded but excluded from statistics.
+    #[serde(default)]
+    pub warmup: bool,
+    /// False when outside the steady-state window of a peak level.
+    #[serde(default = "yes")]
+    pub in_window: bool,
+    pub outcome: Outcome,
+    /// Seconds from the level start to the scheduled start of the request.
+    pub scheduled_s: f64,
+    /// Seconds from the level start to when the request was actually sent.
+    pub sent_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2e_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u32>,
+    /// Arrival time of each content-carrying event, seconds after sending, with its token count.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chunks: Vec<ChunkArrival>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_wait_s: Option<f64>,
+    /// Engine-reported timings (e.g. llama.cpp), passed through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_timings: Option<EngineTimings>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// How a request ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case", tag = "status")]
+pub enum Outcome {
+    Ok,
+    /// Streamed some output but did not finish.
+    Incomplete {
+        kind: String,
+        detail: String,
+    },
+    Errored {
+        kind: String,
+        detail: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ChunkArrival {
+    /// Seconds after the request was sent.
+    pub t: f64,
+    /// Tokens carried by the event.
+    pub tokens: u32,
+}
+
+/// Server-side per-request timings some engines report (llama.cpp's `timings`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EngineTimings {
+    pub prompt_n: Option<u64>,
+    pub prompt_ms: Option<f64>,
+    pub predicted_n: Option<u64>,
+    pub predicted_ms: Option<f64>,
+}

@@ -1,0 +1,222 @@
+//! Summary statistics of raw samples. The collector reduces samples here and nowhere else.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Summary of one metric's samples at one level.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Distribution {
+    /// Number of samples.
+    pub count: u64,
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Sample standard deviation (n - 1); 0 for a single sample.
+    pub stddev: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p999: f64,
+}
+
+/// Which figure of a distribution to read; the viewer's percentile selector.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Stat {
+    #[default]
+    Mean,
+    P50,
+    P90,
+    P95,
+    P99,
+    P999,
+    Min,
+    Max,
+}
+
+impl Stat {
+    /// The selectable statistics, in display order.
+    pub const ALL: [Stat; 8] = [
+        Stat::Mean,
+        Stat::P50,
+        Stat::P90,
+        Stat::P95,
+        Stat::P99,
+        Stat::P999,
+        Stat::Min,
+        Stat::Max,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Stat::Mean => "mean",
+            Stat::P50 => "p50",
+            Stat::P90 => "p90",
+            Stat::P95 => "p95",
+            Stat::P99 => "p99",
+            Stat::P999 => "p99.9",
+            Stat::Min => "min",
+            Stat::Max => "max",
+        }
+    }
+
+    /// Parses the label written by [`Stat::label`] (and "p999").
+    pub fn parse(s: &str) -> Option<Stat> {
+        Stat::ALL
+            .into_iter()
+            .find(|stat| stat.label() == s)
+            .or((s == "p999").then_some(Stat::P999))
+    }
+}
+
+impl Distribution {
+    /// Summarises samples; `None` when there are no finite samples. Non-finite values are dropped
+    /// because one NaN would poison every figure.
+    pub fn from_samples(samples: &[f64]) -> Option<Distribution> {
+        let mut sorted: Vec<f64> = samples.iter().copied().filter(|v| v.is_finite()).collect();
+        if sorted.is_empty() {
+            return None;
+        }
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len();
+        let mean = sorted.iter().sum::<f64>() / n as f64;
+        let stddev = if n > 1 {
+            (sorted.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+        } else {
+            0.0
+        };
+        Some(Distribution {
+            count: n as u64,
+            mean,
+            min: sorted[0],
+            max: sorted[n - 1],
+            stddev,
+            p50: percentile_sorted(&sorted, 50.0),
+            p90: percentile_sorted(&sorted, 90.0),
+            p95: percentile_sorted(&sorted, 95.0),
+            p99: percentile_sorted(&sorted, 99.0),
+            p999: percentile_sorted(&sorted, 99.9),
+        })
+    }
+
+    /// Reads one statistic.
+    pub fn get(&self, stat: Stat) -> f64 {
+        match stat {
+            Stat::Mean => self.mean,
+            Stat::P50 => self.p50,
+            Stat::P90 => self.p90,
+            Stat::P95 => self.p95,
+            Stat::P99 => self.p99,
+            Stat::P999 => self.p999,
+            Stat::Min => self.min,
+            Stat::Max => self.max,
+        }
+    }
+
+    /// A distribution of one known value (hand-made samples and tests).
+    pub fn constant(value: f64) -> Distribution {
+        Distribution {
+            count: 1,
+            mean: value,
+            min: value,
+            max: value,
+            stddev: 0.0,
+            p50: value,
+            p90: value,
+            p95: value,
+            p99: value,
+            p999: value,
+        }
+    }
+}
+
+/// Percentile `p` (0..=100) of ascending `sorted` samples by linear interpolation between closest
+/// ranks (the definition numpy, AIPerf and guidellm use by default), so our figures compare.
+pub fn percentile_sorted(sorted: &[f64], p: f64) -> f64 {
+    assert!(!sorted.is_empty(), "percentile of no samples");
+    let rank = (p.clamp(0.0, 100.0) / 100.0) * (sorted.len() - 1) as f64;
+    let lo = rank.floor() as usize;
+    let hi = rank.ceil() as usize;
+    let frac = rank - lo as f64;
+    sorted[lo] + (sorted[hi] - sorted[lo]) * frac
+}
+
+/// Mean and 95% confidence interval (Student t) of trial means. `None` for fewer than two values.
+pub fn confidence_interval_95(values: &[f64]) -> Option<crate::schema::ConfidenceInterval> {
+    let n = values.len();
+    if n < 2 {
+        return None;
+    }
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let half = student_t_975(n - 1) * (var / n as f64).sqrt();
+    Some(crate::schema::ConfidenceInterval {
+        mean,
+        low: mean - half,
+        high: mean + half,
+    })
+}
+
+/// Two-sided 95% critical value of Student's t for `df` degrees of freedom.
+fn student_t_975(df: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    TABLE.get(df.saturating_sub(1)).copied().unwrap_or(1.960)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_match_hand_computed_values() {
+        // 1..=10: rank for p90 = 0.9 * 9 = 8.1 -> 9 + 0.1 * (10 - 9) = 9.1
+        let samples: Vec<f64> = (1..=10).map(f64::from).collect();
+        let d = Distribution::from_samples(&samples).unwrap();
+        assert_eq!(d.count, 10);
+        assert_eq!(d.mean, 5.5);
+        assert_eq!(d.p50, 5.5);
+        assert!((d.p90 - 9.1).abs() < 1e-12);
+        assert!((d.p99 - 9.91).abs() < 1e-12);
+        assert!((d.p999 - 9.991).abs() < 1e-12);
+        assert!((d.stddev - 3.0276503540974917).abs() < 1e-12);
+        assert_eq!((d.min, d.max), (1.0, 10.0));
+    }
+
+    #[test]
+    fn unsorted_input_and_non_finite_values() {
+        let d = Distribution::from_samples(&[3.0, f64::NAN, 1.0, 2.0, f64::INFINITY]).unwrap();
+        assert_eq!(d.count, 3);
+        assert_eq!(d.p50, 2.0);
+        assert!(Distribution::from_samples(&[f64::NAN]).is_none());
+        assert!(Distribution::from_samples(&[]).is_none());
+    }
+
+    #[test]
+    fn single_sample_has_zero_stddev() {
+        let d = Distribution::from_samples(&[0.25]).unwrap();
+        assert_eq!(d, Distribution::constant(0.25));
+    }
+
+    #[test]
+    fn stat_labels_round_trip() {
+        for stat in Stat::ALL {
+            assert_eq!(Stat::parse(stat.label()), Some(stat));
+        }
+        assert_eq!(Stat::parse("p999"), Some(Stat::P999));
+        assert_eq!(Stat::parse("p42"), None);
+    }
+
+    #[test]
+    fn confidence_interval_of_known_values() {
+        // mean 2, sd 1, n 3: half width = 4.303 * 1 / sqrt(3) = 2.4843
+        let ci = confidence_interval_95(&[1.0, 2.0, 3.0]).unwrap();
+        assert_eq!(ci.mean, 2.0);
+        assert!((ci.high - 2.0 - 2.484339).abs() < 1e-5);
+        assert!(confidence_interval_95(&[1.0]).is_none());
+    }
+}

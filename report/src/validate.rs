@@ -1,0 +1,150 @@
+//! Sanity checks beyond the JSON shape: references resolve, levels are ordered, distributions are
+//! internally consistent. Each problem names where it is, so an error panel can point at it.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use crate::schema::{Level, Report};
+use crate::stats::Distribution;
+
+/// One inconsistency, with a JSON-path-like location such as `series[2].levels[0].metrics.ttft_s`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+/// Returns every problem found; empty means the report is sound.
+pub fn validate(report: &Report) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let mut push = |path: String, message: String| problems.push(Problem { path, message });
+
+    if report.metadata.model.id.trim().is_empty() {
+        push(
+            "metadata.model.id".into(),
+            "is empty; name the model measured".into(),
+        );
+    }
+    let mut ids = BTreeSet::new();
+    for (i, s) in report.scenarios.iter().enumerate() {
+        if !ids.insert(s.id.as_str()) {
+            push(
+                format!("scenarios[{i}].id"),
+                format!("\"{}\" appears twice", s.id),
+            );
+        }
+        if s.output_tokens == 0 {
+            push(
+                format!("scenarios[{i}].output_tokens"),
+                "must be at least 1".into(),
+            );
+        }
+    }
+    for (si, series) in report.series.iter().enumerate() {
+        let at = format!("series[{si}]");
+        if !ids.contains(series.scenario.as_str()) {
+            push(
+                format!("{at}.scenario"),
+                format!(
+                    "refers to scenario \"{}\", which the report does not define",
+                    series.scenario
+                ),
+            );
+        }
+        let mut previous: Option<u32> = None;
+        for (li, level) in series.levels.iter().enumerate() {
+            let at = format!("{at}.levels[{li}]");
+            if level.concurrency == 0 {
+                push(format!("{at}.concurrency"), "must be at least 1".into());
+            }
+            if let Some(p) = previous {
+                if level.concurrency <= p {
+                    push(
+                        format!("{at}.concurrency"),
+                        format!(
+                            "{} does not increase on the previous level ({p})",
+                            level.concurrency
+                        ),
+                    );
+                }
+            }
+            previous = Some(level.concurrency);
+            check_level(&at, level, &mut push);
+        }
+    }
+    problems
+}
+
+fn check_level(at: &str, level: &Level, push: &mut impl FnMut(String, String)) {
+    for (name, value) in [
+        ("duration_s", level.duration_s),
+        ("system_output_tok_s", level.system_output_tok_s),
+    ] {
+        if !value.is_finite() || value < 0.0 {
+            push(
+                format!("{at}.{name}"),
+                format!("{value} is not a non-negative number"),
+            );
+        }
+    }
+    let m = &level.metrics;
+    let named = [
+        ("ttft_s", &m.ttft_s),
+        ("itl_s", &m.itl_s),
+        ("inter_chunk_s", &m.inter_chunk_s),
+        ("tpot_s", &m.tpot_s),
+        ("e2e_s", &m.e2e_s),
+        ("decode_tok_s", &m.decode_tok_s),
+        ("prefill_tok_s", &m.prefill_tok_s),
+        ("queue_wait_s", &m.queue_wait_s),
+        ("input_tokens", &m.input_tokens),
+        ("output_tokens", &m.output_tokens),
+    ];
+    for (name, dist) in named {
+        if let Some(d) = dist {
+            if let Some(message) = distribution_problem(d) {
+                push(format!("{at}.metrics.{name}"), message);
+            }
+        }
+    }
+}
+
+/// Why a distribution cannot be right, if it cannot.
+pub fn distribution_problem(d: &Distribution) -> Option<String> {
+    let figures = [
+        d.mean, d.min, d.max, d.stddev, d.p50, d.p90, d.p95, d.p99, d.p999,
+    ];
+    if figures.iter().any(|v| !v.is_finite()) {
+        return Some("has a value that is not a finite number".into());
+    }
+    if figures.iter().any(|v| *v < 0.0) {
+        return Some("has a negative value".into());
+    }
+    if d.count == 0 {
+        return Some("has figures but a sample count of 0".into());
+    }
+    let ordered = [d.min, d.p50, d.p90, d.p95, d.p99, d.p999, d.max];
+    // A small tolerance: figures rounded for display may tie.
+    if ordered
+        .windows(2)
+        .any(|w| w[0] > w[1] * (1.0 + 1e-9) + 1e-12)
+    {
+        return Some(format!(
+            "percentiles are out of order (min {} p50 {} p90 {} p95 {} p99 {} p99.9 {} max {})",
+            d.min, d.p50, d.p90, d.p95, d.p99, d.p999, d.max
+        ));
+    }
+    if d.mean < d.min * (1.0 - 1e-9) - 1e-12 || d.mean > d.max * (1.0 + 1e-9) + 1e-12 {
+        return Some(format!(
+            "mean {} lies outside min {} and max {}",
+            d.mean, d.min, d.max
+        ));
+    }
+    None
+}

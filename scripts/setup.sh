@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Installs every tool the build and tests need, idempotently. Versions come from
+# the root Cargo.toml ([workspace.metadata.tools]) so there is one place to pin them.
+# Tools and npm packages live outside the repo: ~/.cargo/bin and $INFERMETER_CACHE.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache=${INFERMETER_CACHE:-$HOME/.cache/infermeter}
+mkdir -p "$cache"
+
+tool_version() { # reads `name = "x.y.z"` from [workspace.metadata.tools]
+  awk -v key="$1" '
+    /^\[workspace\.metadata\.tools\]/ {on=1; next}
+    /^\[/ {on=0}
+    on && $1 == key { gsub(/"/, "", $3); print $3 }' "$root/Cargo.toml"
+}
+trunk_version=$(tool_version trunk)
+bindgen_version=$(tool_version wasm-bindgen)
+say() { printf '[setup] %s\n' "$*" >&2; }
+
+export PATH="$HOME/.cargo/bin:$PATH"
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  say "adding rust target wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown
+fi
+for c in rustfmt clippy; do
+  rustup component list --installed | grep -q "^$c" || rustup component add "$c"
+done
+
+if ! trunk --version 2>/dev/null | grep -q " $trunk_version\$"; then
+  say "installing trunk $trunk_version (about 14 minutes the first time)"
+  cargo install --locked trunk --version "$trunk_version"
+fi
+# wasm-bindgen-cli without --locked: its lockfile pins a crate the registry no longer has.
+if ! wasm-bindgen --version 2>/dev/null | grep -q " $bindgen_version\$"; then
+  say "installing wasm-bindgen-cli $bindgen_version"
+  cargo install wasm-bindgen-cli --version "$bindgen_version" --force
+fi
+
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  say "installing Debian chromium and chromium-driver"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+
+# npm tools: reinstall only when tools/package.json changed.
+npm_dir="$cache/npm"
+mkdir -p "$npm_dir"
+if ! cmp -s "$root/tools/package.json" "$npm_dir/package.json" || [ ! -d "$npm_dir/node_modules" ]; then
+  say "installing npm tools into $npm_dir"
+  cp "$root/tools/package.json" "$npm_dir/package.json"
+  (cd "$npm_dir" && npm install --no-audit --no-fund --loglevel=error)
+fi
+say "tools ready"

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The one test command (README, .ci/run): installs what it needs, then runs every check.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+source scripts/env.sh
+step() { printf '\n== %s ==\n' "$*"; }
+
+step "tools"
+bash scripts/setup.sh
+
+step "format"
+cargo fmt --all -- --check
+
+step "clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "native tests"
+cargo test --workspace --locked
+
+step "report crate on wasm32"
+cargo build -p infermeter-report --target wasm32-unknown-unknown --locked
+
+step "viewer release build"
+bash scripts/build-viewer.sh
+
+step "browser tests"
+node --test tests/browser/

@@ -1,0 +1,325 @@
+//! Hardware and model profiles: a data file (`sim/profiles.toml`, embedded) merged with an optional
+//! user file, resolved into one [`Profile`] for a (model, GPU, GPU count) deployment.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::engine::Profile;
+use crate::SimError;
+
+/// The profiles shipped with the simulator.
+pub const DEFAULT_PROFILES: &str = include_str!("../profiles.toml");
+
+const GB: f64 = 1e9;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Defaults {
+    pub gpu_memory_utilization: f64,
+    pub kv_block_size: u32,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuSpec {
+    pub name: String,
+    pub vram_gb: f64,
+    pub mem_bw_gbs: f64,
+    pub tflops_bf16: f64,
+    pub tflops_fp8: f64,
+    pub tflops_fp4: f64,
+    pub interconnect_gbs: f64,
+    pub allreduce_latency_us: f64,
+    pub mem_efficiency: f64,
+    pub flop_efficiency: f64,
+    pub reserved_gb: f64,
+}
+
+/// Per-model (and per-deployment, via `[[tuning]]`) knobs.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Knobs {
+    pub step_overhead_ms: Option<f64>,
+    pub seq_overhead_us: Option<f64>,
+    pub frontend_latency_ms: Option<f64>,
+    pub prefill_efficiency: Option<f64>,
+    pub decode_efficiency: Option<f64>,
+    pub routing_locality: Option<f64>,
+    /// Fixed KV-cache pool over all GPUs, replacing the memory-budget computation.
+    pub kv_cache_gb: Option<f64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSpec {
+    pub name: String,
+    pub total_params_b: f64,
+    pub active_params_b: f64,
+    pub layers: u32,
+    pub attention_layers: u32,
+    #[serde(default)]
+    pub window_layers: u32,
+    #[serde(default)]
+    pub sliding_window: u32,
+    pub hidden: u32,
+    pub q_heads: u32,
+    pub kv_heads: u32,
+    pub head_dim: u32,
+    #[serde(default)]
+    pub kv_latent_dim: Option<u32>,
+    #[serde(default)]
+    pub experts: u32,
+    #[serde(default)]
+    pub active_experts: u32,
+    pub precision: String,
+    pub kv_dtype: String,
+    pub max_model_len: u32,
+    #[serde(default)]
+    pub default_gpus: Option<u32>,
+    #[serde(flatten)]
+    pub knobs: Knobs,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tuning {
+    pub model: String,
+    pub gpu: String,
+    #[serde(default)]
+    pub gpus: Option<u32>,
+    #[serde(flatten)]
+    pub knobs: Knobs,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileSet {
+    pub defaults: Defaults,
+    pub gpu: BTreeMap<String, GpuSpec>,
+    pub model: BTreeMap<String, ModelSpec>,
+    #[serde(default)]
+    pub tuning: Vec<Tuning>,
+}
+
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (key, value) in over {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (Some(toml::Value::Array(b)), toml::Value::Array(o)) => b.extend(o),
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+impl ProfileSet {
+    /// The embedded defaults.
+    pub fn builtin() -> Self {
+        Self::from_sources(&[("built-in profiles.toml", DEFAULT_PROFILES)])
+            .expect("embedded profiles.toml is valid")
+    }
+
+    /// Defaults merged with a user file (`--profiles FILE`).
+    pub fn load(extra: Option<&Path>) -> Result<Self, SimError> {
+        let Some(path) = extra else {
+            return Ok(Self::builtin());
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| SimError::Profiles {
+            path: path.display().to_string(),
+            message: format!("cannot read it: {e}"),
+        })?;
+        Self::from_sources(&[
+            ("built-in profiles.toml", DEFAULT_PROFILES),
+            (&path.display().to_string(), &text),
+        ])
+    }
+
+    fn from_sources(sources: &[(&str, &str)]) -> Result<Self, SimError> {
+        let mut table = toml::Table::new();
+        for (name, text) in sources {
+            let parsed: toml::Table = text.parse().map_err(|e| SimError::Profiles {
+                path: name.to_string(),
+                message: format!("{e}"),
+            })?;
+            merge(&mut table, parsed);
+        }
+        let name = sources.last().map(|s| s.0).unwrap_or_default();
+        toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| SimError::Profiles {
+                path: name.to_string(),
+                message: format!("{e}"),
+            })
+    }
+
+    /// Resolve a deployment. `gpus = None` takes the model's `default_gpus` (or 1).
+    pub fn resolve(&self, model: &str, gpu: &str, gpus: Option<u32>) -> Result<Profile, SimError> {
+        let m = self.model.get(model).ok_or_else(|| SimError::UnknownModel {
+            model: model.to_string(),
+            known: self.model.keys().cloned().collect::<Vec<_>>().join(", "),
+        })?;
+        let g = self.gpu.get(gpu).ok_or_else(|| SimError::UnknownGpu {
+            gpu: gpu.to_string(),
+            known: self.gpu.keys().cloned().collect::<Vec<_>>().join(", "),
+        })?;
+        let gpus = gpus.or(m.default_gpus).unwrap_or(1).max(1);
+        let mut knobs = m.knobs.clone();
+        for t in &self.tuning {
+            if t.model == model && t.gpu == gpu && t.gpus.is_none_or(|n| n == gpus) {
+                let k = &t.knobs;
+                macro_rules! take {
+                    ($($f:ident),*) => { $( if k.$f.is_some() { knobs.$f = k.$f; } )* };
+                }
+                take!(
+                    step_overhead_ms,
+                    seq_overhead_us,
+                    frontend_latency_ms,
+                    prefill_efficiency,
+                    decode_efficiency,
+                    routing_locality,
+                    kv_cache_gb
+                );
+            }
+        }
+        let bytes_per_param = precision_bytes(&m.precision, model)?;
+        let kv_bytes = precision_bytes(&m.kv_dtype, model)?;
+        let tflops = match m.precision.as_str() {
+            "bf16" => g.tflops_bf16,
+            "fp8" => g.tflops_fp8,
+            _ => g.tflops_fp4,
+        };
+        let kv_elems_per_layer = m
+            .kv_latent_dim
+            .map(f64::from)
+            .unwrap_or(2.0 * f64::from(m.kv_heads) * f64::from(m.head_dim));
+        let kv_bytes_per_token = kv_elems_per_layer * f64::from(m.attention_layers) * kv_bytes;
+        let window_kv_bytes_per_token = kv_elems_per_layer * f64::from(m.window_layers) * kv_bytes;
+        let weight_bytes = m.total_params_b * 1e9 * bytes_per_param;
+        let n = f64::from(gpus);
+        let kv_pool = match knobs.kv_cache_gb {
+            Some(gb) => gb * GB,
+            None => {
+                g.vram_gb * GB * n * self.defaults.gpu_memory_utilization
+                    - weight_bytes
+                    - g.reserved_gb * GB * n
+            }
+        };
+        // Sliding-window layers hold at most `sliding_window` tokens per sequence; charge them
+        // to the pool up front for a typical batch so the full-attention pool stays honest.
+        let kv_capacity_tokens = if kv_bytes_per_token > 0.0 {
+            (kv_pool / kv_bytes_per_token).floor()
+        } else {
+            f64::MAX
+        };
+        if kv_pool <= 0.0 || kv_capacity_tokens < f64::from(self.defaults.kv_block_size) {
+            return Err(SimError::DoesNotFit {
+                model: model.to_string(),
+                weights_gb: weight_bytes / GB,
+                gpus,
+                gpu: gpu.to_string(),
+                budget_gb: g.vram_gb * n * self.defaults.gpu_memory_utilization,
+            });
+        }
+        let (experts, active_experts) = (f64::from(m.experts), f64::from(m.active_experts));
+        let (dense_params, expert_params) = if m.experts > 0 && m.experts > m.active_experts {
+            let per_expert = (m.total_params_b - m.active_params_b) * 1e9 / (experts - active_experts);
+            (m.active_params_b * 1e9 - active_experts * per_expert, per_expert)
+        } else {
+            (m.active_params_b * 1e9, 0.0)
+        };
+        let block = self.defaults.kv_block_size;
+        Ok(Profile {
+            model_id: model.to_string(),
+            model_name: m.name.clone(),
+            gpu_id: gpu.to_string(),
+            gpu_name: g.name.clone(),
+            gpus,
+            active_params: m.active_params_b * 1e9,
+            dense_params,
+            expert_params,
+            experts,
+            active_experts,
+            bytes_per_param,
+            layers: m.layers,
+            attention_layers: m.attention_layers,
+            window_layers: m.window_layers,
+            sliding_window: m.sliding_window,
+            hidden: m.hidden,
+            attn_dim: f64::from(m.q_heads) * f64::from(m.head_dim),
+            kv_bytes_per_token,
+            window_kv_bytes_per_token,
+            kv_block_size: block,
+            kv_capacity_blocks: (kv_capacity_tokens / f64::from(block)).floor().min(1e9) as u32,
+            max_model_len: m.max_model_len,
+            mem_bw: g.mem_bw_gbs * GB * n * g.mem_efficiency * knobs.decode_efficiency.unwrap_or(1.0),
+            flops: tflops * 1e12 * n * g.flop_efficiency * knobs.prefill_efficiency.unwrap_or(1.0),
+            interconnect_bw: g.interconnect_gbs * GB,
+            allreduce_latency: g.allreduce_latency_us * 1e-6,
+            step_overhead: knobs.step_overhead_ms.unwrap_or(1.0) * 1e-3,
+            seq_overhead: knobs.seq_overhead_us.unwrap_or(20.0) * 1e-6,
+            frontend_latency: knobs.frontend_latency_ms.unwrap_or(5.0) * 1e-3,
+            routing_locality: knobs.routing_locality.unwrap_or(0.0).clamp(0.0, 0.999),
+            max_num_seqs: 256,
+            max_num_batched_tokens: 8192,
+            prefix_cache: false,
+        })
+    }
+}
+
+fn precision_bytes(p: &str, model: &str) -> Result<f64, SimError> {
+    Ok(match p {
+        "bf16" | "fp16" => 2.0,
+        "fp8" | "int8" => 1.0,
+        // 4-bit values plus one FP8 scale per 16 values.
+        "nvfp4" | "fp4" => 0.5625,
+        other => {
+            return Err(SimError::Profiles {
+                path: format!("model {model}"),
+                message: format!("unknown precision {other:?}; use bf16, fp8 or nvfp4"),
+            })
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_pair_resolves_or_says_it_does_not_fit() {
+        let set = ProfileSet::builtin();
+        assert_eq!(set.gpu.len(), 7);
+        assert_eq!(set.model.len(), 6);
+        for m in set.model.keys() {
+            for g in set.gpu.keys() {
+                match set.resolve(m, g, None) {
+                    Ok(p) => assert!(p.kv_capacity_blocks > 0, "{m} on {g}"),
+                    Err(SimError::DoesNotFit { .. }) => {}
+                    Err(e) => panic!("{m} on {g}: {e}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn override_file_merges_keys() {
+        let set = ProfileSet::from_sources(&[
+            ("a", DEFAULT_PROFILES),
+            ("b", "[gpu.h200]\nvram_gb = 1000.0\n[gpu.mine]\nname='x'\nvram_gb=10.0\nmem_bw_gbs=1.0\ntflops_bf16=1.0\ntflops_fp8=1.0\ntflops_fp4=1.0\ninterconnect_gbs=1.0\nallreduce_latency_us=1.0\nmem_efficiency=1.0\nflop_efficiency=1.0\nreserved_gb=0.0\n"),
+        ])
+        .unwrap();
+        assert_eq!(set.gpu["h200"].vram_gb, 1000.0);
+        assert_eq!(set.gpu["h200"].mem_bw_gbs, 4800.0);
+        assert!(set.gpu.contains_key("mine"));
+    }
+
+    #[test]
+    fn unknown_gpu_lists_known_ones() {
+        let err = ProfileSet::builtin().resolve("llama-3.1-8b", "h900", None).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("h900") && msg.contains("h100-pcie") && msg.contains("rtx-pro-6000"), "{msg}");
+    }
+}
