@@ -1,1 +1,14 @@
-fn main() {}
+//! infermeter viewer: mounts the app. Everything else lives in the modules below.
+
+mod app;
+mod charts;
+mod components;
+mod load;
+mod sections;
+mod state;
+mod theme;
+
+fn main() {
+    console_error_panic_hook::set_once();
+    leptos::mount::mount_to_body(app::App);
+}

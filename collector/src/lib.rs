@@ -6,3 +6,14 @@ pub mod power;
 pub mod prompt;
 pub mod scrape;
 pub mod view;
+
+// The benchmark run.
+pub mod adapters;
+pub mod aggregate;
+pub mod cli;
+pub mod driver;
+pub mod endpoint;
+pub mod output;
+pub mod records;
+pub mod scheduler;
+pub mod suite;

@@ -4,6 +4,8 @@
 //! this crate, so a number never differs between the terminal and the browser.
 
 pub mod analysis;
+pub mod index;
+pub mod json_schema;
 pub mod load;
 pub mod presets;
 pub mod schema;

@@ -1,1 +1,118 @@
+//! infermeter-sim: an OpenAI-compatible server that behaves like a GPU inference engine.
+//!
+//! - [`engine`]: the pure model (continuous batching over a paged KV cache, roofline step times)
+//!   and [`engine::simulate`], which runs a workload on a virtual clock.
+//! - [`profiles`]: GPUs and models from `sim/profiles.toml` (a data file).
+//! - [`server`]: the HTTP API (vLLM's shapes), driven in real time by the same engine.
+//! - [`faults`]: injected failures for testing clients (`--faults`).
+//! - [`calibration`]: the published reference figures and what the model gives for them.
 
+pub mod calibration;
+pub mod engine;
+pub mod faults;
+mod metrics;
+pub mod profiles;
+pub mod rng;
+mod scheduler;
+pub mod server;
+pub mod tokenizer;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+pub use calibration::{calibration_table, CalibrationRow};
+pub use server::{run, start, RunningSim};
+
+/// Options of `infermeter sim`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct SimArgs {
+    /// Address to serve on (use 127.0.0.1:0 for any free port).
+    #[arg(long, default_value = "127.0.0.1:8000")]
+    pub listen: SocketAddr,
+    /// Model profile id (see sim/profiles.toml), e.g. qwen3-coder-30b-a3b, llama-3.1-8b.
+    #[arg(long, default_value = "qwen3-coder-30b-a3b")]
+    pub model: String,
+    /// GPU profile id, e.g. h100-pcie, h100-sxm, h200, b200, a100-80gb, l40s, rtx-pro-6000.
+    #[arg(long, default_value = "h100-pcie")]
+    pub gpu: String,
+    /// Number of GPUs (tensor parallel). Default: the model's default_gpus, else 1.
+    #[arg(long)]
+    pub gpus: Option<u32>,
+    /// Require `Authorization: Bearer KEY` on /v1 and tokenizer routes.
+    #[arg(long, env = "INFERMETER_SIM_API_KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+    /// Extra profiles TOML merged over the built-in ones.
+    #[arg(long, value_name = "FILE")]
+    pub profiles: Option<PathBuf>,
+    /// Most sequences in one batch (vLLM --max-num-seqs).
+    #[arg(long, default_value_t = 256)]
+    pub max_num_seqs: u32,
+    /// Most tokens in one step (vLLM --max-num-batched-tokens).
+    #[arg(long, default_value_t = 8192)]
+    pub max_num_batched_tokens: u32,
+    /// Reuse KV blocks of identical prompt prefixes (vLLM --enable-prefix-caching).
+    #[arg(long)]
+    pub prefix_cache: bool,
+    /// Add the server's send time (`infermeter_ts`) to every streamed chunk.
+    #[arg(long)]
+    pub emit_timestamps: bool,
+    /// Injected faults, e.g. `status429=0.05,reset=0.01` or `schedule=ok,429,reset,stall:2`.
+    #[arg(long, value_name = "SPEC")]
+    pub faults: Option<String>,
+    /// Seed for EOS draws and faults.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+impl Default for SimArgs {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8000)),
+            model: "qwen3-coder-30b-a3b".into(),
+            gpu: "h100-pcie".into(),
+            gpus: None,
+            api_key: None,
+            profiles: None,
+            max_num_seqs: 256,
+            max_num_batched_tokens: 8192,
+            prefix_cache: false,
+            emit_timestamps: false,
+            faults: None,
+            seed: 0,
+        }
+    }
+}
+
+impl SimArgs {
+    /// The deployment these options describe.
+    pub fn profile(&self) -> Result<engine::Profile, SimError> {
+        let set = profiles::ProfileSet::load(self.profiles.as_deref())?;
+        let mut p = set.resolve(&self.model, &self.gpu, self.gpus)?;
+        p.max_num_seqs = self.max_num_seqs.max(1);
+        p.max_num_batched_tokens = self.max_num_batched_tokens.max(1);
+        p.prefix_cache = self.prefix_cache;
+        Ok(p)
+    }
+}
+
+/// Everything that can stop the simulator from starting.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("unknown GPU {gpu:?}; known GPUs: {known} (add more with --profiles FILE)")]
+    UnknownGpu { gpu: String, known: String },
+    #[error("unknown model {model:?}; known models: {known} (add more with --profiles FILE)")]
+    UnknownModel { model: String, known: String },
+    #[error(
+        "model {model} needs {weights_gb:.0} GB for weights but {gpus} x {gpu} offer {budget_gb:.0} GB \
+         at 90% utilisation with room for a KV cache; use more GPUs (--gpus) or a bigger GPU (--gpu)"
+    )]
+    DoesNotFit { model: String, weights_gb: f64, gpus: u32, gpu: String, budget_gb: f64 },
+    #[error("profiles {path}: {message}")]
+    Profiles { path: String, message: String },
+    #[error("invalid --faults spec: {0}")]
+    Faults(String),
+    #[error("address {addr} is already in use; pick another port or use --listen 127.0.0.1:0 for any free port")]
+    PortInUse { addr: SocketAddr },
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: std::io::Error },
+}

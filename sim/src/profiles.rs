@@ -256,6 +256,8 @@ impl ProfileSet {
             max_model_len: m.max_model_len,
             mem_bw: g.mem_bw_gbs * GB * n * g.mem_efficiency * knobs.decode_efficiency.unwrap_or(1.0),
             flops: tflops * 1e12 * n * g.flop_efficiency * knobs.prefill_efficiency.unwrap_or(1.0),
+            // Attention kernels (FlashAttention) run in BF16 whatever the weights' precision.
+            attn_flops: g.tflops_bf16 * 1e12 * n * g.flop_efficiency,
             interconnect_bw: g.interconnect_gbs * GB,
             allreduce_latency: g.allreduce_latency_us * 1e-6,
             step_overhead: knobs.step_overhead_ms.unwrap_or(1.0) * 1e-3,

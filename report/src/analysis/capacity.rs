@@ -222,11 +222,14 @@ fn interpolate_limit(
         .collect::<Option<_>>()?;
     (within + 1..breaching)
         .take_while(|&n| {
-            limits.iter().zip(&curves).all(|(&(_, bound, limit), curve)| {
-                curve
-                    .at(f64::from(n))
-                    .is_some_and(|e| meets(e.value, bound, limit))
-            })
+            limits
+                .iter()
+                .zip(&curves)
+                .all(|(&(_, bound, limit), curve)| {
+                    curve
+                        .at(f64::from(n))
+                        .is_some_and(|e| meets(e.value, bound, limit))
+                })
         })
         .last()
 }
@@ -243,7 +246,10 @@ impl Capacity {
             let at = if first.concurrency == 1 {
                 "a single request".to_string()
             } else {
-                format!("{} concurrent requests, the lowest tested", first.concurrency)
+                format!(
+                    "{} concurrent requests, the lowest tested",
+                    first.concurrency
+                )
             };
             let reasons: Vec<String> = first.breaches.iter().map(Breach::describe).collect();
             return format!("Not viable even at {at}: {}.", reasons.join("; "));
@@ -279,5 +285,213 @@ impl Capacity {
         }
         sentence.push('.');
         sentence
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testing::series;
+    use crate::schema::LoadMode;
+
+    fn chat(ttft: f64, speed: f64) -> Thresholds {
+        Thresholds {
+            max_ttft_s: Some(ttft),
+            min_decode_tok_s: Some(speed),
+            ..Thresholds::default()
+        }
+    }
+
+    #[test]
+    fn interpolates_between_the_last_good_and_first_bad_level() {
+        // Secants 1.2, 1.05, 1.25 -> tangents at 4 and 8: 1.15, 1.25. TTFT at 7:
+        // 0.15625·6 + 0.046875·4·1.15 + 0.84375·11 − 0.140625·4·1.25 = 9.73125 ≤ 10; 8 is 11.
+        let s = series(
+            "ctx_8k",
+            LoadMode::Peak,
+            &[
+                (1, 2.7, 94.0),
+                (2, 3.9, 70.0),
+                (4, 6.0, 50.0),
+                (8, 11.0, 36.0),
+            ],
+        );
+        let cap = capacity(&s, &chat(10.0, 10.0), Stat::Mean);
+        assert_eq!(cap.max_concurrency, Some(4));
+        assert_eq!(cap.tested_max, 8);
+        assert_eq!(
+            cap.estimate,
+            Some(CapacityEstimate {
+                concurrency: 7,
+                interpolated: true
+            })
+        );
+        let breach = cap.first_breach.unwrap();
+        assert_eq!((breach.concurrency, breach.metric), (8, Metric::Ttft));
+        assert_eq!(breach.describe(), "TTFT 11 s exceeds 10 s");
+        assert_eq!(
+            cap.verdict_sentence(),
+            "Supports 7 concurrent requests within accepted thresholds (estimated between measured 4 and 8)."
+        );
+    }
+
+    #[test]
+    fn not_viable_at_a_single_request() {
+        let s = series(
+            "ctx_32k",
+            LoadMode::Peak,
+            &[(1, 11.2, 92.0), (3, 21.5, 37.0), (5, 31.6, 23.0)],
+        );
+        let cap = capacity(&s, &chat(8.0, 15.0), Stat::Mean);
+        assert_eq!((cap.max_concurrency, cap.estimate), (None, None));
+        assert_eq!(
+            cap.verdict_sentence(),
+            "Not viable even at a single request: TTFT 11.2 s exceeds 8 s."
+        );
+        // Every breach of the lowest level is named.
+        let cap = capacity(&s, &chat(8.0, 100.0), Stat::Mean);
+        assert_eq!(
+            cap.verdict_sentence(),
+            "Not viable even at a single request: TTFT 11.2 s exceeds 8 s; decode speed 92 tok/s is below 100 tok/s."
+        );
+    }
+
+    #[test]
+    fn supports_every_tested_level() {
+        let s = series(
+            "chatbot",
+            LoadMode::Peak,
+            &[(1, 0.1, 150.0), (8, 0.2, 140.0), (32, 0.9, 80.0)],
+        );
+        let cap = capacity(&s, &chat(2.0, 30.0), Stat::Mean);
+        assert_eq!(cap.max_concurrency, Some(32));
+        assert_eq!(
+            cap.estimate,
+            Some(CapacityEstimate {
+                concurrency: 32,
+                interpolated: false
+            })
+        );
+        assert_eq!(
+            cap.verdict_sentence(),
+            "Supports all 32 tested concurrent requests."
+        );
+    }
+
+    #[test]
+    fn a_level_after_a_breach_does_not_count() {
+        let s = series(
+            "chatbot",
+            LoadMode::Peak,
+            &[(1, 0.5, 100.0), (2, 5.0, 90.0), (4, 0.5, 80.0)],
+        );
+        let cap = capacity(&s, &chat(1.0, 10.0), Stat::Mean);
+        assert_eq!(cap.max_concurrency, Some(1));
+        let counted: Vec<bool> = cap.rows.iter().map(|r| r.counts).collect();
+        assert_eq!(counted, [true, false, false]);
+        assert!(cap.rows[2].breaches.is_empty());
+    }
+
+    #[test]
+    fn end_to_end_limit_for_code_completion() {
+        // Reference: E2E 1720 ms at 1, 2929 ms at 3 -> capacity 1. With decode d,
+        // e2e = ttft + 255 / d; pick ttft so e2e lands on the reference values.
+        let s = series(
+            "code_completion",
+            LoadMode::Peak,
+            &[(1, 1.72 - 255.0 / 96.0 + 1.0, 96.0)],
+        );
+        let e2e = s.levels[0].metrics.e2e_s.unwrap().mean;
+        let limit = Thresholds {
+            max_e2e_s: Some(2.0),
+            ..Thresholds::default()
+        };
+        let cap = capacity(&s, &limit, Stat::Mean);
+        assert!((e2e - 2.72).abs() < 1e-9);
+        assert_eq!(
+            cap.verdict_sentence(),
+            "Not viable even at a single request: end-to-end latency 2.72 s exceeds 2 s."
+        );
+        let within = Thresholds {
+            max_e2e_s: Some(3.0),
+            ..Thresholds::default()
+        };
+        assert_eq!(
+            capacity(&s, &within, Stat::Mean).verdict_sentence(),
+            "Supports the single tested request."
+        );
+    }
+
+    #[test]
+    fn interpolation_that_finds_nothing_keeps_the_measured_level() {
+        // E2E 1.72 at 1 and 2.929 at 3: the curve at 2 is 2.34 > 2, so capacity is 1, measured.
+        let mut s = series(
+            "code_completion",
+            LoadMode::Peak,
+            &[(1, 0.1, 100.0), (3, 0.1, 100.0), (5, 0.1, 100.0)],
+        );
+        for (level, e2e) in s.levels.iter_mut().zip([1.72, 2.929, 3.879]) {
+            level.metrics.e2e_s = Some(crate::Distribution::constant(e2e));
+        }
+        let limit = Thresholds {
+            max_e2e_s: Some(2.0),
+            ..Thresholds::default()
+        };
+        let cap = capacity(&s, &limit, Stat::Mean);
+        assert_eq!(
+            cap.estimate,
+            Some(CapacityEstimate {
+                concurrency: 1,
+                interpolated: false
+            })
+        );
+        assert_eq!(
+            cap.verdict_sentence(),
+            "Supports a single request within accepted thresholds."
+        );
+    }
+
+    #[test]
+    fn itl_limits_are_described_in_milliseconds() {
+        let s = series("agentic", LoadMode::Peak, &[(1, 0.5, 1.0 / 0.0758)]);
+        let limit = Thresholds {
+            max_itl_s: Some(0.070),
+            ..Thresholds::default()
+        };
+        assert_eq!(
+            capacity(&s, &limit, Stat::Mean).verdict_sentence(),
+            "Not viable even at a single request: ITL 75.8 ms exceeds 70 ms."
+        );
+    }
+
+    #[test]
+    fn a_missing_metric_is_a_breach() {
+        let mut s = series("chatbot", LoadMode::Peak, &[(2, 0.5, 50.0)]);
+        s.levels[0].metrics.ttft_s = None;
+        let cap = capacity(&s, &chat(1.0, 10.0), Stat::Mean);
+        assert_eq!(
+            cap.verdict_sentence(),
+            "Not viable even at 2 concurrent requests, the lowest tested: TTFT was not measured."
+        );
+    }
+
+    #[test]
+    fn no_thresholds_and_no_levels() {
+        let s = series("chatbot", LoadMode::Peak, &[(1, 9.0, 1.0), (2, 99.0, 0.5)]);
+        let cap = capacity(&s, &Thresholds::default(), Stat::Mean);
+        assert_eq!(cap.max_concurrency, Some(2));
+        let empty = series("chatbot", LoadMode::Peak, &[]);
+        let cap = capacity(&empty, &chat(1.0, 1.0), Stat::Mean);
+        assert_eq!((cap.tested_max, cap.estimate), (0, None));
+        assert_eq!(cap.verdict_sentence(), "No levels were measured.");
+    }
+
+    #[test]
+    fn the_statistic_chooses_the_figure() {
+        let mut s = series("chatbot", LoadMode::Peak, &[(1, 1.0, 50.0)]);
+        s.levels[0].metrics.ttft_s = crate::Distribution::from_samples(&[0.5, 1.0, 4.0]);
+        let limit = chat(3.0, 10.0);
+        assert_eq!(capacity(&s, &limit, Stat::P50).max_concurrency, Some(1));
+        assert_eq!(capacity(&s, &limit, Stat::P99).max_concurrency, None);
     }
 }

@@ -1,22 +1,53 @@
 //! Number formatting shared by verdict sentences and displays, so "11.2 s" reads the same
 //! everywhere.
 
-/// `value` with three significant digits (never rounding the integer part away), trailing
-/// zeros dropped: 11.2, 8, 0.189, 9774.
+/// `value` the way the reference reports print figures, trailing zeros dropped: one decimal
+/// from 100 up (172.5, 9774), two below 100 (11.2, 5.8), three significant digits below 1
+/// (0.189, 0.0466).
 pub fn format_number(value: f64) -> String {
     if !value.is_finite() {
         return value.to_string();
     }
-    let magnitude = if value == 0.0 {
-        0
+    let magnitude = value.abs();
+    let decimals = if magnitude >= 100.0 {
+        1
+    } else if magnitude >= 1.0 || magnitude == 0.0 {
+        2
     } else {
-        value.abs().log10().floor() as i32
+        (2 - magnitude.log10().floor() as i32).clamp(0, 6) as usize
     };
-    let decimals = (2 - magnitude).clamp(0, 6) as usize;
     let text = format!("{value:.decimals$}");
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    let trimmed = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
     } else {
-        text
+        &text
+    };
+    if trimmed == "-0" {
+        "0".into()
+    } else {
+        trimmed.into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_number;
+
+    #[test]
+    fn formats_like_the_reference_reports() {
+        for (value, text) in [
+            (172.5, "172.5"),
+            (9774.0, "9774"),
+            (10_659_600.0, "10659600"),
+            (11.2, "11.2"),
+            (8.0, "8"),
+            (5.797, "5.8"),
+            (0.189, "0.189"),
+            (0.04662, "0.0466"),
+            (0.0, "0"),
+            (-0.0001, "-0.0001"),
+        ] {
+            assert_eq!(format_number(value), text, "{value}");
+        }
     }
 }

@@ -56,7 +56,7 @@ pub fn highlights(report: &Report, ttft_threshold_s: f64) -> Highlights {
                 mode: series.mode,
                 concurrency: level.concurrency,
             };
-            let mut keep = |best: &mut Option<Located>, metric: Metric| {
+            let keep = |best: &mut Option<Located>, metric: Metric| {
                 let Some(v) = metric.value(level, Stat::Mean) else {
                     return;
                 };
@@ -121,5 +121,107 @@ impl Highlights {
             "requests_total": self.requests_total,
             "max_safe_queue_depth": depths,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testing::series;
+    use crate::schema::{Measurement, Metadata, RunStatus, Scenario};
+
+    fn scenario(id: &str) -> Scenario {
+        Scenario {
+            id: id.into(),
+            name: id.into(),
+            description: String::new(),
+            input_tokens: 1024,
+            output_tokens: 256,
+        }
+    }
+
+    fn report() -> Report {
+        let mut burst = series(
+            "chat",
+            LoadMode::Burst,
+            &[(1, 0.2, 170.0), (64, 2.0, 40.0), (128, 4.0, 38.0)],
+        );
+        burst.levels[2].requests.errored = 2;
+        burst.levels[2].requests.incomplete = 1;
+        Report {
+            schema_version: crate::SCHEMA_VERSION.into(),
+            metadata: Metadata::default(),
+            status: RunStatus::Complete,
+            measurement: Measurement::default(),
+            scenarios: vec![scenario("chat"), scenario("long")],
+            series: vec![
+                series("chat", LoadMode::Peak, &[(1, 0.19, 172.5), (32, 0.6, 70.6)]),
+                burst,
+                series("long", LoadMode::Peak, &[(1, 1.9, 172.5), (32, 6.2, 13.2)]),
+            ],
+            records: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn finds_each_headline_and_where() {
+        let h = highlights(&report(), 3.0);
+        // Tie at 172.5 (chat and long): the first measured keeps it.
+        let peak = h.peak_decode.clone().unwrap();
+        assert_eq!((peak.value, peak.scenario.as_str()), (172.5, "chat"));
+        let tput = h.max_system_tput.clone().unwrap();
+        assert_eq!(
+            (tput.value, tput.mode, tput.concurrency),
+            (128.0 * 38.0, LoadMode::Burst, 128)
+        );
+        let ttft = h.best_ttft.clone().unwrap();
+        assert_eq!((ttft.value, ttft.mode), (0.19, LoadMode::Peak));
+        // 1 + 32 + 1 + 64 + 128 + 1 + 32 ok, plus 3 failed.
+        assert_eq!((h.requests_ok, h.requests_total), (259, 262));
+        assert_eq!(h.success_rate, Some(259.0 / 262.0));
+        assert!(h.max_safe_queue_depth["chat"].unwrap().interpolated);
+        assert_eq!(h.max_safe_queue_depth["long"], None);
+    }
+
+    #[test]
+    fn summary_has_exactly_the_agreed_keys() {
+        let h = highlights(&report(), 3.0);
+        let summary = h.summary_json();
+        let keys: Vec<&str> = summary
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "best_ttft_s",
+                "max_safe_queue_depth",
+                "max_system_tput_concurrency",
+                "max_system_tput_tok_s",
+                "peak_decode_tok_s",
+                "requests_total",
+                "success_rate"
+            ]
+        );
+        let depth = h.max_safe_queue_depth["chat"].unwrap().depth;
+        assert_eq!(
+            summary["max_safe_queue_depth"],
+            json!({"chat": depth, "long": null})
+        );
+        assert_eq!(summary["max_system_tput_concurrency"], json!(128));
+        assert_eq!(summary["requests_total"], json!(262));
+    }
+
+    #[test]
+    fn an_empty_report_has_nulls() {
+        let mut empty = report();
+        empty.series.clear();
+        let summary = highlights(&empty, 3.0).summary_json();
+        assert_eq!(summary["peak_decode_tok_s"], Value::Null);
+        assert_eq!(summary["success_rate"], Value::Null);
+        assert_eq!(summary["requests_total"], json!(0));
     }
 }

@@ -114,3 +114,123 @@ fn fritsch_carlson_slopes(xs: &[f64], ys: &[f64]) -> Vec<f64> {
     }
     m
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn value(curve: &MonotoneCurve, x: f64) -> f64 {
+        curve.at(x).expect("inside the domain").value
+    }
+
+    #[test]
+    fn hand_computed_hermite_values() {
+        // Secants 1 and 3; tangents 1, 2, 3 (inside the monotonicity circle).
+        // At x = 0.5: 0.125·1 + 0.5·1 − 0.125·2 = 0.375; at 1.5: 0.5 + 0.25 + 2 − 0.375 = 2.375.
+        let curve = MonotoneCurve::new(&[(0.0, 0.0), (1.0, 1.0), (2.0, 4.0)]).unwrap();
+        assert!((value(&curve, 0.5) - 0.375).abs() < 1e-12);
+        assert!((value(&curve, 1.5) - 2.375).abs() < 1e-12);
+    }
+
+    #[test]
+    fn measured_points_are_flagged_and_exact() {
+        let curve = MonotoneCurve::new(&[(4.0, 6.0), (1.0, 2.7), (2.0, 3.9)]).unwrap();
+        assert_eq!(curve.domain(), (1.0, 4.0));
+        assert_eq!(
+            curve.at(2.0),
+            Some(Estimate {
+                value: 3.9,
+                measured: true
+            })
+        );
+        assert!(!curve.at(3.0).unwrap().measured);
+    }
+
+    #[test]
+    fn never_extrapolates() {
+        let curve = MonotoneCurve::new(&[(1.0, 1.0), (8.0, 2.0)]).unwrap();
+        assert_eq!(curve.at(0.99), None);
+        assert_eq!(curve.at(8.01), None);
+        assert_eq!(curve.at(f64::NAN), None);
+    }
+
+    #[test]
+    fn local_extremum_and_flat_segments_do_not_overshoot() {
+        let peak = MonotoneCurve::new(&[(0.0, 0.0), (1.0, 1.0), (2.0, 0.0)]).unwrap();
+        assert!((0..=20).all(|i| value(&peak, f64::from(i) / 10.0) <= 1.0));
+        let steps = MonotoneCurve::new(&[(0.0, 0.0), (1.0, 0.0), (2.0, 1.0), (3.0, 1.0)]).unwrap();
+        assert_eq!(value(&steps, 0.5), 0.0);
+        assert_eq!(value(&steps, 2.5), 1.0);
+        // Zero tangents at both ends of the rise make it symmetric about its midpoint.
+        assert!((value(&steps, 1.5) - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_steep_step_is_limited_to_the_circle() {
+        // Tangent averaging alone would overshoot 100 right after x = 2.
+        let curve =
+            MonotoneCurve::new(&[(0.0, 0.0), (1.0, 1.0), (2.0, 100.0), (3.0, 100.5)]).unwrap();
+        for i in 100..=300 {
+            let v = value(&curve, f64::from(i) / 100.0);
+            assert!((1.0..=100.5).contains(&v), "{i}: {v}");
+        }
+    }
+
+    #[test]
+    fn single_point_and_degenerate_input() {
+        let one = MonotoneCurve::new(&[(3.0, 7.0), (3.0, 9.0)]).unwrap();
+        assert_eq!(one.domain(), (3.0, 3.0));
+        assert_eq!(one.at(3.0).unwrap().value, 7.0);
+        assert!(MonotoneCurve::new(&[]).is_none());
+        assert!(MonotoneCurve::new(&[(f64::NAN, 1.0), (1.0, f64::INFINITY)]).is_none());
+    }
+
+    /// Strictly increasing xs from positive gaps, with arbitrary ys.
+    fn points() -> impl Strategy<Value = Vec<(f64, f64)>> {
+        prop::collection::vec((0.01f64..100.0, -1e4f64..1e4), 2..12).prop_map(|raw| {
+            let mut x = 0.0;
+            raw.into_iter()
+                .map(|(gap, y)| {
+                    x += gap;
+                    (x, y)
+                })
+                .collect()
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn stays_between_neighbours(points in points(), fraction in 0.0f64..=1.0) {
+            let curve = MonotoneCurve::new(&points).unwrap();
+            let (lo, hi) = curve.domain();
+            let x = lo + (hi - lo) * fraction;
+            let v = value(&curve, x);
+            let k = points.partition_point(|p| p.0 < x).max(1);
+            let (a, b) = (points[k - 1].1, points[k].1);
+            prop_assert!(a.min(b) <= v && v <= a.max(b), "x {x} v {v} between {a} and {b}");
+        }
+
+        #[test]
+        fn monotone_data_gives_monotone_output(mut points in points(), decreasing in any::<bool>()) {
+            let mut ys: Vec<f64> = points.iter().map(|p| p.1).collect();
+            ys.sort_by(f64::total_cmp);
+            if decreasing {
+                ys.reverse();
+            }
+            for (p, y) in points.iter_mut().zip(ys) {
+                p.1 = y;
+            }
+            let curve = MonotoneCurve::new(&points).unwrap();
+            let (lo, hi) = curve.domain();
+            let values: Vec<f64> = (0..=400).map(|i| value(&curve, lo + (hi - lo) * f64::from(i) / 400.0)).collect();
+            for w in values.windows(2) {
+                if decreasing {
+                    prop_assert!(w[1] <= w[0] + 1e-9 * w[0].abs().max(1.0), "{} then {}", w[0], w[1]);
+                } else {
+                    prop_assert!(w[1] >= w[0] - 1e-9 * w[0].abs().max(1.0), "{} then {}", w[0], w[1]);
+                }
+            }
+        }
+    }
+}

@@ -181,3 +181,54 @@ impl Metric {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testing::level;
+    use crate::schema::PowerStats;
+
+    #[test]
+    fn reads_values_from_a_level() {
+        let mut l = level(4, 0.25, 100.0);
+        assert_eq!(Metric::Ttft.value(&l, Stat::P99), Some(0.25));
+        assert_eq!(Metric::Itl.value(&l, Stat::Mean), Some(0.01));
+        assert_eq!(Metric::SystemOutputTokS.value(&l, Stat::P50), Some(400.0));
+        assert_eq!(Metric::QueueWait.value(&l, Stat::Mean), None);
+        assert_eq!(Metric::PowerW.value(&l, Stat::Mean), None);
+        assert_eq!(Metric::ScalingEfficiency.value(&l, Stat::Mean), None);
+        l.power = Some(PowerStats {
+            mean_w: 500.0,
+            max_w: 610.0,
+            energy_j: 30_000.0,
+            source: "nvml".into(),
+            samples: 600,
+        });
+        assert_eq!(Metric::PowerW.value(&l, Stat::Mean), Some(500.0));
+        assert_eq!(Metric::PowerW.value(&l, Stat::Max), Some(610.0));
+        assert_eq!(Metric::TokensPerJoule.value(&l, Stat::Mean), Some(0.8));
+    }
+
+    #[test]
+    fn display_units() {
+        assert_eq!(Metric::Itl.to_display(0.0058), 5.8);
+        assert_eq!(Metric::Itl.unit(), "ms");
+        assert_eq!(Metric::Ttft.to_display(0.189), 0.189);
+        assert_eq!(Metric::ScalingEfficiency.to_display(0.41), 41.0);
+        assert_eq!(Metric::Tpot.from_display(20.0), 0.02);
+        assert!(Metric::DecodeTokS.higher_is_better());
+        assert!(!Metric::E2e.higher_is_better());
+    }
+
+    #[test]
+    fn keys_round_trip_and_match_serde() {
+        for metric in Metric::ALL {
+            assert_eq!(Metric::parse(metric.key()), Some(metric));
+            assert_eq!(
+                serde_json::to_value(metric).unwrap(),
+                serde_json::Value::String(metric.key().into())
+            );
+        }
+        assert_eq!(Metric::parse("speed"), None);
+    }
+}

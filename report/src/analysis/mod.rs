@@ -9,6 +9,8 @@ pub mod interpolate;
 pub mod metric;
 pub mod queue;
 pub mod scaling;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use crate::schema::{LoadMode, Report, Scenario, Series};
 use crate::stats::Stat;
@@ -101,5 +103,71 @@ impl<'a> Analysis<'a> {
             .map(|(c, v)| (f64::from(c), v))
             .collect();
         MonotoneCurve::new(&xy)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::series;
+    use super::*;
+    use crate::schema::{Measurement, Metadata, RunStatus};
+
+    #[test]
+    fn scaling_efficiency_points_are_relative_to_the_single_user_level() {
+        let s = series(
+            "chat",
+            LoadMode::Peak,
+            &[(1, 0.2, 172.5), (2, 0.2, 160.0), (32, 0.6, 70.6)],
+        );
+        let points = series_points(&s, Metric::ScalingEfficiency, Stat::Mean);
+        let expected = [(1, 1.0), (2, 160.0 / 172.5), (32, 70.6 / 172.5)];
+        assert_eq!(points.len(), 3);
+        for ((c, v), (ec, ev)) in points.into_iter().zip(expected) {
+            assert_eq!(c, ec);
+            assert!((v - ev).abs() < 1e-12, "{c}: {v} vs {ev}");
+        }
+        let without_single = series("chat", LoadMode::Peak, &[(2, 0.2, 160.0)]);
+        assert!(series_points(&without_single, Metric::ScalingEfficiency, Stat::Mean).is_empty());
+    }
+
+    #[test]
+    fn analysis_finds_series_by_scenario_and_mode() {
+        let report = Report {
+            schema_version: crate::SCHEMA_VERSION.into(),
+            metadata: Metadata::default(),
+            status: RunStatus::Complete,
+            measurement: Measurement::default(),
+            scenarios: vec![Scenario {
+                id: "chat".into(),
+                name: "Chat".into(),
+                description: String::new(),
+                input_tokens: 1024,
+                output_tokens: 256,
+            }],
+            series: vec![
+                series("chat", LoadMode::Peak, &[(1, 0.2, 100.0), (4, 0.3, 80.0)]),
+                series("chat", LoadMode::Burst, &[(1, 0.2, 99.0)]),
+            ],
+            records: None,
+            warnings: Vec::new(),
+        };
+        let a = Analysis::new(&report);
+        assert_eq!(a.scenario("chat").unwrap().name, "Chat");
+        assert!(a.scenario("nope").is_none());
+        assert_eq!(a.series("chat", LoadMode::Burst).unwrap().levels.len(), 1);
+        assert!(a.series("chat", LoadMode::Rate).is_none());
+        assert_eq!(
+            a.points("chat", LoadMode::Peak, Metric::DecodeTokS, Stat::Mean),
+            [(1, 100.0), (4, 80.0)]
+        );
+        assert!(a
+            .points("chat", LoadMode::Rate, Metric::Ttft, Stat::Mean)
+            .is_empty());
+        let curve = a
+            .curve("chat", LoadMode::Peak, Metric::DecodeTokS, Stat::Mean)
+            .unwrap();
+        assert_eq!(curve.domain(), (1.0, 4.0));
+        let mid = curve.at(2.0).unwrap();
+        assert!(!mid.measured && (80.0..=100.0).contains(&mid.value));
     }
 }

@@ -36,3 +36,62 @@ pub fn max_safe_queue_depth(
             interpolated: e.interpolated,
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testing::series;
+    use crate::schema::LoadMode;
+
+    fn burst(ttfts: &[f64]) -> Series {
+        let depths = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+        let levels: Vec<(u32, f64, f64)> = depths
+            .iter()
+            .zip(ttfts)
+            .map(|(&d, &t)| (d, t, 50.0))
+            .collect();
+        series("chatbot", LoadMode::Burst, &levels)
+    }
+
+    #[test]
+    fn interpolates_between_measured_depths() {
+        // Tangent at 128: mean of secants 1.05/64 and 5.35/128 = 0.029102; TTFT(131) ≈ 2.987,
+        // TTFT(132) ≈ 3.016, so 131 like the reference's "131 reqs" between 128 and 256.
+        let s = burst(&[0.19, 0.21, 0.26, 0.36, 0.58, 1.02, 1.85, 2.9, 8.25]);
+        assert_eq!(
+            max_safe_queue_depth(&s, DEFAULT_TTFT_THRESHOLD_S, Stat::Mean),
+            Some(SafeDepth {
+                depth: 131,
+                interpolated: true
+            })
+        );
+    }
+
+    #[test]
+    fn measured_depth_when_the_next_is_already_too_slow() {
+        let s = burst(&[1.86, 2.1, 2.45, 2.95, 5.1, 10.4]);
+        assert_eq!(
+            max_safe_queue_depth(&s, 3.0, Stat::Mean),
+            Some(SafeDepth {
+                depth: 8,
+                interpolated: false
+            })
+        );
+    }
+
+    #[test]
+    fn never_beyond_the_measured_range() {
+        let s = burst(&[0.2, 0.3, 0.4]);
+        assert_eq!(
+            max_safe_queue_depth(&s, 3.0, Stat::Mean),
+            Some(SafeDepth {
+                depth: 4,
+                interpolated: false
+            })
+        );
+        assert_eq!(
+            max_safe_queue_depth(&burst(&[3.5, 4.0]), 3.0, Stat::Mean),
+            None
+        );
+    }
+}

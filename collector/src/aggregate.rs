@@ -1,0 +1,304 @@
+//! Reduces the records of one level to a [`Level`]: raw samples in, distributions out, all
+//! statistics through `infermeter_report`.
+
+use std::collections::BTreeMap;
+
+use infermeter_report::stats::confidence_interval_95;
+use infermeter_report::{
+    Distribution, Level, LevelMetrics, Outcome, RequestCounts, RequestRecord, TrialSummary,
+};
+
+/// The measurement window of one trial of a level, seconds after that trial's start.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Window {
+    pub start_s: f64,
+    pub end_s: f64,
+}
+
+impl Window {
+    pub fn duration_s(&self) -> f64 {
+        (self.end_s - self.start_s).max(0.0)
+    }
+}
+
+/// One trial's records and window.
+#[derive(Debug, Clone, Copy)]
+pub struct Trial<'a> {
+    pub records: &'a [RequestRecord],
+    pub window: Window,
+}
+
+/// Builds the level from its trials (pooled), with confidence intervals when there are several.
+pub fn level(concurrency: u32, request_rate: Option<f64>, trials: &[Trial<'_>]) -> Level {
+    let all: Vec<&RequestRecord> = trials
+        .iter()
+        .flat_map(|t| t.records.iter())
+        .filter(|r| !r.warmup)
+        .collect();
+    let duration_s: f64 = trials.iter().map(|t| t.window.duration_s()).sum();
+    let window_tokens: f64 = trials.iter().map(|t| tokens_in_window(t)).sum();
+    let measured: Vec<&RequestRecord> = all
+        .iter()
+        .copied()
+        .filter(|r| r.in_window && r.outcome == Outcome::Ok)
+        .collect();
+    let per_s = |x: f64| (duration_s > 0.0).then(|| x / duration_s);
+    let input_total: f64 = measured
+        .iter()
+        .filter_map(|r| r.input_tokens)
+        .map(f64::from)
+        .sum();
+    Level {
+        concurrency,
+        request_rate,
+        duration_s,
+        requests: counts(&all),
+        metrics: metrics(&measured),
+        system_output_tok_s: per_s(window_tokens).unwrap_or(0.0),
+        system_input_tok_s: per_s(input_total),
+        requests_per_s: per_s(measured.len() as f64),
+        power: None,
+        server: None,
+        client: None,
+        trials: trial_summary(concurrency, request_rate, trials),
+    }
+}
+
+/// Output tokens whose chunks arrived inside the window, from every request (a request that
+/// straddles the window edge still produced those tokens inside it).
+fn tokens_in_window(trial: &Trial<'_>) -> f64 {
+    let w = trial.window;
+    trial
+        .records
+        .iter()
+        .filter(|r| !r.warmup)
+        .flat_map(|r| r.chunks.iter().map(move |c| (r.sent_s + c.t, c.tokens)))
+        .filter(|(t, _)| *t >= w.start_s && *t <= w.end_s)
+        .map(|(_, tokens)| f64::from(tokens))
+        .sum()
+}
+
+fn counts(records: &[&RequestRecord]) -> RequestCounts {
+    let mut counts = RequestCounts::default();
+    for r in records {
+        match &r.outcome {
+            Outcome::Ok => counts.ok += 1,
+            Outcome::Incomplete { kind, .. } => {
+                counts.incomplete += 1;
+                *counts.error_kinds.entry(kind.clone()).or_default() += 1;
+            }
+            Outcome::Errored { kind, .. } => {
+                counts.errored += 1;
+                *counts.error_kinds.entry(kind.clone()).or_default() += 1;
+            }
+        }
+    }
+    counts
+}
+
+/// Per-request samples and pooled token gaps, as `Measurement::default()` describes them.
+fn metrics(records: &[&RequestRecord]) -> LevelMetrics {
+    let mut s = Samples::default();
+    for r in records {
+        let (Some(ttft), Some(e2e)) = (r.ttft_s, r.e2e_s) else {
+            continue;
+        };
+        s.ttft.push(ttft);
+        s.e2e.push(e2e);
+        if let Some(input) = r.input_tokens {
+            s.input.push(f64::from(input));
+            if ttft > 0.0 {
+                s.prefill.push(f64::from(input) / ttft);
+            }
+        }
+        if let Some(out) = r.output_tokens {
+            s.output.push(f64::from(out));
+            let decode_s = e2e - ttft;
+            if out > 1 && decode_s > 0.0 {
+                s.tpot.push(decode_s / f64::from(out - 1));
+                s.decode.push(f64::from(out - 1) / decode_s);
+            }
+        }
+        if let Some(q) = r.queue_wait_s {
+            s.queue.push(q);
+        }
+        for pair in r.chunks.windows(2) {
+            let gap = pair[1].t - pair[0].t;
+            s.inter_chunk.push(gap);
+            // A chunk of k tokens after a gap g stands for k token gaps of g / k.
+            let k = pair[1].tokens;
+            if k > 0 {
+                s.itl
+                    .extend(std::iter::repeat_n(gap / f64::from(k), k as usize));
+            }
+        }
+    }
+    let d = |v: &Vec<f64>| Distribution::from_samples(v);
+    LevelMetrics {
+        ttft_s: d(&s.ttft),
+        itl_s: d(&s.itl),
+        inter_chunk_s: d(&s.inter_chunk),
+        tpot_s: d(&s.tpot),
+        e2e_s: d(&s.e2e),
+        decode_tok_s: d(&s.decode),
+        prefill_tok_s: d(&s.prefill),
+        queue_wait_s: d(&s.queue),
+        input_tokens: d(&s.input),
+        output_tokens: d(&s.output),
+    }
+}
+
+#[derive(Default)]
+struct Samples {
+    ttft: Vec<f64>,
+    e2e: Vec<f64>,
+    tpot: Vec<f64>,
+    decode: Vec<f64>,
+    prefill: Vec<f64>,
+    queue: Vec<f64>,
+    itl: Vec<f64>,
+    inter_chunk: Vec<f64>,
+    input: Vec<f64>,
+    output: Vec<f64>,
+}
+
+/// Mean and 95% interval over trial means of the headline figures (`None` for one trial).
+fn trial_summary(
+    concurrency: u32,
+    request_rate: Option<f64>,
+    trials: &[Trial<'_>],
+) -> Option<TrialSummary> {
+    if trials.len() < 2 {
+        return None;
+    }
+    let levels: Vec<Level> = trials
+        .iter()
+        .map(|t| level(concurrency, request_rate, std::slice::from_ref(t)))
+        .collect();
+    let mean_of = |f: fn(&Level) -> Option<f64>| -> Vec<f64> { levels.iter().filter_map(f).collect() };
+    let figures: [(&str, Vec<f64>); 5] = [
+        ("ttft_s", mean_of(|l| l.metrics.ttft_s.map(|d| d.mean))),
+        ("itl_s", mean_of(|l| l.metrics.itl_s.map(|d| d.mean))),
+        ("e2e_s", mean_of(|l| l.metrics.e2e_s.map(|d| d.mean))),
+        (
+            "decode_tok_s",
+            mean_of(|l| l.metrics.decode_tok_s.map(|d| d.mean)),
+        ),
+        (
+            "system_output_tok_s",
+            mean_of(|l| Some(l.system_output_tok_s)),
+        ),
+    ];
+    let intervals: BTreeMap<String, _> = figures
+        .into_iter()
+        .filter_map(|(name, values)| Some((name.to_string(), confidence_interval_95(&values)?)))
+        .collect();
+    Some(TrialSummary {
+        trials: trials.len() as u32,
+        intervals,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use infermeter_report::{ChunkArrival, LoadMode};
+
+    fn ok(index: u64, sent_s: f64, chunk_ts: &[(f64, u32)]) -> RequestRecord {
+        let ttft = chunk_ts[0].0;
+        let e2e = chunk_ts.last().unwrap().0;
+        RequestRecord {
+            scenario: "s".into(),
+            mode: LoadMode::Peak,
+            concurrency: 1,
+            trial: 0,
+            index,
+            warmup: false,
+            in_window: true,
+            outcome: Outcome::Ok,
+            scheduled_s: sent_s,
+            sent_s,
+            ttft_s: Some(ttft),
+            e2e_s: Some(e2e),
+            input_tokens: Some(100),
+            output_tokens: Some(chunk_ts.iter().map(|c| c.1).sum()),
+            cached_tokens: None,
+            chunks: chunk_ts
+                .iter()
+                .map(|&(t, tokens)| ChunkArrival { t, tokens })
+                .collect(),
+            queue_wait_s: None,
+            engine_timings: None,
+        }
+    }
+
+    #[test]
+    fn per_token_itl_differs_from_inter_chunk() {
+        // First token at 0.5 s, then one chunk of 3 tokens 0.3 s later, then 1 token 0.1 s later.
+        let r = ok(0, 0.0, &[(0.5, 1), (0.8, 3), (0.9, 1)]);
+        let window = Window {
+            start_s: 0.0,
+            end_s: 1.0,
+        };
+        let records = [r];
+        let l = level(1, None, &[Trial {
+            records: &records,
+            window,
+        }]);
+        let itl = l.metrics.itl_s.unwrap();
+        assert_eq!(itl.count, 4);
+        assert!((itl.mean - 0.4 / 4.0).abs() < 1e-12);
+        let chunks = l.metrics.inter_chunk_s.unwrap();
+        assert_eq!(chunks.count, 2);
+        assert!((chunks.mean - 0.2).abs() < 1e-12);
+        // 5 tokens, TTFT 0.5, E2E 0.9: TPOT = 0.4 / 4, decode = 4 / 0.4.
+        assert!((l.metrics.tpot_s.unwrap().mean - 0.1).abs() < 1e-12);
+        assert!((l.metrics.decode_tok_s.unwrap().mean - 10.0).abs() < 1e-9);
+        assert!((l.metrics.prefill_tok_s.unwrap().mean - 200.0).abs() < 1e-9);
+        assert!((l.system_output_tok_s - 5.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn errors_count_but_do_not_enter_statistics() {
+        let mut failed = ok(1, 0.0, &[(0.1, 1), (0.2, 1)]);
+        failed.outcome = Outcome::Incomplete {
+            kind: "disconnect".into(),
+            detail: String::new(),
+        };
+        failed.ttft_s = Some(99.0);
+        let mut outside = ok(2, 0.0, &[(7.0, 1), (8.0, 1)]);
+        outside.in_window = false;
+        let records = [ok(0, 0.0, &[(1.0, 1), (2.0, 1)]), failed, outside];
+        let window = Window {
+            start_s: 0.0,
+            end_s: 2.0,
+        };
+        let l = level(2, None, &[Trial {
+            records: &records,
+            window,
+        }]);
+        assert_eq!((l.requests.ok, l.requests.incomplete), (2, 1));
+        assert_eq!(l.requests.error_kinds["disconnect"], 1);
+        assert_eq!(l.metrics.ttft_s.unwrap().count, 1);
+        // Tokens inside [0, 2]: 2 + 2 from the failed stream, none from the late one.
+        assert!((l.system_output_tok_s - 2.0).abs() < 1e-12);
+        assert!(l.trials.is_none());
+    }
+
+    #[test]
+    fn trials_give_confidence_intervals() {
+        let a = [ok(0, 0.0, &[(1.0, 1), (2.0, 1)])];
+        let b = [ok(0, 0.0, &[(2.0, 1), (3.0, 1)])];
+        let w = Window {
+            start_s: 0.0,
+            end_s: 3.0,
+        };
+        let l = level(1, None, &[
+            Trial { records: &a, window: w },
+            Trial { records: &b, window: w },
+        ]);
+        let t = l.trials.unwrap();
+        assert_eq!(t.trials, 2);
+        assert_eq!(t.intervals["ttft_s"].mean, 1.5);
+    }
+}

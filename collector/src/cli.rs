@@ -1,0 +1,221 @@
+//! Command-line options (clap derive). Parsing only: no behaviour lives here.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::adapters::EngineKind;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "infermeter",
+    version,
+    about = "Benchmark OpenAI-compatible LLM endpoints: how many users, how fast for each"
+)]
+pub struct Opts {
+    /// No progress bars; only warnings and errors are logged.
+    #[arg(long, global = true)]
+    pub quiet: bool,
+    /// Log format on stderr.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a benchmark suite against an endpoint and write a report.
+    Run(Box<RunArgs>),
+    /// Print the highlight figures of a report.
+    Summary(SummaryArgs),
+    /// Check a report file and explain any problem (exit 1 on problems).
+    Validate(ValidateArgs),
+    /// Run the simulated inference engine.
+    Sim(Box<infermeter_sim::SimArgs>),
+    /// Serve the viewer for one or more reports.
+    View(ViewArgs),
+    /// Measure the collector's own timing error against the simulator's send timestamps.
+    BenchTiming(BenchTimingArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Api {
+    /// `/v1/chat/completions` (the chat template counts toward input tokens).
+    Chat,
+    /// `/v1/completions` (raw prompt).
+    Completions,
+}
+
+impl Api {
+    pub fn label(self) -> &'static str {
+        match self {
+            Api::Chat => "chat",
+            Api::Completions => "completions",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Endpoint base URL, e.g. http://localhost:8000/v1.
+    #[arg(long)]
+    pub base_url: String,
+    /// Model id; discovered from /v1/models when omitted.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Suite: a built-in name (four-scenario, capacity, context-sweep) or a TOML file.
+    #[arg(long)]
+    pub suite: String,
+    /// Report path; per-request records go to `<out>.records.jsonl`.
+    #[arg(long)]
+    pub out: PathBuf,
+    #[arg(long, value_enum, default_value_t = Api::Chat)]
+    pub api: Api,
+    /// Engine adapter (request extras, metric names); `auto` detects it.
+    #[arg(long, value_enum, default_value_t = EngineKind::Auto)]
+    pub engine: EngineKind,
+    /// Shrink the suite for a smoke run: fewer levels and requests, same token lengths.
+    #[arg(long)]
+    pub quick: bool,
+    /// Overwrite an existing report.
+    #[arg(long)]
+    pub force: bool,
+    /// Continue a partial run: keep its records and skip the levels it completed.
+    #[arg(long)]
+    pub resume: bool,
+    /// Repeat every level N times and report 95% confidence intervals.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub trials: u32,
+    /// Load modes to run, of those the suite defines (default: all of them).
+    #[arg(long, value_delimiter = ',', value_enum)]
+    pub modes: Vec<ModeName>,
+    /// HF tokenizer.json for exact prompt lengths (otherwise the server's /tokenize or an estimate).
+    #[arg(long)]
+    pub tokenizer: Option<PathBuf>,
+    /// Environment variable holding the API key (default OPENAI_API_KEY).
+    #[arg(long)]
+    pub api_key_env: Option<String>,
+    /// File holding the API key.
+    #[arg(long)]
+    pub api_key_file: Option<PathBuf>,
+    /// GPU model, e.g. "NVIDIA H100 PCIe".
+    #[arg(long)]
+    pub gpu: Option<String>,
+    #[arg(long)]
+    pub gpu_count: Option<u32>,
+    /// Weight precision, e.g. FP8.
+    #[arg(long)]
+    pub precision: Option<String>,
+    /// Report title.
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Free-form label `key=value` (repeatable).
+    #[arg(long = "label", value_parser = parse_label)]
+    pub labels: Vec<(String, String)>,
+    /// Connect timeout, seconds.
+    #[arg(long, default_value_t = 10.0)]
+    pub connect_timeout: f64,
+    /// Time allowed until the first token, seconds (long contexts prefill for minutes).
+    #[arg(long, default_value_t = 1800.0)]
+    pub first_token_timeout: f64,
+    /// Time allowed for a whole request, seconds.
+    #[arg(long, default_value_t = 7200.0)]
+    pub total_timeout: f64,
+    /// After Ctrl-C, how long in-flight requests may finish, seconds.
+    #[arg(long, default_value_t = 5.0)]
+    pub grace: f64,
+    /// GPU power source: auto, nvml, nvidia-smi, none, or a DCGM exporter URL.
+    #[arg(long, default_value = "auto")]
+    pub power: crate::power::PowerSource,
+    /// Server metrics URL (default: `/metrics` next to the base URL).
+    #[arg(long)]
+    pub metrics_url: Option<String>,
+}
+
+impl RunArgs {
+    pub fn connect_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.connect_timeout)
+    }
+    pub fn first_token_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.first_token_timeout)
+    }
+    pub fn total_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.total_timeout)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeName {
+    Peak,
+    Burst,
+    Rate,
+}
+
+fn parse_label(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("label \"{s}\" is not key=value"))?;
+    if k.trim().is_empty() {
+        return Err(format!("label \"{s}\" has an empty key"));
+    }
+    Ok((k.trim().to_string(), v.trim().to_string()))
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SummaryArgs {
+    pub report: PathBuf,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+    /// TTFT threshold for the max safe queue depth, seconds.
+    #[arg(long, default_value_t = infermeter_report::analysis::DEFAULT_TTFT_THRESHOLD_S)]
+    pub ttft_threshold: f64,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ValidateArgs {
+    pub report: PathBuf,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ViewArgs {
+    /// Report files to show.
+    #[arg(required = true)]
+    pub reports: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct BenchTimingArgs {
+    /// Concurrent streams to measure at.
+    #[arg(long, value_delimiter = ',', default_values_t = [1u32, 100, 1000])]
+    pub streams: Vec<u32>,
+    /// Output tokens per stream.
+    #[arg(long, default_value_t = 64)]
+    pub tokens: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn options_are_consistent() {
+        Opts::command().debug_assert();
+    }
+
+    #[test]
+    fn labels_parse() {
+        assert_eq!(parse_label("a = b").unwrap(), ("a".into(), "b".into()));
+        assert!(parse_label("nokey").is_err());
+        assert!(parse_label("=v").is_err());
+    }
+}

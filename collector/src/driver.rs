@@ -1,0 +1,489 @@
+//! Sends one streaming request and timestamps every SSE event on the monotonic clock.
+//!
+//! Time is read here and nowhere else: the instant right after an event's bytes are parsed out
+//! of the body stream. Everything downstream works from these instants.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use infermeter_report::{EngineTimings, Outcome, TokenSource};
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use crate::adapters::EngineKind;
+use crate::cli::Api;
+
+/// An API key that never prints itself.
+#[derive(Clone)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    pub fn new(key: String) -> Option<ApiKey> {
+        let key = key.trim().to_string();
+        (!key.is_empty()).then_some(ApiKey(key))
+    }
+    /// Adds the bearer header; the only place the key leaves this type.
+    pub fn authorize(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        request.bearer_auth(&self.0)
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
+}
+
+/// Everything needed to talk to one endpoint.
+#[derive(Debug, Clone)]
+pub struct Driver {
+    client: reqwest::Client,
+    url: String,
+    api: Api,
+    model: String,
+    engine: EngineKind,
+    api_key: Option<ApiKey>,
+    first_token_timeout: Duration,
+    total_timeout: Duration,
+}
+
+/// Endpoint settings for [`Driver::new`].
+#[derive(Debug, Clone)]
+pub struct DriverConfig {
+    pub base_url: String,
+    pub api: Api,
+    pub model: String,
+    pub engine: EngineKind,
+    pub api_key: Option<ApiKey>,
+    pub connect_timeout: Duration,
+    pub first_token_timeout: Duration,
+    pub total_timeout: Duration,
+    /// Largest number of requests in flight, to size the connection pool.
+    pub max_in_flight: usize,
+}
+
+/// Builds the HTTP client every request and side channel shares.
+pub fn http_client(connect_timeout: Duration, pool: usize) -> reqwest::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .http1_only()
+        .tcp_nodelay(true)
+        .connect_timeout(connect_timeout)
+        .pool_max_idle_per_host(pool.max(1))
+        .build()
+}
+
+/// One content-carrying stream event.
+#[derive(Debug, Clone, Copy)]
+pub struct Chunk {
+    pub at: Instant,
+    pub tokens: u32,
+    /// The simulator's CLOCK_MONOTONIC send time (`--emit-timestamps`), for timing benchmarks.
+    pub server_mono_ns: Option<u64>,
+}
+
+/// What one request produced: raw instants and counts, reduced later by `aggregate`.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    pub sent: Instant,
+    pub end: Instant,
+    pub first_token: Option<Instant>,
+    pub chunks: Vec<Chunk>,
+    pub outcome: Outcome,
+    pub prompt_tokens: Option<u32>,
+    pub output_tokens: Option<u32>,
+    pub cached_tokens: Option<u32>,
+    pub token_source: TokenSource,
+    pub engine_timings: Option<EngineTimings>,
+}
+
+#[derive(Debug, Deserialize)]
+struct StreamChunk {
+    #[serde(default)]
+    choices: Vec<Choice>,
+    usage: Option<Usage>,
+    error: Option<Value>,
+    infermeter_ts: Option<ServerTimestamp>,
+    timings: Option<RawTimings>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Choice {
+    delta: Option<Delta>,
+    text: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Delta {
+    content: Option<String>,
+    reasoning_content: Option<String>,
+    reasoning: Option<String>,
+    tool_calls: Option<Vec<IgnoredAny>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Usage {
+    prompt_tokens: Option<u32>,
+    completion_tokens: Option<u32>,
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Debug, Deserialize)]
+struct PromptDetails {
+    cached_tokens: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ServerTimestamp {
+    mono_ns: u64,
+}
+
+#[derive(Debug, Deserialize)]
+struct RawTimings {
+    prompt_n: Option<u64>,
+    prompt_ms: Option<f64>,
+    predicted_n: Option<u64>,
+    predicted_ms: Option<f64>,
+}
+
+fn non_empty(s: &Option<String>) -> bool {
+    s.as_deref().is_some_and(|s| !s.is_empty())
+}
+
+impl Choice {
+    /// True for content, reasoning or a tool-call delta; false for the role-only first chunk.
+    fn carries_output(&self) -> bool {
+        non_empty(&self.text)
+            || self.delta.as_ref().is_some_and(|d| {
+                non_empty(&d.content)
+                    || non_empty(&d.reasoning_content)
+                    || non_empty(&d.reasoning)
+                    || d.tool_calls.as_ref().is_some_and(|t| !t.is_empty())
+            })
+    }
+}
+
+/// Why a stream stopped early.
+enum Stop {
+    Failed { kind: &'static str, detail: String },
+}
+
+impl Driver {
+    pub fn new(config: DriverConfig) -> reqwest::Result<Driver> {
+        let path = match config.api {
+            Api::Chat => "chat/completions",
+            Api::Completions => "completions",
+        };
+        Ok(Driver {
+            client: http_client(config.connect_timeout, config.max_in_flight)?,
+            url: format!("{}/{path}", config.base_url.trim_end_matches('/')),
+            api: config.api,
+            model: config.model,
+            engine: config.engine,
+            api_key: config.api_key,
+            first_token_timeout: config.first_token_timeout,
+            total_timeout: config.total_timeout,
+        })
+    }
+
+    /// The request body for `prompt` asking for exactly `output_tokens`.
+    pub fn body(&self, prompt: &str, output_tokens: u32) -> Vec<u8> {
+        let mut body = Map::new();
+        body.insert("model".into(), self.model.clone().into());
+        match self.api {
+            Api::Chat => {
+                body.insert(
+                    "messages".into(),
+                    json!([{ "role": "user", "content": prompt }]),
+                );
+            }
+            Api::Completions => {
+                body.insert("prompt".into(), prompt.into());
+            }
+        }
+        body.insert("max_tokens".into(), output_tokens.into());
+        body.insert("stream".into(), true.into());
+        body.insert("temperature".into(), 0.0.into());
+        let mut stream_options = json!({ "include_usage": true });
+        if self.engine.wants_continuous_usage() {
+            stream_options["continuous_usage_stats"] = true.into();
+        }
+        body.insert("stream_options".into(), stream_options);
+        self.engine.fixed_length_fields(&mut body, output_tokens);
+        serde_json::to_vec(&Value::Object(body)).expect("JSON of plain values")
+    }
+
+    /// Sends `body` now and reads the stream to its end. Never panics on server behaviour:
+    /// every failure becomes an [`Outcome`].
+    pub async fn send(&self, body: Vec<u8>) -> Exchange {
+        let sent = Instant::now();
+        let mut exchange = Exchange {
+            sent,
+            end: sent,
+            first_token: None,
+            chunks: Vec::new(),
+            outcome: Outcome::Ok,
+            prompt_tokens: None,
+            output_tokens: None,
+            cached_tokens: None,
+            token_source: TokenSource::Chunks,
+            engine_timings: None,
+        };
+        let stop = self.stream(body, &mut exchange).await;
+        exchange.end = Instant::now();
+        if let Err(Stop::Failed { kind, detail }) = stop {
+            exchange.outcome = if exchange.first_token.is_some() {
+                Outcome::Incomplete {
+                    kind: kind.into(),
+                    detail,
+                }
+            } else {
+                Outcome::Errored {
+                    kind: kind.into(),
+                    detail,
+                }
+            };
+        }
+        if exchange.output_tokens.is_none() && exchange.outcome == Outcome::Ok {
+            exchange.output_tokens = Some(exchange.chunks.iter().map(|c| c.tokens).sum());
+        }
+        exchange
+    }
+
+    async fn stream(&self, body: Vec<u8>, ex: &mut Exchange) -> Result<(), Stop> {
+        let first_deadline = tokio::time::Instant::from_std(ex.sent + self.first_token_timeout);
+        let total_deadline = tokio::time::Instant::from_std(ex.sent + self.total_timeout);
+        let mut request = self
+            .client
+            .post(&self.url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .body(body);
+        if let Some(key) = &self.api_key {
+            request = key.authorize(request);
+        }
+        let response = match tokio::time::timeout_at(
+            first_deadline.min(total_deadline),
+            request.send(),
+        )
+        .await
+        {
+            Err(_) => return Err(timeout_stop(false)),
+            Ok(Err(e)) => return Err(request_error(e)),
+            Ok(Ok(r)) => r,
+        };
+        let status = response.status();
+        if !status.is_success() {
+            let text = tokio::time::timeout(Duration::from_secs(5), response.text())
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .unwrap_or_default();
+            return Err(Stop::Failed {
+                kind: http_kind(status.as_u16()),
+                detail: format!("HTTP {status}: {}", snippet(&text)),
+            });
+        }
+        let mut events = response.bytes_stream().eventsource();
+        let mut continuous_usage = false;
+        let mut done = false;
+        loop {
+            let deadline = if ex.first_token.is_none() {
+                first_deadline.min(total_deadline)
+            } else {
+                total_deadline
+            };
+            let next = match tokio::time::timeout_at(deadline, events.next()).await {
+                Err(_) => return Err(timeout_stop(ex.first_token.is_some())),
+                Ok(next) => next,
+            };
+            let at = Instant::now();
+            let event = match next {
+                None => break,
+                Some(Err(e)) => {
+                    return Err(Stop::Failed {
+                        kind: "disconnect",
+                        detail: format!("stream broke: {e}"),
+                    })
+                }
+                Some(Ok(event)) => event,
+            };
+            let data = event.data.trim();
+            if data == "[DONE]" {
+                done = true;
+                break;
+            }
+            if event.event == "error" {
+                return Err(Stop::Failed {
+                    kind: "error_event",
+                    detail: snippet(data),
+                });
+            }
+            if data.is_empty() {
+                continue;
+            }
+            let chunk: StreamChunk = serde_json::from_str(data).map_err(|e| Stop::Failed {
+                kind: "malformed_sse",
+                detail: format!("{e}: {}", snippet(data)),
+            })?;
+            if let Some(error) = chunk.error {
+                return Err(Stop::Failed {
+                    kind: "error_event",
+                    detail: snippet(&error.to_string()),
+                });
+            }
+            if let Some(t) = chunk.timings {
+                ex.engine_timings = Some(EngineTimings {
+                    prompt_n: t.prompt_n,
+                    prompt_ms: t.prompt_ms,
+                    predicted_n: t.predicted_n,
+                    predicted_ms: t.predicted_ms,
+                });
+            }
+            let carries_output = chunk.choices.iter().any(Choice::carries_output);
+            let mut tokens = 1;
+            if let Some(usage) = &chunk.usage {
+                if let Some(completion) = usage.completion_tokens {
+                    if carries_output {
+                        // Cumulative count on every chunk: this chunk's share is the increase.
+                        continuous_usage = true;
+                        tokens = completion.saturating_sub(ex.output_tokens.unwrap_or(0));
+                    }
+                    ex.output_tokens = Some(completion);
+                }
+                ex.prompt_tokens = usage.prompt_tokens.or(ex.prompt_tokens);
+                if let Some(cached) = usage
+                    .prompt_tokens_details
+                    .as_ref()
+                    .and_then(|d| d.cached_tokens)
+                {
+                    ex.cached_tokens = Some(cached);
+                }
+            }
+            if carries_output {
+                ex.first_token.get_or_insert(at);
+                ex.chunks.push(Chunk {
+                    at,
+                    tokens,
+                    server_mono_ns: chunk.infermeter_ts.map(|t| t.mono_ns),
+                });
+            }
+        }
+        ex.token_source = match (continuous_usage, ex.output_tokens.is_some()) {
+            (true, _) => TokenSource::ContinuousUsage,
+            (false, true) => TokenSource::Usage,
+            (false, false) => TokenSource::Chunks,
+        };
+        if !done {
+            return Err(Stop::Failed {
+                kind: "closed_without_done",
+                detail: "the stream ended without a [DONE] event".into(),
+            });
+        }
+        if ex.first_token.is_none() {
+            return Err(Stop::Failed {
+                kind: "no_output",
+                detail: "the stream finished without any content".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+fn timeout_stop(streaming: bool) -> Stop {
+    if streaming {
+        Stop::Failed {
+            kind: "timeout_total",
+            detail: "the request exceeded the total timeout (--total-timeout)".into(),
+        }
+    } else {
+        Stop::Failed {
+            kind: "timeout_first_token",
+            detail: "no token before the first-token timeout (--first-token-timeout)".into(),
+        }
+    }
+}
+
+/// Classifies a failure before a response arrived. Only the error's kind and source are
+/// reported: never the request (its headers hold the API key).
+fn request_error(e: reqwest::Error) -> Stop {
+    let kind = if e.is_connect() {
+        "connect"
+    } else if e.is_timeout() {
+        "timeout_first_token"
+    } else {
+        "disconnect"
+    };
+    let e = e.without_url();
+    let mut detail = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(s) = source {
+        detail.push_str(": ");
+        detail.push_str(&s.to_string());
+        source = s.source();
+    }
+    Stop::Failed { kind, detail }
+}
+
+fn http_kind(status: u16) -> &'static str {
+    match status {
+        400 => "http_400",
+        401 => "http_401",
+        403 => "http_403",
+        404 => "http_404",
+        408 => "http_408",
+        413 => "http_413",
+        422 => "http_422",
+        429 => "http_429",
+        500 => "http_500",
+        502 => "http_502",
+        503 => "http_503",
+        504 => "http_504",
+        400..=499 => "http_4xx",
+        _ => "http_5xx",
+    }
+}
+
+/// The start of a body, for error details.
+fn snippet(text: &str) -> String {
+    const MAX: usize = 200;
+    let text = text.trim();
+    match text.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_key_debug_is_redacted() {
+        let key = ApiKey::new("sk-secret".into()).unwrap();
+        assert!(!format!("{key:?}").contains("sk-secret"));
+        assert!(ApiKey::new("  ".into()).is_none());
+    }
+
+    #[test]
+    fn role_only_chunk_carries_no_output() {
+        let parse = |s: &str| serde_json::from_str::<StreamChunk>(s).unwrap();
+        let role = parse(r#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#);
+        assert!(!role.choices[0].carries_output());
+        let reasoning = parse(r#"{"choices":[{"delta":{"reasoning_content":"hm"}}]}"#);
+        assert!(reasoning.choices[0].carries_output());
+        let tool = parse(r#"{"choices":[{"delta":{"tool_calls":[{"index":0}]}}]}"#);
+        assert!(tool.choices[0].carries_output());
+        let text = parse(r#"{"choices":[{"text":"a"}]}"#);
+        assert!(text.choices[0].carries_output());
+    }
+
+    #[test]
+    fn snippets_are_bounded() {
+        assert_eq!(snippet("short"), "short");
+        assert_eq!(snippet(&"é".repeat(500)).chars().count(), 201);
+        assert_eq!(http_kind(418), "http_4xx");
+    }
+}

@@ -1,0 +1,497 @@
+//! Applies load for one level: peak (closed loop, N in flight), burst (N at once) or rate
+//! (open-loop arrivals on an absolute schedule). Turns each exchange into a record.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use infermeter_report::{
+    Arrivals, ChunkArrival, ClientHealth, Distribution, LoadMode, Outcome, RequestRecord,
+    TokenSource,
+};
+use rand::{Rng, SeedableRng};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::aggregate::Window;
+use crate::driver::{Driver, Exchange};
+
+/// A request ready to send.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub body: Vec<u8>,
+    /// Prompt length counted on the client, used when the server reports no usage.
+    pub input_tokens: Option<u32>,
+}
+
+/// How one level applies load.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Load {
+    Peak {
+        concurrency: u32,
+        requests_per_slot: u32,
+        min_duration: Duration,
+    },
+    Burst {
+        concurrency: u32,
+    },
+    Rate {
+        rate: f64,
+        arrivals: Arrivals,
+        duration: Duration,
+        seed: u64,
+    },
+}
+
+impl Load {
+    pub fn mode(&self) -> LoadMode {
+        match self {
+            Load::Peak { .. } => LoadMode::Peak,
+            Load::Burst { .. } => LoadMode::Burst,
+            Load::Rate { .. } => LoadMode::Rate,
+        }
+    }
+}
+
+/// Where records of a level go and what they are labelled with.
+pub struct LevelContext<'a> {
+    pub driver: &'a Driver,
+    pub scenario: &'a str,
+    /// Level label written into records (for rate mode: the level's index + 1 until known).
+    pub concurrency: u32,
+    pub trial: u32,
+    pub prepare: &'a (dyn Fn(u64) -> Prepared + Sync),
+    pub on_record: &'a (dyn Fn(&RequestRecord) + Sync),
+    /// Flips to true on Ctrl-C / SIGTERM: stop sending.
+    pub stop: watch::Receiver<bool>,
+    /// How long in-flight requests may finish after a stop.
+    pub grace: Duration,
+}
+
+/// The outcome of one level trial.
+#[derive(Debug)]
+pub struct LevelRun {
+    pub records: Vec<RequestRecord>,
+    pub window: Window,
+    pub client: ClientHealth,
+    /// Most requests in flight at once.
+    pub max_in_flight: u32,
+    pub interrupted: bool,
+    /// Where the output token counts of successful requests came from.
+    pub token_source: Option<TokenSource>,
+}
+
+/// Scheduling lag or loop delay above this may have distorted the level.
+const DISTORTION_THRESHOLD_S: f64 = 0.005;
+
+struct Done {
+    index: u64,
+    scheduled: Instant,
+    input_tokens: Option<u32>,
+    exchange: Exchange,
+}
+
+/// Runs the level to completion (or until stopped).
+pub async fn run_level(ctx: LevelContext<'_>, load: Load) -> LevelRun {
+    let probe = LoopProbe::start();
+    let start = Instant::now();
+    let mut run = match load {
+        Load::Peak {
+            concurrency,
+            requests_per_slot,
+            min_duration,
+        } => {
+            run_peak(
+                &ctx,
+                start,
+                concurrency,
+                u64::from(requests_per_slot) * u64::from(concurrency),
+                min_duration,
+            )
+            .await
+        }
+        Load::Burst { concurrency } => run_burst(&ctx, start, concurrency).await,
+        Load::Rate {
+            rate,
+            arrivals,
+            duration,
+            seed,
+        } => run_rate(&ctx, start, rate, arrivals, duration, seed).await,
+    };
+    let loop_delays = probe.finish().await;
+    let lags: Vec<f64> = run
+        .records
+        .iter()
+        .map(|r| (r.sent_s - r.scheduled_s).max(0.0))
+        .collect();
+    let p99 = |v: &[f64]| Distribution::from_samples(v).map_or(0.0, |d| d.p99);
+    let scheduling_lag_p99_s = p99(&lags);
+    let event_loop_delay_p99_s = p99(&loop_delays);
+    run.client = ClientHealth {
+        scheduling_lag_p99_s,
+        event_loop_delay_p99_s,
+        distorted: scheduling_lag_p99_s > DISTORTION_THRESHOLD_S
+            || event_loop_delay_p99_s > DISTORTION_THRESHOLD_S,
+    };
+    run
+}
+
+fn spawn(
+    set: &mut JoinSet<Done>,
+    ctx: &LevelContext<'_>,
+    index: u64,
+    scheduled: Instant,
+    prepared: Prepared,
+) {
+    let driver = ctx.driver.clone();
+    set.spawn(async move {
+        let exchange = driver.send(prepared.body).await;
+        Done {
+            index,
+            scheduled,
+            input_tokens: prepared.input_tokens,
+            exchange,
+        }
+    });
+}
+
+struct Recorder<'a, 'b> {
+    ctx: &'a LevelContext<'b>,
+    start: Instant,
+    mode: LoadMode,
+    records: Vec<RequestRecord>,
+    token_source: Option<TokenSource>,
+}
+
+impl Recorder<'_, '_> {
+    fn record(&mut self, done: Done, in_window: bool, latency_from_schedule: bool) {
+        if done.exchange.outcome == Outcome::Ok {
+            self.token_source = Some(done.exchange.token_source);
+        }
+        let record = to_record(
+            self.ctx,
+            self.mode,
+            self.start,
+            done,
+            in_window,
+            latency_from_schedule,
+        );
+        (self.ctx.on_record)(&record);
+        self.records.push(record);
+    }
+
+    /// Records the requests still in flight as they finish. Waits for all of them unless a stop
+    /// arrives (or has arrived): then only for the grace period, and the rest are cut.
+    /// Returns whether a stop was seen.
+    async fn drain(&mut self, set: &mut JoinSet<Done>, in_window: bool, from_schedule: bool) -> bool {
+        let mut stop = self.ctx.stop.clone();
+        let mut deadline: Option<tokio::time::Instant> = None;
+        loop {
+            if deadline.is_none() && *stop.borrow() {
+                deadline = Some(tokio::time::Instant::now() + self.ctx.grace);
+            }
+            let far = tokio::time::Instant::now() + Duration::from_secs(86_400 * 365);
+            let next = tokio::select! {
+                biased;
+                _ = stop.wait_for(|s| *s), if deadline.is_none() => continue,
+                _ = tokio::time::sleep_until(deadline.unwrap_or(far)), if deadline.is_some() => break,
+                next = set.join_next() => next,
+            };
+            match next {
+                Some(Ok(done)) => self.record(done, in_window, from_schedule),
+                Some(Err(e)) => tracing::error!("request task failed: {e}"),
+                None => break,
+            }
+        }
+        set.abort_all();
+        deadline.is_some()
+    }
+}
+
+async fn run_peak(
+    ctx: &LevelContext<'_>,
+    start: Instant,
+    concurrency: u32,
+    target_in_window: u64,
+    min_duration: Duration,
+) -> LevelRun {
+    let mut rec = Recorder {
+        ctx,
+        start,
+        mode: LoadMode::Peak,
+        records: Vec::new(),
+        token_source: None,
+    };
+    let mut stop = ctx.stop.clone();
+    let mut set = JoinSet::new();
+    let n = u64::from(concurrency);
+    for index in 0..n {
+        spawn(&mut set, ctx, index, Instant::now(), (ctx.prepare)(index));
+    }
+    let mut next_index = n;
+    let mut window_start: Option<Instant> = None;
+    let mut in_window_done = 0u64;
+    let mut interrupted = false;
+    let drain_start = loop {
+        let done = tokio::select! {
+            biased;
+            _ = stop.wait_for(|s| *s) => { interrupted = true; break Instant::now(); }
+            done = set.join_next() => done,
+        };
+        let Some(done) = done else {
+            break Instant::now();
+        };
+        let done = match done {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::error!("request task failed: {e}");
+                continue;
+            }
+        };
+        // The first wave starts in lockstep: only requests started after it count.
+        let in_window = done.index >= n;
+        if in_window {
+            in_window_done += 1;
+        }
+        rec.record(done, in_window, false);
+        if in_window_done >= target_in_window && start.elapsed() >= min_duration {
+            break Instant::now();
+        }
+        let scheduled = Instant::now();
+        window_start.get_or_insert(scheduled);
+        spawn(&mut set, ctx, next_index, scheduled, (ctx.prepare)(next_index));
+        next_index += 1;
+    };
+    // Requests still running straddle the drain: record them, outside the window.
+    interrupted |= rec.drain(&mut set, false, false).await;
+    let window = Window {
+        start_s: window_start.map_or(0.0, |w| secs(start, w)),
+        end_s: secs(start, drain_start),
+    };
+    LevelRun {
+        records: rec.records,
+        window,
+        client: ClientHealth::default(),
+        max_in_flight: concurrency,
+        interrupted,
+        token_source: rec.token_source,
+    }
+}
+
+async fn run_burst(ctx: &LevelContext<'_>, start: Instant, concurrency: u32) -> LevelRun {
+    let mut rec = Recorder {
+        ctx,
+        start,
+        mode: LoadMode::Burst,
+        records: Vec::new(),
+        token_source: None,
+    };
+    // Build every body first so the burst leaves together.
+    let prepared: Vec<Prepared> = (0..u64::from(concurrency)).map(ctx.prepare).collect();
+    let mut set = JoinSet::new();
+    let scheduled = Instant::now();
+    for (index, p) in prepared.into_iter().enumerate() {
+        spawn(&mut set, ctx, index as u64, scheduled, p);
+    }
+    let interrupted = rec.drain(&mut set, true, false).await;
+    let end_s = last_end(&rec.records);
+    LevelRun {
+        records: rec.records,
+        window: Window {
+            start_s: 0.0,
+            end_s,
+        },
+        client: ClientHealth::default(),
+        max_in_flight: concurrency,
+        interrupted,
+        token_source: rec.token_source,
+    }
+}
+
+async fn run_rate(
+    ctx: &LevelContext<'_>,
+    start: Instant,
+    rate: f64,
+    arrivals: Arrivals,
+    duration: Duration,
+    seed: u64,
+) -> LevelRun {
+    let mut rec = Recorder {
+        ctx,
+        start,
+        mode: LoadMode::Rate,
+        records: Vec::new(),
+        token_source: None,
+    };
+    let schedule = arrival_offsets(rate, arrivals, duration, seed);
+    let mut max_in_flight = 0usize;
+    let mut set = JoinSet::new();
+    let mut stop = ctx.stop.clone();
+    let mut interrupted = false;
+    for (index, offset) in schedule.into_iter().enumerate() {
+        let index = index as u64;
+        let prepared = (ctx.prepare)(index);
+        // Absolute schedule: each arrival is placed from the level start, so lateness never
+        // accumulates into drift.
+        let scheduled = start + offset;
+        let due = tokio::time::Instant::from_std(scheduled);
+        loop {
+            tokio::select! {
+                biased;
+                _ = tokio::time::sleep_until(due) => break,
+                _ = stop.wait_for(|s| *s) => { interrupted = true; break; }
+                Some(done) = set.join_next(), if !set.is_empty() => {
+                    match done {
+                        Ok(d) => rec.record(d, true, true),
+                        Err(e) => tracing::error!("request task failed: {e}"),
+                    }
+                }
+            }
+        }
+        if interrupted {
+            break;
+        }
+        spawn(&mut set, ctx, index, scheduled, prepared);
+        max_in_flight = max_in_flight.max(set.len());
+    }
+    interrupted |= rec.drain(&mut set, true, true).await;
+    let end_s = last_end(&rec.records).max(duration.as_secs_f64());
+    LevelRun {
+        records: rec.records,
+        window: Window {
+            start_s: 0.0,
+            end_s,
+        },
+        client: ClientHealth::default(),
+        max_in_flight: max_in_flight as u32,
+        interrupted,
+        token_source: rec.token_source,
+    }
+}
+
+/// Arrival offsets from the level start for `duration` at `rate` per second.
+pub fn arrival_offsets(rate: f64, arrivals: Arrivals, duration: Duration, seed: u64) -> Vec<Duration> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut t = 0.0;
+    let mut offsets = Vec::new();
+    let end = duration.as_secs_f64();
+    while t < end {
+        offsets.push(Duration::from_secs_f64(t));
+        t += match arrivals {
+            Arrivals::Constant => 1.0 / rate,
+            // Exponential inter-arrival times make a Poisson process.
+            Arrivals::Poisson => -(1.0 - rng.random::<f64>()).ln() / rate,
+        };
+    }
+    offsets
+}
+
+fn secs(from: Instant, to: Instant) -> f64 {
+    to.saturating_duration_since(from).as_secs_f64()
+}
+
+fn last_end(records: &[RequestRecord]) -> f64 {
+    records
+        .iter()
+        .filter_map(|r| r.e2e_s.map(|e| r.sent_s.max(r.scheduled_s) + e))
+        .fold(0.0, f64::max)
+}
+
+fn to_record(
+    ctx: &LevelContext<'_>,
+    mode: LoadMode,
+    start: Instant,
+    done: Done,
+    in_window: bool,
+    latency_from_schedule: bool,
+) -> RequestRecord {
+    let ex = done.exchange;
+    // Rate mode measures from the scheduled start so queueing in the client is not hidden.
+    let origin = if latency_from_schedule {
+        done.scheduled.min(ex.sent)
+    } else {
+        ex.sent
+    };
+    let started = matches!(ex.outcome, Outcome::Ok | Outcome::Incomplete { .. });
+    RequestRecord {
+        scenario: ctx.scenario.to_string(),
+        mode,
+        concurrency: ctx.concurrency,
+        trial: ctx.trial,
+        index: done.index,
+        warmup: false,
+        in_window,
+        scheduled_s: secs(start, done.scheduled),
+        sent_s: secs(start, ex.sent),
+        ttft_s: ex.first_token.map(|t| secs(origin, t)),
+        e2e_s: Some(secs(origin, ex.end)),
+        input_tokens: ex.prompt_tokens.or(done.input_tokens),
+        output_tokens: if started { ex.output_tokens } else { None },
+        cached_tokens: ex.cached_tokens,
+        chunks: ex
+            .chunks
+            .iter()
+            .map(|c| ChunkArrival {
+                t: secs(ex.sent, c.at),
+                tokens: c.tokens,
+            })
+            .collect(),
+        queue_wait_s: None,
+        engine_timings: ex.engine_timings,
+        outcome: ex.outcome,
+    }
+}
+
+/// Measures how late a 1 ms ticker wakes: the client's own event-loop delay.
+struct LoopProbe {
+    task: tokio::task::JoinHandle<Vec<f64>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl LoopProbe {
+    fn start() -> LoopProbe {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let task = tokio::spawn(async move {
+            let mut delays = Vec::new();
+            while !flag.load(Ordering::Relaxed) {
+                let due = tokio::time::Instant::now() + Duration::from_millis(1);
+                tokio::time::sleep_until(due).await;
+                // Tokio's timer wheel has 1 ms resolution: lateness below that is the wheel.
+                let late = tokio::time::Instant::now().saturating_duration_since(due);
+                delays.push(late.as_secs_f64());
+            }
+            delays
+        });
+        LoopProbe { task, stop }
+    }
+
+    async fn finish(self) -> Vec<f64> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.task.await.unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constant_arrivals_are_evenly_spaced() {
+        let offsets = arrival_offsets(4.0, Arrivals::Constant, Duration::from_secs(1), 0);
+        let ms: Vec<u128> = offsets.iter().map(|d| d.as_millis()).collect();
+        assert_eq!(ms, [0, 250, 500, 750]);
+    }
+
+    #[test]
+    fn poisson_arrivals_have_the_asked_rate() {
+        let offsets = arrival_offsets(50.0, Arrivals::Poisson, Duration::from_secs(100), 7);
+        let n = offsets.len() as f64;
+        assert!((n / 100.0 - 50.0).abs() < 3.0, "{n}");
+        assert!(offsets.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(
+            offsets,
+            arrival_offsets(50.0, Arrivals::Poisson, Duration::from_secs(100), 7)
+        );
+    }
+}

@@ -1,0 +1,242 @@
+//! Suites: which scenarios run under which load modes at which levels. Built-in suites take
+//! their scenario shapes from `infermeter_report::presets`; custom suites come from TOML.
+
+use std::path::Path;
+
+use infermeter_report::presets::{ScenarioPreset, CAPACITY_SCENARIOS, CONTEXT_SWEEP, FOUR_SCENARIOS};
+use infermeter_report::{Arrivals, Scenario};
+use serde::Deserialize;
+
+/// A complete run plan.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suite {
+    pub name: String,
+    /// Whether prompts may share a prefix (false: every prompt starts unique, no cache can help).
+    #[serde(default)]
+    pub prompt_caching: bool,
+    /// Sequential warmup requests per scenario, excluded from statistics.
+    #[serde(default = "default_warmup")]
+    pub warmup: u32,
+    #[serde(rename = "scenario")]
+    pub scenarios: Vec<Scenario>,
+    #[serde(default)]
+    pub peak: Option<PeakPlan>,
+    #[serde(default)]
+    pub burst: Option<BurstPlan>,
+    #[serde(default)]
+    pub rate: Option<RatePlan>,
+}
+
+/// Closed loop: exactly N in flight.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeakPlan {
+    pub levels: Vec<u32>,
+    /// A level runs until this many requests per slot finished inside the steady-state window...
+    #[serde(default = "default_requests_per_slot")]
+    pub requests_per_slot: u32,
+    /// ...and at least this long.
+    #[serde(default = "default_min_seconds")]
+    pub min_seconds: f64,
+}
+
+/// N sent at once, drained.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BurstPlan {
+    pub levels: Vec<u32>,
+}
+
+/// Open-loop arrivals at fixed rates.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RatePlan {
+    /// Requests per second, one level each.
+    pub rates: Vec<f64>,
+    #[serde(default = "default_arrivals")]
+    pub arrivals: Arrivals,
+    /// How long each rate is offered, seconds.
+    pub duration_s: f64,
+    #[serde(default)]
+    pub seed: u64,
+}
+
+fn default_warmup() -> u32 {
+    2
+}
+fn default_requests_per_slot() -> u32 {
+    3
+}
+fn default_min_seconds() -> f64 {
+    30.0
+}
+fn default_arrivals() -> Arrivals {
+    Arrivals::Poisson
+}
+
+/// Why a suite cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum SuiteError {
+    #[error("suite \"{0}\" is neither a built-in suite (four-scenario, capacity, context-sweep) nor a readable file: {1}")]
+    Unreadable(String, std::io::Error),
+    #[error("suite file {0} is not valid: {1}")]
+    Parse(String, toml::de::Error),
+    #[error("suite \"{0}\": {1}")]
+    Invalid(String, String),
+}
+
+pub const PEAK_LEVELS: [u32; 7] = [1, 2, 4, 8, 16, 24, 32];
+pub const BURST_LEVELS: [u32; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+
+impl Suite {
+    /// A built-in suite by name, or a TOML file.
+    pub fn load(name_or_path: &str) -> Result<Suite, SuiteError> {
+        let presets: Option<&[ScenarioPreset]> = match name_or_path {
+            "four-scenario" => Some(&FOUR_SCENARIOS),
+            "capacity" => Some(&CAPACITY_SCENARIOS),
+            "context-sweep" => Some(&CONTEXT_SWEEP),
+            _ => None,
+        };
+        let suite = match presets {
+            Some(presets) => Suite::builtin(name_or_path, presets),
+            None => {
+                let text = std::fs::read_to_string(Path::new(name_or_path))
+                    .map_err(|e| SuiteError::Unreadable(name_or_path.into(), e))?;
+                toml::from_str(&text).map_err(|e| SuiteError::Parse(name_or_path.into(), e))?
+            }
+        };
+        suite.check()?;
+        Ok(suite)
+    }
+
+    fn builtin(name: &str, presets: &[ScenarioPreset]) -> Suite {
+        Suite {
+            name: name.into(),
+            prompt_caching: false,
+            warmup: default_warmup(),
+            scenarios: presets.iter().map(ScenarioPreset::to_scenario).collect(),
+            peak: Some(PeakPlan {
+                levels: PEAK_LEVELS.to_vec(),
+                requests_per_slot: default_requests_per_slot(),
+                min_seconds: default_min_seconds(),
+            }),
+            burst: Some(BurstPlan {
+                levels: BURST_LEVELS.to_vec(),
+            }),
+            rate: None,
+        }
+    }
+
+    fn check(&self) -> Result<(), SuiteError> {
+        let bad = |msg: String| Err(SuiteError::Invalid(self.name.clone(), msg));
+        if self.scenarios.is_empty() {
+            return bad("defines no [[scenario]]".into());
+        }
+        let mut ids = std::collections::BTreeSet::new();
+        for s in &self.scenarios {
+            if !ids.insert(&s.id) {
+                return bad(format!("scenario id \"{}\" appears twice", s.id));
+            }
+            if s.input_tokens == 0 || s.output_tokens == 0 {
+                return bad(format!(
+                    "scenario \"{}\" needs input_tokens and output_tokens of at least 1",
+                    s.id
+                ));
+            }
+        }
+        let increasing = |levels: &[u32]| {
+            !levels.is_empty() && levels[0] > 0 && levels.windows(2).all(|w| w[0] < w[1])
+        };
+        if let Some(p) = &self.peak {
+            if !increasing(&p.levels) || p.requests_per_slot == 0 {
+                return bad("[peak] levels must be increasing and at least 1, requests_per_slot at least 1".into());
+            }
+        }
+        if let Some(b) = &self.burst {
+            if !increasing(&b.levels) {
+                return bad("[burst] levels must be increasing and at least 1".into());
+            }
+        }
+        if let Some(r) = &self.rate {
+            let ok = !r.rates.is_empty()
+                && r.rates.iter().all(|x| x.is_finite() && *x > 0.0)
+                && r.rates.windows(2).all(|w| w[0] < w[1])
+                && r.duration_s > 0.0;
+            if !ok {
+                return bad("[rate] rates must be increasing positive numbers and duration_s positive".into());
+            }
+        }
+        if self.peak.is_none() && self.burst.is_none() && self.rate.is_none() {
+            return bad("defines no load mode: add [peak], [burst] or [rate]".into());
+        }
+        Ok(())
+    }
+
+    /// A smoke-run version: same token lengths, fewer levels, fewer and shorter requests.
+    pub fn quick(mut self) -> Suite {
+        let thin = |levels: &[u32]| -> Vec<u32> {
+            let mut kept: Vec<u32> = levels.iter().copied().step_by(2).take(3).collect();
+            kept.dedup();
+            kept
+        };
+        self.warmup = self.warmup.min(1);
+        if let Some(p) = &mut self.peak {
+            p.levels = thin(&p.levels);
+            p.requests_per_slot = 1;
+            p.min_seconds = 0.0;
+        }
+        if let Some(b) = &mut self.burst {
+            b.levels = thin(&b.levels);
+        }
+        if let Some(r) = &mut self.rate {
+            r.rates.truncate(2);
+            r.duration_s = r.duration_s.min(3.0);
+        }
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_suites_match_the_reference_shapes() {
+        let four = Suite::load("four-scenario").unwrap();
+        let inputs: Vec<u32> = four.scenarios.iter().map(|s| s.input_tokens).collect();
+        assert_eq!(inputs, [1024, 4096, 16384, 32768]);
+        assert!(four.scenarios.iter().all(|s| s.output_tokens == 256));
+        assert_eq!(four.peak.as_ref().unwrap().levels, PEAK_LEVELS);
+        let sweep = Suite::load("context-sweep").unwrap();
+        assert_eq!(sweep.scenarios.len(), 8);
+    }
+
+    #[test]
+    fn quick_keeps_token_lengths() {
+        let full = Suite::load("capacity").unwrap();
+        let quick = full.clone().quick();
+        assert_eq!(quick.scenarios, full.scenarios);
+        assert_eq!(quick.peak.as_ref().unwrap().levels, [1, 4, 16]);
+        assert_eq!(quick.burst.as_ref().unwrap().levels, [1, 4, 16]);
+    }
+
+    #[test]
+    fn example_file_parses() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/suites/example.toml");
+        let suite = Suite::load(path).unwrap();
+        assert_eq!(suite.name, "example");
+        assert!(suite.rate.is_some());
+    }
+
+    #[test]
+    fn bad_suites_are_explained() {
+        let err = Suite::load("no-such-suite").unwrap_err().to_string();
+        assert!(err.contains("built-in"), "{err}");
+        let suite: Suite = toml::from_str(
+            "name='x'\n[[scenario]]\nid='a'\nname='A'\ninput_tokens=1\noutput_tokens=0\n[burst]\nlevels=[1]",
+        )
+        .unwrap();
+        assert!(suite.check().unwrap_err().to_string().contains("output_tokens"));
+    }
+}

@@ -1,0 +1,22 @@
+//! Writes `data/schema/report.schema.json` and `record.schema.json` from the types.
+//! Run: `cargo run -p infermeter-report --example write_schema`.
+
+use std::path::Path;
+
+use infermeter_report::json_schema::{record_schema, report_schema};
+
+fn main() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the crate sits in the workspace")
+        .join("data/schema");
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("creating {}: {e}", dir.display()));
+    for (file, schema) in [
+        ("report.schema.json", report_schema()),
+        ("record.schema.json", record_schema()),
+    ] {
+        let path = dir.join(file);
+        std::fs::write(&path, schema).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+        println!("wrote {}", path.display());
+    }
+}

@@ -1,0 +1,43 @@
+//! Hand-made levels for unit tests.
+
+use crate::schema::{Level, LevelMetrics, LoadMode, RequestCounts, Series};
+use crate::stats::Distribution;
+
+/// A level with constant TTFT, decode speed (ITL = 1 / speed), E2E for 256 output tokens and
+/// system throughput = concurrency × speed.
+pub(crate) fn level(concurrency: u32, ttft_s: f64, decode_tok_s: f64) -> Level {
+    let c = Distribution::constant;
+    Level {
+        concurrency,
+        request_rate: None,
+        duration_s: 60.0,
+        requests: RequestCounts {
+            ok: u64::from(concurrency),
+            ..RequestCounts::default()
+        },
+        metrics: LevelMetrics {
+            ttft_s: Some(c(ttft_s)),
+            itl_s: Some(c(1.0 / decode_tok_s)),
+            e2e_s: Some(c(ttft_s + 255.0 / decode_tok_s)),
+            decode_tok_s: Some(c(decode_tok_s)),
+            ..LevelMetrics::default()
+        },
+        system_output_tok_s: f64::from(concurrency) * decode_tok_s,
+        system_input_tok_s: None,
+        requests_per_s: None,
+        power: None,
+        server: None,
+        client: None,
+        trials: None,
+    }
+}
+
+/// A series of `(concurrency, ttft_s, decode_tok_s)` levels.
+pub(crate) fn series(scenario: &str, mode: LoadMode, levels: &[(u32, f64, f64)]) -> Series {
+    Series {
+        scenario: scenario.into(),
+        mode,
+        arrivals: None,
+        levels: levels.iter().map(|&(n, t, d)| level(n, t, d)).collect(),
+    }
+}

@@ -1,0 +1,120 @@
+//! Every JSON file under `data/` loads and validates; the sample matches the reference report.
+
+use std::path::{Path, PathBuf};
+
+use infermeter_report::analysis::{highlights, Analysis, Metric, DEFAULT_TTFT_THRESHOLD_S};
+use infermeter_report::index::ReportIndex;
+use infermeter_report::{load_report, LoadMode, Stat};
+
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("reading {dir:?}: {e}")) {
+        let path = entry.expect("directory entry").path();
+        if path.is_dir() {
+            found.extend(json_files(&path));
+        } else if path.extension().is_some_and(|e| e == "json") {
+            found.push(path);
+        }
+    }
+    found.sort();
+    found
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {path:?}: {e}"))
+}
+
+#[test]
+fn every_data_file_loads_and_unmeasured_reports_say_synthetic() {
+    let data = super::data_dir();
+    let mut reports = 0;
+    for path in json_files(&data) {
+        let text = read(&path);
+        let relative = path.strip_prefix(&data).expect("under data/");
+        if relative.starts_with("schema") {
+            serde_json::from_str::<serde_json::Value>(&text)
+                .unwrap_or_else(|e| panic!("{relative:?} is not JSON: {e}"));
+        } else if relative == Path::new("index.json") {
+            let index = ReportIndex::parse(&text).unwrap_or_else(|e| panic!("{relative:?}: {e}"));
+            for entry in &index.reports {
+                assert!(
+                    data.join(&entry.path).is_file(),
+                    "index.json lists {}, which does not exist",
+                    entry.path
+                );
+            }
+        } else {
+            let report = load_report(&text).unwrap_or_else(|e| panic!("{relative:?}: {e}"));
+            let real_engine = !report.metadata.synthetic
+                && report.metadata.source.is_none()
+                && report.metadata.engine.name != "infermeter-sim";
+            assert!(
+                real_engine || report.metadata.synthetic,
+                "{relative:?} was not produced by a real engine but does not say synthetic: true"
+            );
+            reports += 1;
+        }
+    }
+    assert!(reports > 0, "no reports found under {data:?}");
+}
+
+#[test]
+fn index_lists_every_report_with_its_synthetic_flag() {
+    let data = super::data_dir();
+    let index = ReportIndex::parse(&read(&data.join("index.json"))).expect("index parses");
+    let listed: Vec<PathBuf> = index.reports.iter().map(|e| data.join(&e.path)).collect();
+    for path in json_files(&data.join("reports")) {
+        assert!(
+            listed.contains(&path),
+            "{path:?} is missing from index.json"
+        );
+    }
+    for entry in &index.reports {
+        let report = load_report(&read(&data.join(&entry.path))).expect("listed report loads");
+        assert_eq!(entry.synthetic, report.metadata.synthetic, "{}", entry.path);
+    }
+}
+
+#[test]
+fn sample_reproduces_the_reference_headline_figures() {
+    let text = read(&super::data_dir().join("reports/sample-synthetic.json"));
+    let report = load_report(&text).expect("sample loads");
+    let h = highlights(&report, DEFAULT_TTFT_THRESHOLD_S);
+
+    let peak = h.peak_decode.expect("peak decode");
+    assert!((peak.value - 172.5).abs() < 1e-9, "{}", peak.value);
+    assert_eq!(peak.scenario, "chatbot");
+    assert_eq!((peak.mode, peak.concurrency), (LoadMode::Peak, 1));
+    let tput = h.max_system_tput.expect("max throughput");
+    assert!((tput.value - 9774.0).abs() < 1e-9, "{}", tput.value);
+    assert_eq!((tput.mode, tput.concurrency), (LoadMode::Burst, 256));
+    let ttft = h.best_ttft.expect("best ttft");
+    assert!((ttft.value - 0.189).abs() < 1e-9, "{}", ttft.value);
+    assert_eq!((ttft.scenario.as_str(), ttft.concurrency), ("chatbot", 1));
+    let depths: Vec<(String, Option<u32>)> = h
+        .max_safe_queue_depth
+        .iter()
+        .map(|(id, d)| (id.clone(), d.map(|d| d.depth)))
+        .collect();
+    assert_eq!(
+        depths,
+        [
+            ("agentic".to_string(), Some(19)),
+            ("chatbot".to_string(), Some(131)),
+            ("rag_qa".to_string(), Some(84)),
+            ("tool_calling_agentic".to_string(), Some(8)),
+        ]
+    );
+    assert_eq!(h.success_rate, Some(1.0));
+
+    // ITL 5.8 ms single-user chatbot; scaling efficiency 41% (chatbot) and 8% (tool calling) at 32.
+    let analysis = Analysis::new(&report);
+    let itl = analysis.points("chatbot", LoadMode::Peak, Metric::Itl, Stat::Mean)[0].1;
+    assert!((Metric::Itl.to_display(itl) - 5.8).abs() < 0.05, "{itl}");
+    let efficiency_at_32 = |id: &str| {
+        let points = analysis.points(id, LoadMode::Peak, Metric::ScalingEfficiency, Stat::Mean);
+        (points.last().expect("levels").1 * 100.0).round()
+    };
+    assert_eq!(efficiency_at_32("chatbot"), 41.0);
+    assert_eq!(efficiency_at_32("tool_calling_agentic"), 8.0);
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The main job on the built-in default: start an engine (the simulator, or llama.cpp on CPU with
+# --engine llama.cpp), measure it with the collector, then serve the viewer with the fresh report
+# on 127.0.0.1 and print its URL. Reports are kept under runs/<time>/ and never overwritten.
+#
+#   bash scripts/demo.sh [--engine sim|llama.cpp] [--suite NAME] [--full] [--model M --gpu G]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+source scripts/env.sh
+
+engine=sim suite=four-scenario quick=--quick model=qwen3.5-35b-a3b-fp8 gpu=h100-sxm
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --engine) engine=$2; shift 2 ;;
+    --suite) suite=$2; shift 2 ;;
+    --full) quick=; shift ;;
+    --model) model=$2; shift 2 ;;
+    --gpu) gpu=$2; shift 2 ;;
+    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    *) echo "demo.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+bash scripts/setup.sh
+echo "[demo] building the collector and the viewer (release)" >&2
+cargo build --release --locked -p infermeter
+bash scripts/build-viewer.sh >&2
+bin="$CARGO_TARGET_DIR/release/infermeter"
+
+out="$root/runs/$(date -u +%Y%m%dT%H%M%SZ)-$engine"
+mkdir -p "$out"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+server_pid=
+cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true; }
+trap cleanup EXIT
+
+case "$engine" in
+  sim)
+    "$bin" sim --listen "127.0.0.1:$port" --model "$model" --gpu "$gpu" 2>"$out/engine.log" &
+    server_pid=$!
+    base="http://127.0.0.1:$port/v1"
+    extra=(--engine sim)
+    ;;
+  llama.cpp|llamacpp)
+    eval "$(bash engines/llama-cpp/serve.sh "$port" | grep -E '^(LLAMA_[A-Z_]+|TOKENIZER_DIR)=')"
+    server_pid=$LLAMA_PID
+    base=$LLAMA_BASE_URL
+    suite=${suite/four-scenario/llama-cpu}
+    extra=(--engine llamacpp --tokenizer "$TOKENIZER_DIR" --gpu "CPU (no GPU)")
+    ;;
+  *) echo "demo.sh: --engine must be sim or llama.cpp, not '$engine'" >&2; exit 2 ;;
+esac
+
+for _ in $(seq 1 100); do
+  curl -fsS "${base%/v1}/health" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+echo "[demo] measuring $base with suite $suite ${quick:+(quick)}; report in $out" >&2
+"$bin" run --base-url "$base" --suite "$suite" $quick "${extra[@]}" --out "$out/report.json"
+cleanup
+server_pid=
+"$bin" summary "$out/report.json"
+exec "$bin" view "$out/report.json"

@@ -1,0 +1,2 @@
+//! Integration tests: one binary, modules by concern.
+mod calibration;

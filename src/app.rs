@@ -1,0 +1,305 @@
+//! The three pages and what they share. The page is chosen from the query string so the viewer
+//! works from any static file server without rewrites: no report -> landing (report list),
+//! `report=URL` -> the report, `report=URL&chart=ID` -> that chart alone (embed).
+
+use infermeter_report::{Report, Stat};
+use leptos::prelude::*;
+
+use crate::charts;
+use crate::components::{ChartView, ErrorPanel, ThemeToggle};
+use crate::load::{fetch_index, fetch_reports, read_files, IndexEntry, LoadFailure};
+use crate::state::{ReportContext, ViewState};
+
+#[component]
+pub fn App() -> impl IntoView {
+    let view_state = RwSignal::new(ViewState::from_query(&current_query()));
+    // Files picked or dropped: they have no URL, so they replace the URL's reports.
+    let files = RwSignal::new_local(None::<Vec<web_sys::File>>);
+    let report_urls = Memo::new(move |_| view_state.with(|v| v.reports.clone()));
+    let reports = LocalResource::new(move || {
+        let picked = files.get();
+        let urls = report_urls.get();
+        async move {
+            match picked {
+                Some(picked) => read_files(picked).await,
+                None => fetch_reports(urls).await,
+            }
+        }
+    });
+    let open_files = move |picked: Vec<web_sys::File>| {
+        if picked.is_empty() {
+            return;
+        }
+        view_state.update(|v| {
+            v.reports.clear();
+            v.chart = None;
+        });
+        files.set(Some(picked));
+    };
+
+    Effect::new(move |_| write_query(&view_state.with(ViewState::to_query)));
+    Effect::new(move |_| {
+        let theme = view_state.with(|v| v.theme);
+        if let Some(root) = document().document_element() {
+            let _ = root.set_attribute("data-theme", theme.key());
+        }
+    });
+    let _drop = window_event_listener(leptos::ev::dragover, |ev| ev.prevent_default());
+    let _drop = window_event_listener(leptos::ev::drop, move |ev: web_sys::DragEvent| {
+        ev.prevent_default();
+        open_files(dropped_files(&ev));
+    });
+
+    let has_input = move || files.with(Option::is_some) || !report_urls.get().is_empty();
+    let embed = move || view_state.with(|v| v.chart.is_some());
+    view! {
+        {move || match (has_input(), embed()) {
+            (false, _) => view! { <Landing view_state open_files /> }.into_any(),
+            (true, true) => view! {
+                <Loaded reports view_state>
+                    {|| view! { <EmbeddedChart /> }}
+                </Loaded>
+            }.into_any(),
+            (true, false) => view! {
+                <Shell view_state open_files>
+                    <Loaded reports view_state>
+                        {|| view! { <ReportPage /> }}
+                    </Loaded>
+                </Shell>
+            }.into_any(),
+        }}
+    }
+}
+
+/// Waits for the reports, shows an error panel when they cannot be read, and provides
+/// [`ReportContext`] to `children` once they are.
+#[component]
+fn Loaded(
+    reports: LocalResource<Result<Vec<Report>, LoadFailure>>,
+    view_state: RwSignal<ViewState>,
+    children: ChildrenFn,
+) -> impl IntoView {
+    let children = StoredValue::new(children);
+    view! {
+        <Transition fallback=|| view! { <p class="loading" data-testid="loading">"Loading report…"</p> }>
+            <ErrorBoundary fallback=|errors| view! {
+                {move || errors.get().into_iter().map(|(_, e)| {
+                    let (source, detail) = match e.downcast_ref::<LoadFailure>() {
+                        Some(f) => (Some(f.source.clone()), f.message.clone()),
+                        None => (None, e.to_string()),
+                    };
+                    view! { <ErrorPanel title="This report cannot be shown" detail source /> }
+                }).collect_view()}
+            }>
+                {move || Suspend::new(async move {
+                    let loaded = reports.await?;
+                    provide_context(ReportContext {
+                        reports: Signal::stored(loaded),
+                        view: view_state,
+                    });
+                    Ok::<_, LoadFailure>(children.with_value(|c| c()))
+                })}
+            </ErrorBoundary>
+        </Transition>
+    }
+}
+
+/// Page frame of the landing and report pages: title bar with the global controls.
+#[component]
+fn Shell(
+    view_state: RwSignal<ViewState>,
+    open_files: impl Fn(Vec<web_sys::File>) + Copy + Send + Sync + 'static,
+    children: Children,
+) -> impl IntoView {
+    let stat = move || view_state.with(|v| v.stat.label());
+    view! {
+        <header class="topbar">
+            <a class="brand" href="./">"infermeter"</a>
+            <nav class="topbar-controls" aria-label="View controls">
+                <label class="control">
+                    <span>"Statistic"</span>
+                    <select data-testid="stat-select" prop:value=stat
+                        on:change=move |ev| {
+                            if let Some(s) = Stat::parse(&event_target_value(&ev)) {
+                                view_state.update(|v| v.stat = s);
+                            }
+                        }>
+                        {Stat::ALL.into_iter().map(|s| view! {
+                            <option value=s.label() selected=move || stat() == s.label()>{s.label()}</option>
+                        }).collect_view()}
+                    </select>
+                </label>
+                <FilePicker open_files />
+                <ThemeToggle view_state />
+            </nav>
+        </header>
+        <main id="main">{children()}</main>
+    }
+}
+
+/// "Open file…": a labelled file input (the visible label is the button).
+#[component]
+fn FilePicker(open_files: impl Fn(Vec<web_sys::File>) + Copy + Send + Sync + 'static) -> impl IntoView {
+    view! {
+        <label class="file-picker">
+            <span>"Open file…"</span>
+            <input type="file" accept=".json,application/json" multiple data-testid="file-input"
+                on:change=move |ev| {
+                    let input: web_sys::HtmlInputElement = event_target(&ev);
+                    open_files(file_list(input.files()));
+                    input.set_value("");
+                } />
+        </label>
+    }
+}
+
+#[component]
+fn Landing(
+    view_state: RwSignal<ViewState>,
+    open_files: impl Fn(Vec<web_sys::File>) + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    let index = LocalResource::new(fetch_index);
+    view! {
+        <Shell view_state open_files>
+            <section class="landing" data-testid="landing">
+                <h1>"How many users can this model serve, and how fast will it feel?"</h1>
+                <p class="lead">
+                    "Pick a benchmark report, open a report file written by "
+                    <code>"infermeter run"</code>", or drop one anywhere on this page."
+                </p>
+                <div class="drop-zone" data-testid="drop-zone">
+                    <p>"Drop report JSON files here (the first is the main report, others are compared)."</p>
+                    <FilePicker open_files />
+                </div>
+                <h2>"Reports"</h2>
+                <Transition fallback=|| view! { <p class="loading">"Loading the report list…"</p> }>
+                    {move || Suspend::new(async move {
+                        match index.await {
+                            Ok(entries) => view! { <ReportList entries /> }.into_any(),
+                            Err(e) => view! {
+                                <ErrorPanel title="The report list cannot be read"
+                                    detail=e.message source=Some(e.source) />
+                            }.into_any(),
+                        }
+                    })}
+                </Transition>
+            </section>
+        </Shell>
+    }
+}
+
+#[component]
+fn ReportList(entries: Vec<IndexEntry>) -> impl IntoView {
+    if entries.is_empty() {
+        return view! { <p>"No reports are bundled; open a file instead."</p> }.into_any();
+    }
+    view! {
+        <ul class="report-list" data-testid="report-list">
+            {entries.into_iter().map(|entry| {
+                let href = format!("?{}", ViewState {
+                    reports: vec![entry.url.clone()],
+                    ..ViewState::default()
+                }.to_query());
+                view! {
+                    <li>
+                        <a href=href>{entry.title}</a>
+                        {entry.synthetic.then(|| view! { <span class="badge">"synthetic"</span> })}
+                        {entry.detail.map(|d| view! { <p class="muted">{d}</p> })}
+                    </li>
+                }
+            }).collect_view()}
+        </ul>
+    }
+    .into_any()
+}
+
+/// The full report: every section in the order of the published reports.
+#[component]
+fn ReportPage() -> impl IntoView {
+    view! { <article class="report" data-testid="report">{crate::sections::report_sections()}</article> }
+}
+
+/// The chart named by `chart=` alone (embed view): its title, the chart, a link to the report.
+#[component]
+fn EmbeddedChart() -> impl IntoView {
+    let ctx = expect_context::<ReportContext>();
+    let id = ctx.view.with_untracked(|v| v.chart.clone()).unwrap_or_default();
+    let labels = Memo::new(move |_| ctx.reports.with(|r| charts::report_labels(r)));
+    let title = {
+        let id = id.clone();
+        move || {
+            ctx.reports.with(|r| {
+                labels.with(|l| {
+                    charts::chart_ids(&charts::sources(r, l))
+                        .into_iter()
+                        .find(|(chart, _)| *chart == id)
+                        .map(|(_, title)| title)
+                })
+            })
+        }
+    };
+    let exists = title.clone();
+    let full_report = move || {
+        let mut v = ctx.view.get();
+        v.chart = None;
+        format!("?{}", v.to_query())
+    };
+    let (option_id, csv_id) = (id.clone(), id.clone());
+    view! {
+        <Show when=move || exists().is_some() fallback={
+            let id = id.clone();
+            move || view! {
+                <ErrorPanel title="No such chart" detail=format!(
+                    "the report has no chart \"{id}\"; remove the chart parameter to see the whole report")
+                />
+            }
+        }>
+            <div class="embed" data-testid="embed">
+                <h1 class="embed-title">{title.clone()}</h1>
+                <ChartView id=option_id.clone() label=title().unwrap_or_default() height=420
+                    option={
+                        let id = option_id.clone();
+                        move || ctx.reports.with(|r| labels.with(|l| {
+                            ctx.view.with(|v| charts::chart_by_id(&id, &charts::sources(r, l), v))
+                        })).unwrap_or_else(charming::Chart::new)
+                    }
+                    csv={
+                        let id = csv_id.clone();
+                        move || ctx.reports.with(|r| labels.with(|l| {
+                            ctx.view.with(|v| charts::chart_csv(&id, &charts::sources(r, l), v))
+                        })).unwrap_or_default()
+                    } />
+                <a class="embed-link" href=full_report target="_blank" rel="noopener">"Full report"</a>
+            </div>
+        </Show>
+    }
+}
+
+fn current_query() -> String {
+    window().location().search().unwrap_or_default()
+}
+
+/// Mirrors the view into the address bar without adding history entries (sliders move a lot).
+fn write_query(query: &str) {
+    let location = window().location();
+    let path = location.pathname().unwrap_or_default();
+    let url = if query.is_empty() {
+        path
+    } else {
+        format!("{path}?{query}")
+    };
+    if location.search().unwrap_or_default().trim_start_matches('?') != query {
+        let _ = window()
+            .history()
+            .and_then(|h| h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url)));
+    }
+}
+
+fn dropped_files(ev: &web_sys::DragEvent) -> Vec<web_sys::File> {
+    file_list(ev.data_transfer().and_then(|d| d.files()))
+}
+
+fn file_list(list: Option<web_sys::FileList>) -> Vec<web_sys::File> {
+    let Some(list) = list else { return Vec::new() };
+    (0..list.length()).filter_map(|i| list.get(i)).collect()
+}

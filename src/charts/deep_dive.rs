@@ -1,0 +1,134 @@
+//! Technical deep dive: infrastructure metrics against context length (x = input tokens), one
+//! line per concurrency level, so a peak before the longest context shows as a bend.
+
+use infermeter_report::analysis::Metric;
+use infermeter_report::{LoadMode, Stat};
+
+use super::plot::{Line, Plot, XAxis};
+use super::{metric_axis, plot, Source};
+use crate::state::ViewState;
+
+/// `metric` by context length, one line per concurrency level of each report (peak mode).
+pub fn by_context(sources: &[Source], view: &ViewState, metric: Metric) -> Plot {
+    let mut p = plot(XAxis::ContextTokens, vec![metric_axis(metric, view.stat)], view);
+    for source in sources {
+        for (concurrency, points) in context_points(source, metric, view.stat) {
+            let name = if sources.len() > 1 {
+                format!("{} · {concurrency} concurrent", source.label)
+            } else {
+                format!("{concurrency} concurrent")
+            };
+            let points = points
+                .into_iter()
+                .map(|(tokens, v)| (f64::from(tokens), metric.to_display(v)))
+                .collect();
+            p.lines.push(Line::plain(name, 0, points));
+        }
+    }
+    p
+}
+
+/// Concurrency -> `(input tokens, value in stored units)` over the report's scenarios,
+/// ascending both ways. Scenarios sharing an input length keep the first one measured.
+pub fn context_points(source: &Source, metric: Metric, stat: Stat) -> Vec<(u32, Vec<(u32, f64)>)> {
+    let report = source.analysis.report();
+    let mut by_level: Vec<(u32, Vec<(u32, f64)>)> = Vec::new();
+    for scenario in &report.scenarios {
+        for (concurrency, value) in source.analysis.points(&scenario.id, LoadMode::Peak, metric, stat) {
+            let slot = match by_level.iter_mut().find(|(c, _)| *c == concurrency) {
+                Some((_, points)) => points,
+                None => {
+                    by_level.push((concurrency, Vec::new()));
+                    &mut by_level.last_mut().expect("just pushed").1
+                }
+            };
+            if !slot.iter().any(|(t, _)| *t == scenario.input_tokens) {
+                slot.push((scenario.input_tokens, value));
+            }
+        }
+    }
+    by_level.sort_by_key(|(c, _)| *c);
+    for (_, points) in &mut by_level {
+        points.sort_by_key(|(t, _)| *t);
+    }
+    by_level
+}
+
+/// Server-reported queue wait.
+pub fn queue_wait(sources: &[Source], view: &ViewState) -> Plot {
+    by_context(sources, view, Metric::QueueWait)
+}
+
+/// Per-user prefill speed.
+pub fn prefill(sources: &[Source], view: &ViewState) -> Plot {
+    by_context(sources, view, Metric::PrefillTokS)
+}
+
+/// Inter-token latency.
+pub fn itl(sources: &[Source], view: &ViewState) -> Plot {
+    by_context(sources, view, Metric::Itl)
+}
+
+/// Scaling efficiency.
+pub fn scaling(sources: &[Source], view: &ViewState) -> Plot {
+    by_context(sources, view, Metric::ScalingEfficiency)
+}
+
+/// Where per-user prefill speed peaks at one concurrency.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrefillPeak {
+    pub concurrency: u32,
+    pub input_tokens: u32,
+    pub tok_s: f64,
+}
+
+/// The peak prefill speed and its context length at each concurrency (the reference table).
+pub fn prefill_peaks(source: &Source, stat: Stat) -> Vec<PrefillPeak> {
+    context_points(source, Metric::PrefillTokS, stat)
+        .into_iter()
+        .filter_map(|(concurrency, points)| {
+            points
+                .into_iter()
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(input_tokens, tok_s)| PrefillPeak {
+                    concurrency,
+                    input_tokens,
+                    tok_s,
+                })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::charts::test_support::*;
+
+    #[test]
+    fn one_line_per_concurrency_against_context_length() {
+        let report = sample();
+        let p = with_sources(&report, |s| itl(s, &ViewState::default()));
+        let levels = peak_levels(&report);
+        assert_eq!(p.lines.len(), levels.len());
+        assert_eq!(p.lines[0].name, format!("{} concurrent", levels[0]));
+        assert!(p.lines[0].points.windows(2).all(|w| w[0].0 < w[1].0));
+        let json = chart_json(&p);
+        assert_eq!(x_axis(&json)["name"], "Context length (input tokens)");
+    }
+
+    #[test]
+    fn prefill_peaks_pick_the_fastest_context() {
+        let report = sample();
+        let peaks = with_sources(&report, |s| prefill_peaks(&s[0], Stat::Mean));
+        assert!(!peaks.is_empty());
+        with_sources(&report, |s| {
+            for peak in &peaks {
+                let (_, points) = context_points(&s[0], Metric::PrefillTokS, Stat::Mean)
+                    .into_iter()
+                    .find(|(c, _)| *c == peak.concurrency)
+                    .unwrap();
+                assert!(points.iter().all(|p| p.1 <= peak.tok_s));
+            }
+        });
+    }
+}

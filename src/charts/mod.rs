@@ -1,0 +1,357 @@
+//! One pure function per chart: `fn(&[Source], &ViewState) -> Plot`, rendered to a
+//! `charming::Chart` (and CSV) by [`plot`]. No signals, no DOM: every chart is tested natively.
+//!
+//! Every chart has a stable id (`fastest.decode`, `capacity.general_chatbot`, ...) used by the
+//! embed route and CSV export: [`chart_by_id`], [`chart_csv`], [`chart_ids`].
+
+pub mod capacity;
+pub mod deep_dive;
+pub mod fastest;
+pub mod plot;
+pub mod power;
+pub mod scale_up;
+pub mod throughput;
+
+use charming::Chart;
+use infermeter_report::analysis::{Analysis, Metric};
+use infermeter_report::{LoadMode, Report, Stat};
+
+use crate::state::ViewState;
+use plot::{Line, Plot, YAxis};
+
+/// One loaded report and the label its series carry when several reports are overlaid.
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
+    pub label: &'a str,
+    pub analysis: Analysis<'a>,
+}
+
+/// Labels for reports shown together: the GPU ("2x RTX Pro 6000"), then the model when two
+/// reports share a GPU, then a number when even that is ambiguous.
+pub fn report_labels(reports: &[Report]) -> Vec<String> {
+    let gpu = |r: &Report| {
+        let hw = &r.metadata.hardware;
+        if hw.gpu_count > 1 {
+            format!("{}x {}", hw.gpu_count, hw.gpu_model)
+        } else {
+            hw.gpu_model.clone()
+        }
+    };
+    let mut labels: Vec<String> = reports.iter().map(gpu).collect();
+    let duplicated = |labels: &[String], i: usize| labels.iter().filter(|l| **l == labels[i]).count() > 1;
+    let with_model: Vec<String> = (0..reports.len())
+        .map(|i| {
+            if duplicated(&labels, i) {
+                format!("{} · {}", labels[i], reports[i].metadata.model.id)
+            } else {
+                labels[i].clone()
+            }
+        })
+        .collect();
+    labels = with_model;
+    (0..labels.len())
+        .map(|i| {
+            if duplicated(&labels, i) {
+                format!("{} ({})", labels[i], i + 1)
+            } else {
+                labels[i].clone()
+            }
+        })
+        .collect()
+}
+
+/// Pairs reports with their labels (`labels` from [`report_labels`]).
+pub fn sources<'a>(reports: &'a [Report], labels: &'a [String]) -> Vec<Source<'a>> {
+    reports
+        .iter()
+        .zip(labels)
+        .map(|(report, label)| Source {
+            label,
+            analysis: Analysis::new(report),
+        })
+        .collect()
+}
+
+/// Series name: the scenario's name, prefixed by the report label when comparing.
+pub fn series_name(sources: &[Source], source: &Source, name: &str) -> String {
+    if sources.len() > 1 {
+        format!("{} · {name}", source.label)
+    } else {
+        name.to_string()
+    }
+}
+
+/// The y axis of `metric`, e.g. "Inter-token latency (ms)" with the selected statistic.
+pub fn metric_axis(metric: Metric, stat: Stat) -> YAxis {
+    let name = if metric.has_distribution() {
+        format!("{}, {}", metric.label(), stat.label())
+    } else {
+        metric.label().to_string()
+    };
+    YAxis::new(name, metric.unit())
+}
+
+/// One line per scenario (per report) of `metric` under `mode`, in display units; scenarios
+/// without a series or without the metric are left out.
+pub fn scenario_lines(
+    sources: &[Source],
+    mode: LoadMode,
+    metric: Metric,
+    stat: Stat,
+    axis: usize,
+) -> Vec<Line> {
+    sources
+        .iter()
+        .flat_map(|source| {
+            source
+                .analysis
+                .report()
+                .scenarios
+                .iter()
+                .filter_map(move |scenario| {
+                    let points = display_points(source, &scenario.id, mode, metric, stat);
+                    (!points.is_empty()).then(|| {
+                        Line::plain(series_name(sources, source, &scenario.name), axis, points)
+                    })
+                })
+        })
+        .collect()
+}
+
+/// `(concurrency, value in display units)` of one scenario.
+pub fn display_points(
+    source: &Source,
+    scenario_id: &str,
+    mode: LoadMode,
+    metric: Metric,
+    stat: Stat,
+) -> Vec<(f64, f64)> {
+    source
+        .analysis
+        .points(scenario_id, mode, metric, stat)
+        .into_iter()
+        .map(|(c, v)| (f64::from(c), metric.to_display(v)))
+        .collect()
+}
+
+/// A plot with the view's theme and cursor; the chart modules fill lines and thresholds.
+pub fn plot(x: plot::XAxis, y: Vec<YAxis>, view: &ViewState) -> Plot {
+    Plot {
+        x,
+        y,
+        lines: Vec::new(),
+        thresholds: Vec::new(),
+        cursor: view.at,
+        theme: view.theme,
+    }
+}
+
+type ChartFn = fn(&[Source], &ViewState) -> Plot;
+
+/// Charts with a fixed id, with their titles (the reference reports' headings). Capacity
+/// charts add `capacity.<use-case-id>` per use case, see [`chart_ids`].
+pub const CHART_IDS: &[(&str, &str)] = &[
+    ("fastest.decode", "Decode Speed per Scenario"),
+    ("fastest.itl", "Inter-Token Latency per Scenario"),
+    ("fastest.scaling", "Scaling Efficiency"),
+    ("fastest.decode_range", "Per-User Throughput Range"),
+    ("fastest.ttft_range", "TTFT Range"),
+    ("scale_up.ttft", "TTFT vs Queue Depth"),
+    ("scale_up.itl", "Inter-Token Latency vs Queue Depth"),
+    ("scale_up.decode", "Per-User Decode Speed vs Queue Depth"),
+    ("throughput.system", "System Throughput"),
+    ("deep_dive.queue_wait", "Queue Wait Times"),
+    ("deep_dive.prefill", "Per-User Prefill Speed"),
+    ("deep_dive.itl", "Inter-Token Latency by Context Length"),
+    ("deep_dive.scaling", "Scaling Efficiency by Context Length"),
+    ("power.draw", "Power Consumption"),
+    ("power.tokens_per_joule", "Energy Efficiency"),
+    ("power.cost", "Energy Cost per Million Tokens"),
+];
+
+fn chart_fn(id: &str) -> Option<ChartFn> {
+    Some(match id {
+        "fastest.decode" => fastest::decode,
+        "fastest.itl" => fastest::itl,
+        "fastest.scaling" => fastest::scaling,
+        "fastest.decode_range" => fastest::decode_range,
+        "fastest.ttft_range" => fastest::ttft_range,
+        "scale_up.ttft" => scale_up::ttft,
+        "scale_up.itl" => scale_up::itl,
+        "scale_up.decode" => scale_up::decode,
+        "throughput.system" => throughput::system,
+        "deep_dive.queue_wait" => deep_dive::queue_wait,
+        "deep_dive.prefill" => deep_dive::prefill,
+        "deep_dive.itl" => deep_dive::itl,
+        "deep_dive.scaling" => deep_dive::scaling,
+        "power.draw" => power::draw,
+        "power.tokens_per_joule" => power::tokens_per_joule,
+        "power.cost" => power::cost,
+        _ => return None,
+    })
+}
+
+/// The plot of chart `id`; `None` for an unknown id or a use case the reports cannot show.
+pub fn plot_by_id(id: &str, sources: &[Source], view: &ViewState) -> Option<Plot> {
+    if let Some(use_case) = id.strip_prefix("capacity.") {
+        let target = capacity::targets(sources.first()?)
+            .into_iter()
+            .find(|t| t.id == use_case)?;
+        return Some(capacity::chart(sources, &target, view));
+    }
+    chart_fn(id).map(|f| f(sources, view))
+}
+
+/// The chart `id` (embed route).
+pub fn chart_by_id(id: &str, sources: &[Source], view: &ViewState) -> Option<Chart> {
+    plot_by_id(id, sources, view).map(|p| p.to_chart())
+}
+
+/// The data of chart `id` as CSV (`series,x_axis,x,value,unit`).
+pub fn chart_csv(id: &str, sources: &[Source], view: &ViewState) -> Option<String> {
+    plot_by_id(id, sources, view).map(|p| p.to_csv())
+}
+
+/// Every chart id the reports can show, with its title: [`CHART_IDS`] then one capacity chart
+/// per use case of the first report.
+pub fn chart_ids(sources: &[Source]) -> Vec<(String, String)> {
+    let fixed = CHART_IDS
+        .iter()
+        .map(|(id, title)| (id.to_string(), title.to_string()));
+    let capacity = sources.first().into_iter().flat_map(|s| {
+        capacity::targets(s)
+            .into_iter()
+            .map(|t| (format!("capacity.{}", t.id), format!("{} Capacity", t.name)))
+    });
+    fixed.chain(capacity).collect()
+}
+
+#[cfg(test)]
+pub(crate) mod test_support;
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::*;
+    use super::*;
+
+    const HOSTILE: &str = "<img src=x onerror=alert(1)>";
+
+    fn hostile_sample() -> Report {
+        let mut report = sample();
+        report.scenarios[0].name = HOSTILE.into();
+        report.metadata.hardware.gpu_model = format!("{HOSTILE} GPU");
+        report
+    }
+
+    #[test]
+    fn every_fixed_chart_renders_from_the_sample() {
+        let report = sample();
+        with_sources(&report, |s| {
+            for (id, _) in CHART_IDS {
+                let plot = plot_by_id(id, s, &ViewState::default()).unwrap();
+                assert!(!plot.is_empty(), "{id} has no data");
+                let csv = chart_csv(id, s, &ViewState::default()).unwrap();
+                let rows = plot.lines.iter().map(|l| l.points.len()).sum::<usize>();
+                assert_eq!(csv.lines().count(), rows + 1, "{id}");
+            }
+            for (id, _) in chart_ids(s) {
+                assert!(chart_by_id(&id, s, &ViewState::default()).is_some(), "{id}");
+            }
+            assert!(chart_by_id("nope", s, &ViewState::default()).is_none());
+            assert!(chart_by_id("capacity.nope", s, &ViewState::default()).is_none());
+        });
+    }
+
+    #[test]
+    fn report_text_reaches_html_only_through_the_escaping_tooltip() {
+        let report = hostile_sample();
+        let json = with_sources(&report, |s| chart_json(&fastest::decode(s, &ViewState::default())));
+        // Series names are canvas text (legend): raw, so they read exactly as written.
+        assert_eq!(json["series"][0]["name"], HOSTILE);
+        // The tooltip is HTML: its formatter escapes every series name and holds no report text.
+        let formatter = json["tooltip"]["formatter"].as_str().unwrap();
+        assert!(formatter.contains("e(q.seriesName)"), "{formatter}");
+        assert!(!formatter.contains("<img"), "{formatter}");
+        // Nothing else in the option carries the name.
+        let text = json.to_string();
+        assert_eq!(text.matches("onerror").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn compared_reports_prefix_series_with_their_label() {
+        let a = sample();
+        let mut b = sample();
+        b.metadata.hardware.gpu_model = "NVIDIA H200".into();
+        b.metadata.hardware.gpu_count = 2;
+        let reports = [a.clone(), b];
+        let labels = report_labels(&reports);
+        assert_eq!(labels[1], "2x NVIDIA H200");
+        let p = with_all_sources(&reports, |s| fastest::decode(s, &ViewState::default()));
+        assert_eq!(p.lines.len(), 2 * peak_scenarios(&a));
+        assert!(p.lines[0].name.starts_with(&format!("{} · ", labels[0])));
+        assert!(p.lines.last().unwrap().name.starts_with("2x NVIDIA H200 · "));
+        let same = report_labels(&[a.clone(), a.clone()]);
+        assert_ne!(same[0], same[1]);
+    }
+
+    #[test]
+    fn cursor_marks_interpolated_points_inside_the_measured_range_only() {
+        let report = sample();
+        let levels = peak_levels(&report);
+        let between = (levels[2]..levels[3]).nth(1).expect("a gap between levels");
+        let view = ViewState {
+            at: Some(between),
+            ..ViewState::default()
+        };
+        let p = with_sources(&report, |s| fastest::decode(s, &view));
+        let estimates = p.cursor_estimates();
+        assert_eq!(estimates.len(), p.lines.len());
+        assert!(estimates.iter().all(|(_, e)| e.is_some_and(|e| !e.measured)));
+        let json = chart_json(&p);
+        assert_eq!(json["series"][0]["markPoint"]["data"][0]["name"], "interpolated");
+        assert_eq!(json["series"][0]["markPoint"]["data"][0]["xAxis"], f64::from(between));
+        let cursor = json["series"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(cursor["name"], "Cursor");
+        assert!(cursor["markLine"]["data"][0]["label"]["formatter"]
+            .as_str()
+            .unwrap()
+            .contains("interpolated"));
+
+        let beyond = ViewState {
+            at: Some(levels.last().unwrap() + 1),
+            ..ViewState::default()
+        };
+        let p = with_sources(&report, |s| fastest::decode(s, &beyond));
+        assert!(p.cursor_estimates().iter().all(|(_, e)| e.is_none()));
+        let json = chart_json(&p);
+        assert!(json["series"][0]["markPoint"].is_null());
+        assert!(json["series"].as_array().unwrap().iter().all(|s| s["name"] != "Cursor"));
+    }
+
+    #[test]
+    fn percentile_selector_changes_the_values() {
+        let report = sample();
+        let mean = with_sources(&report, |s| fastest::itl(s, &ViewState::default()));
+        let p99 = with_sources(&report, |s| {
+            fastest::itl(
+                s,
+                &ViewState {
+                    stat: Stat::P99,
+                    ..ViewState::default()
+                },
+            )
+        });
+        assert!(p99.lines[0].points[0].1 > mean.lines[0].points[0].1);
+        assert!(p99.y[0].name.ends_with("p99"));
+    }
+
+    #[test]
+    fn csv_quotes_names_with_commas() {
+        let mut report = sample();
+        report.scenarios[0].name = "RAG, \"QA\"".into();
+        let csv = with_sources(&report, |s| chart_csv("fastest.decode", s, &ViewState::default()))
+            .unwrap();
+        assert!(csv.starts_with("series,x_axis,x,value,unit\n"));
+        assert!(csv.contains("\"RAG, \"\"QA\"\"\",Concurrent users,1,"), "{csv}");
+    }
+}

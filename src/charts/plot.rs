@@ -1,0 +1,423 @@
+//! The data behind one chart (lines, axes, threshold lines, cursor) and its two renderings:
+//! an ECharts option through `charming`, and CSV. Every chart module builds a [`Plot`], so the
+//! picture and the exported numbers can never disagree.
+
+use charming::component::{Axis, Grid, Legend};
+use charming::element::{
+    AreaStyle, AxisLabel, AxisType, Color, JsFunction, Label, LineStyle,
+    LineStyleType, MarkLine, MarkLineData, MarkLineVariant, MarkPoint, MarkPointData, NameLocation, SplitLine,
+    Symbol, TextStyle, Tooltip, Trigger,
+};
+use charming::series::Line as LineSeries;
+use charming::Chart;
+use infermeter_report::analysis::{Estimate, MonotoneCurve};
+
+use crate::theme::{palette, Theme};
+
+/// What the x axis measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XAxis {
+    /// Requests in flight (peak mode): doubling sweeps read best on a log2 axis.
+    ConcurrentUsers,
+    /// Requests sent at once (burst mode).
+    QueueDepth,
+    /// Input tokens of each scenario.
+    ContextTokens,
+}
+
+impl XAxis {
+    pub fn name(self) -> &'static str {
+        match self {
+            XAxis::ConcurrentUsers => "Concurrent users",
+            XAxis::QueueDepth => "Queue depth (requests)",
+            XAxis::ContextTokens => "Context length (input tokens)",
+        }
+    }
+
+    /// Whether the interpolation cursor (a concurrency) applies to this axis.
+    pub fn is_concurrency(self) -> bool {
+        !matches!(self, XAxis::ContextTokens)
+    }
+}
+
+/// A y axis: name and display unit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct YAxis {
+    pub name: String,
+    pub unit: String,
+}
+
+impl YAxis {
+    pub fn new(name: impl Into<String>, unit: impl Into<String>) -> YAxis {
+        YAxis {
+            name: name.into(),
+            unit: unit.into(),
+        }
+    }
+}
+
+/// How a line is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineKind {
+    Plain,
+    /// Lower edge of a band (drawn as a line, the area above it is filled up to the upper edge).
+    BandLower,
+    /// Upper edge of a band, stacked on the lower edge of the same `band` group.
+    BandUpper,
+}
+
+/// One series: display name (raw text, escaped when rendered), y axis index, points in display
+/// units, ascending x.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    pub name: String,
+    pub axis: usize,
+    pub points: Vec<(f64, f64)>,
+    pub kind: LineKind,
+    /// Stack group of a band (one band per compared report).
+    pub band: Option<String>,
+}
+
+impl Line {
+    pub fn plain(name: impl Into<String>, axis: usize, points: Vec<(f64, f64)>) -> Line {
+        Line {
+            name: name.into(),
+            axis,
+            points,
+            kind: LineKind::Plain,
+            band: None,
+        }
+    }
+}
+
+/// A dashed horizontal limit on axis `axis`, in display units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Threshold {
+    pub axis: usize,
+    pub value: f64,
+    pub label: String,
+}
+
+/// Everything a chart shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plot {
+    pub x: XAxis,
+    pub y: Vec<YAxis>,
+    pub lines: Vec<Line>,
+    pub thresholds: Vec<Threshold>,
+    /// Concurrency of the interpolation cursor, when set and the x axis is a concurrency.
+    pub cursor: Option<u32>,
+    pub theme: Theme,
+}
+
+/// Name of the series carrying the threshold lines (also its legend entry).
+pub const THRESHOLD_SERIES: &str = "Quality thresholds";
+
+impl Plot {
+    /// True when no line has a point: the section shows a note instead of an empty chart.
+    pub fn is_empty(&self) -> bool {
+        self.lines.iter().all(|l| l.points.is_empty())
+    }
+
+    /// The estimate of every plain line at the cursor, `None` for lines whose measured range
+    /// does not reach it (we never extrapolate).
+    pub fn cursor_estimates(&self) -> Vec<(&Line, Option<Estimate>)> {
+        let Some(at) = self.cursor.filter(|_| self.x.is_concurrency()) else {
+            return Vec::new();
+        };
+        self.lines
+            .iter()
+            .filter(|l| l.kind == LineKind::Plain)
+            .map(|l| (l, estimate_at(l, at)))
+            .collect()
+    }
+
+    /// The ECharts option.
+    pub fn to_chart(&self) -> Chart {
+        let colors = self.theme.colors();
+        let mut chart = Chart::new()
+            .background_color(colors.background)
+            .color(palette(self.theme).iter().map(|&c| Color::from(c)).collect())
+            .tooltip(
+                Tooltip::new()
+                    .trigger(Trigger::Axis)
+                    .background_color(colors.tooltip_background)
+                    .formatter(self.tooltip_formatter()),
+            )
+            .legend(
+                Legend::new()
+                    .bottom(0)
+                    .type_(charming::component::LegendType::Scroll)
+                    .text_style(TextStyle::new().color(colors.text)),
+            )
+            .grid(
+                Grid::new()
+                    .left(16)
+                    .right(24)
+                    .top(40)
+                    .bottom(48)
+                    .contain_label(true),
+            )
+            .x_axis(self.axis(self.x.name(), None, true));
+        for y in &self.y {
+            chart = chart.y_axis(self.axis(&y.name, Some(&y.unit), false));
+        }
+        let carrier_axis: Vec<usize> = {
+            let mut axes: Vec<usize> = self.thresholds.iter().map(|t| t.axis).collect();
+            axes.dedup();
+            axes
+        };
+        for line in &self.lines {
+            chart = chart.series(self.series(line));
+        }
+        // Thresholds ride on data-less series (one per y axis) so they get one legend entry
+        // and survive any line being hidden.
+        for axis in carrier_axis {
+            chart = chart.series(self.threshold_series(axis));
+        }
+        if let Some(cursor) = self.cursor_series() {
+            chart = chart.series(cursor);
+        }
+        chart
+    }
+
+    fn axis(&self, name: &str, unit: Option<&str>, is_x: bool) -> Axis {
+        let colors = self.theme.colors();
+        let title = match unit {
+            Some(unit) if !unit.is_empty() => format!("{name} ({unit})"),
+            _ => name.to_string(),
+        };
+        let axis = Axis::new()
+            .name(title)
+            .name_location(NameLocation::Middle)
+            .name_gap(if is_x { 28 } else { 48 })
+            .name_text_style(TextStyle::new().color(colors.muted))
+            .axis_label(AxisLabel::new().color(colors.muted))
+            .split_line(SplitLine::new().line_style(LineStyle::new().color(colors.grid_line)));
+        if is_x {
+            axis.type_(AxisType::Log).log_base(2)
+        } else {
+            let axis = axis.type_(AxisType::Value);
+            // ECharts sizes an axis from its data only; keep a limit above the data visible.
+            match self.axis_top(name) {
+                Some(max) => axis.max(max),
+                None => axis,
+            }
+        }
+    }
+
+    /// A round top for the y axis named `name` when one of its thresholds lies above its data.
+    fn axis_top(&self, name: &str) -> Option<f64> {
+        let index = self.y.iter().position(|y| y.name == name)?;
+        let data_max = self
+            .lines
+            .iter()
+            .filter(|l| l.axis == index)
+            .flat_map(|l| l.points.iter().map(|p| p.1))
+            .fold(f64::NEG_INFINITY, f64::max);
+        let limit = self
+            .thresholds
+            .iter()
+            .filter(|t| t.axis == index)
+            .map(|t| t.value)
+            .fold(f64::NEG_INFINITY, f64::max);
+        (limit.is_finite() && limit >= data_max).then(|| nice_ceiling(limit * 1.15))
+    }
+
+    fn series(&self, line: &Line) -> LineSeries {
+        let data: Vec<Vec<f64>> = match line.kind {
+            // Stacked on the lower edge: plot the span, keep the real upper value third for
+            // the tooltip.
+            LineKind::BandUpper => {
+                let lower = self.lines.iter().find(|l| {
+                    l.kind == LineKind::BandLower && l.band.is_some() && l.band == line.band
+                });
+                line.points
+                    .iter()
+                    .map(|&(x, y)| {
+                        let base = lower
+                            .and_then(|l| l.points.iter().find(|p| p.0 == x))
+                            .map_or(0.0, |p| p.1);
+                        vec![x, y - base, y]
+                    })
+                    .collect()
+            }
+            _ => line.points.iter().map(|&(x, y)| vec![x, y]).collect(),
+        };
+        let mut series = LineSeries::new()
+            .name(line.name.as_str())
+            .y_axis_index(line.axis as f64)
+            .symbol(Symbol::Circle)
+            .symbol_size(6)
+            .data(data);
+        if let Some(band) = &line.band {
+            series = series.stack(band.as_str());
+        }
+        if line.kind == LineKind::BandUpper {
+            series = series.area_style(AreaStyle::new().opacity(0.25));
+        }
+        if let Some(points) = self.cursor_points(line) {
+            series = series.mark_point(points);
+        }
+        series
+    }
+
+    fn threshold_series(&self, axis: usize) -> LineSeries {
+        let colors = self.theme.colors();
+        let lines: Vec<MarkLineVariant> = self
+            .thresholds
+            .iter()
+            .filter(|t| t.axis == axis)
+            .map(|t| {
+                MarkLineVariant::Simple(
+                    MarkLineData::new()
+                        .name(t.label.as_str())
+                        .y_axis(t.value)
+                        .label(Label::new().formatter(t.label.as_str()).color(colors.text)),
+                )
+            })
+            .collect();
+        LineSeries::new()
+            .name(THRESHOLD_SERIES)
+            .y_axis_index(axis as f64)
+            .data(Vec::<Vec<f64>>::new())
+            .line_style(LineStyle::new().type_(LineStyleType::Dashed).color(colors.text))
+            .mark_line(
+                MarkLine::new()
+                    .silent(true)
+                    .symbol(vec![Symbol::None, Symbol::None])
+                    .line_style(
+                        LineStyle::new()
+                            .type_(LineStyleType::Dashed)
+                            .width(2)
+                            .color("#D55E00"),
+                    )
+                    .data(lines),
+            )
+    }
+
+    /// Marker at the cursor on `line`, when the cursor lies in its measured range.
+    fn cursor_points(&self, line: &Line) -> Option<MarkPoint> {
+        let at = self.cursor.filter(|_| self.x.is_concurrency())?;
+        if line.kind != LineKind::Plain {
+            return None;
+        }
+        let estimate = estimate_at(line, at)?;
+        let at = f64::from(at);
+        let kind = if estimate.measured {
+            "measured"
+        } else {
+            "interpolated"
+        };
+        Some(
+            MarkPoint::new().data(vec![MarkPointData::new()
+                .name(kind)
+                .x_axis(at)
+                .y_axis(estimate.value)
+                .value((estimate.value * 10.0).round() / 10.0)]),
+        )
+    }
+
+    /// Vertical dashed line at the cursor, labelled with its concurrency and kind.
+    fn cursor_series(&self) -> Option<LineSeries> {
+        let at = self.cursor.filter(|_| self.x.is_concurrency())?;
+        let estimates = self.cursor_estimates();
+        if estimates.iter().all(|(_, e)| e.is_none()) {
+            return None;
+        }
+        let measured = estimates.iter().filter_map(|(_, e)| *e).all(|e| e.measured);
+        let label = format!(
+            "{at} ({})",
+            if measured { "measured" } else { "interpolated" }
+        );
+        Some(
+            LineSeries::new()
+                .name("Cursor")
+                .data(Vec::<Vec<f64>>::new())
+                .mark_line(
+                    MarkLine::new()
+                        .silent(true)
+                        .symbol(vec![Symbol::None, Symbol::None])
+                        .line_style(
+                            LineStyle::new()
+                                .type_(LineStyleType::Dotted)
+                                .color(self.theme.colors().muted),
+                        )
+                        .data(vec![MarkLineVariant::Simple(
+                            MarkLineData::new()
+                                .x_axis(f64::from(at))
+                                .label(Label::new().formatter(label.as_str())),
+                        )]),
+                ),
+        )
+    }
+
+    /// Tooltip listing every series at the hovered x with its unit. Its output is HTML, so it
+    /// escapes the series names (report text) itself; the body holds only our own constants.
+    fn tooltip_formatter(&self) -> JsFunction {
+        let units: Vec<&str> = self
+            .lines
+            .iter()
+            .map(|l| self.y.get(l.axis).map_or("", |y| y.unit.as_str()))
+            .collect();
+        let units = serde_json::to_string(&units).unwrap_or_else(|_| "[]".into());
+        let x_name = serde_json::to_string(self.x.name()).unwrap_or_default();
+        JsFunction::new_with_args("params", &format!("{TOOLTIP_JS_HEAD}var U={units};var X={x_name};{TOOLTIP_JS_BODY}"))
+    }
+
+    /// `series,x_name,x,value,unit` rows; names unescaped (CSV is not HTML), fields quoted.
+    pub fn to_csv(&self) -> String {
+        let mut out = String::from("series,x_axis,x,value,unit\n");
+        for line in &self.lines {
+            let unit = self.y.get(line.axis).map_or("", |y| y.unit.as_str());
+            for &(x, y) in &line.points {
+                out.push_str(&format!(
+                    "{},{},{},{},{}\n",
+                    csv_field(&line.name),
+                    csv_field(self.x.name()),
+                    x,
+                    y,
+                    csv_field(unit)
+                ));
+            }
+        }
+        out
+    }
+}
+
+const TOOLTIP_JS_HEAD: &str = "var ps=Array.isArray(params)?params:[params];\
+function e(s){return String(s).replace(/[&<>\"']/g,function(c){\
+return {'&':'&amp;','<':'&lt;','>':'&gt;','\"':'&quot;',\"'\":'&#39;'}[c];});}";
+/// Three significant digits like `format_number`, thousands grouped; band tops read the real
+/// value kept in the third dimension.
+const TOOLTIP_JS_BODY: &str = "function f(v){if(v==null||!isFinite(v))return '-';\
+var a=Math.abs(v);return a>=100?Math.round(v).toLocaleString('en-US'):String(Number(v.toPrecision(3)));}\
+var out='';for(var i=0;i<ps.length;i++){var q=ps[i];var v=q.value;if(!Array.isArray(v))continue;\
+if(out==='')out=e(X)+': '+f(v[0]);var y=v.length>2?v[2]:v[1];var u=e(U[q.seriesIndex]||'');\
+out+='<br/>'+q.marker+e(q.seriesName)+': <b>'+f(y)+'</b> '+u;}return out;";
+
+/// The monotone-curve estimate of `line` at concurrency `at`; `None` outside its measured range.
+fn estimate_at(line: &Line, at: u32) -> Option<Estimate> {
+    MonotoneCurve::new(&line.points)?.at(f64::from(at))
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// Smallest 1, 2, 2.5 or 5 times a power of ten at or above `v` (a readable axis top).
+fn nice_ceiling(v: f64) -> f64 {
+    if v <= 0.0 || !v.is_finite() {
+        return v;
+    }
+    let power = 10f64.powf(v.log10().floor());
+    [1.0, 2.0, 2.5, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * power)
+        .find(|&c| c >= v)
+        .unwrap_or(10.0 * power)
+}

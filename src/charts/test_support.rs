@@ -1,0 +1,87 @@
+//! Fixtures for the chart tests: the bundled synthetic sample report and helpers that read the
+//! serialized ECharts option the way the browser would receive it.
+
+use infermeter_report::{load_report, LoadMode, Report};
+use serde_json::Value;
+
+use super::plot::{Plot, THRESHOLD_SERIES};
+use super::{report_labels, sources, Source};
+
+/// The synthetic sample report shipped in `data/reports/`.
+pub fn sample() -> Report {
+    load_report(include_str!("../../data/reports/sample-synthetic.json"))
+        .expect("the bundled sample report loads")
+}
+
+/// Runs `f` with the sources of one report.
+pub fn with_sources<T>(report: &Report, f: impl FnOnce(&[Source]) -> T) -> T {
+    let reports = std::slice::from_ref(report);
+    let labels = report_labels(reports);
+    f(&sources(reports, &labels))
+}
+
+/// Runs `f` with the sources of several reports (compare mode).
+pub fn with_all_sources<T>(reports: &[Report], f: impl FnOnce(&[Source]) -> T) -> T {
+    let labels = report_labels(reports);
+    f(&sources(reports, &labels))
+}
+
+/// The chart option as JSON.
+pub fn chart_json(plot: &Plot) -> Value {
+    serde_json::to_value(plot.to_chart()).expect("a chart serializes")
+}
+
+/// Values of every dashed threshold line, in display units.
+pub fn threshold_values(json: &Value) -> Vec<f64> {
+    json["series"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|s| s["name"] == THRESHOLD_SERIES)
+        .flat_map(|s| s["markLine"]["data"].as_array().cloned().unwrap_or_default())
+        .filter_map(|d| d["yAxis"].as_f64())
+        .collect()
+}
+
+/// Scenarios of `report` measured under `mode`.
+fn scenarios_in(report: &Report, mode: LoadMode) -> usize {
+    report
+        .scenarios
+        .iter()
+        .filter(|s| {
+            report
+                .series
+                .iter()
+                .any(|x| x.scenario == s.id && x.mode == mode && !x.levels.is_empty())
+        })
+        .count()
+}
+
+pub fn peak_scenarios(report: &Report) -> usize {
+    scenarios_in(report, LoadMode::Peak)
+}
+
+pub fn burst_scenarios(report: &Report) -> usize {
+    scenarios_in(report, LoadMode::Burst)
+}
+
+/// Distinct peak concurrencies, ascending.
+pub fn peak_levels(report: &Report) -> Vec<u32> {
+    let mut levels: Vec<u32> = report
+        .series
+        .iter()
+        .filter(|s| s.mode == LoadMode::Peak)
+        .flat_map(|s| s.levels.iter().map(|l| l.concurrency))
+        .collect();
+    levels.sort_unstable();
+    levels.dedup();
+    levels
+}
+
+/// The first x axis of an option (charming writes a lone axis as an object).
+pub fn x_axis(json: &Value) -> &Value {
+    match &json["xAxis"] {
+        Value::Array(axes) => &axes[0],
+        one => one,
+    }
+}

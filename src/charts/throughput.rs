@@ -1,0 +1,112 @@
+//! System throughput: output tokens per second summed over all concurrent requests (peak mode).
+
+use infermeter_report::analysis::scaling::tokens_per_hour;
+use infermeter_report::analysis::Metric;
+use infermeter_report::{LoadMode, Stat};
+
+use super::plot::{Plot, XAxis};
+use super::{metric_axis, plot, scenario_lines, Source};
+use crate::state::ViewState;
+
+/// System throughput per scenario.
+pub fn system(sources: &[Source], view: &ViewState) -> Plot {
+    let metric = Metric::SystemOutputTokS;
+    let mut p = plot(XAxis::ConcurrentUsers, vec![metric_axis(metric, view.stat)], view);
+    p.lines = scenario_lines(sources, LoadMode::Peak, metric, view.stat, 0);
+    p
+}
+
+/// One row of the throughput table: the best scenario at one concurrency.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThroughputRow {
+    /// "Single user", "Mid concurrency (8 reqs)", "Max concurrency (32 reqs)".
+    pub condition: String,
+    pub concurrency: u32,
+    /// Highest system throughput of any scenario at this concurrency, tok/s.
+    pub system_tok_s: f64,
+    /// Highest per-user decode speed of any scenario at this concurrency, tok/s.
+    pub per_user_tok_s: Option<f64>,
+    pub tokens_per_hour: f64,
+}
+
+/// Single user, the middle measured concurrency and the highest one, of one report's peak
+/// series (fewer rows when fewer levels were measured).
+pub fn table(source: &Source, stat: Stat) -> Vec<ThroughputRow> {
+    let report = source.analysis.report();
+    let best_at = |metric: Metric, concurrency: u32| {
+        report
+            .scenarios
+            .iter()
+            .flat_map(|s| source.analysis.points(&s.id, LoadMode::Peak, metric, stat))
+            .filter(|&(c, _)| c == concurrency)
+            .map(|(_, v)| v)
+            .fold(None, |best: Option<f64>, v| Some(best.map_or(v, |b| b.max(v))))
+    };
+    let mut levels: Vec<u32> = report
+        .series
+        .iter()
+        .filter(|s| s.mode == LoadMode::Peak)
+        .flat_map(|s| s.levels.iter().map(|l| l.concurrency))
+        .collect();
+    levels.sort_unstable();
+    levels.dedup();
+    let (Some(&first), Some(&last)) = (levels.first(), levels.last()) else {
+        return Vec::new();
+    };
+    let mid = levels[levels.len() / 2];
+    let mut picks = vec![(first, condition_name(first, "Lowest concurrency"))];
+    if mid != first && mid != last {
+        picks.push((mid, condition_name(mid, "Mid concurrency")));
+    }
+    if last != first {
+        picks.push((last, condition_name(last, "Max concurrency")));
+    }
+    picks
+        .into_iter()
+        .filter_map(|(concurrency, condition)| {
+            let system_tok_s = best_at(Metric::SystemOutputTokS, concurrency)?;
+            Some(ThroughputRow {
+                condition,
+                concurrency,
+                system_tok_s,
+                per_user_tok_s: best_at(Metric::DecodeTokS, concurrency),
+                tokens_per_hour: tokens_per_hour(system_tok_s),
+            })
+        })
+        .collect()
+}
+
+fn condition_name(concurrency: u32, what: &str) -> String {
+    if concurrency == 1 {
+        "Single user".into()
+    } else {
+        format!("{what} ({concurrency} reqs)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::charts::test_support::*;
+
+    #[test]
+    fn one_line_per_peak_scenario() {
+        let report = sample();
+        let p = with_sources(&report, |s| system(s, &ViewState::default()));
+        assert_eq!(p.lines.len(), peak_scenarios(&report));
+        assert_eq!(p.y[0].name, "System throughput");
+    }
+
+    #[test]
+    fn table_has_single_mid_and_max_rows_with_tokens_per_hour() {
+        let report = sample();
+        let rows = with_sources(&report, |s| table(&s[0], Stat::Mean));
+        assert_eq!(rows[0].condition, "Single user");
+        assert!(rows.len() >= 2);
+        assert!(rows.last().unwrap().condition.starts_with("Max concurrency"));
+        for row in &rows {
+            assert!((row.tokens_per_hour - row.system_tok_s * 3600.0).abs() < 1e-6);
+        }
+        assert!(rows.windows(2).all(|w| w[0].concurrency < w[1].concurrency));
+    }
+}

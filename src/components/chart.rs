@@ -1,0 +1,297 @@
+//! The one ECharts chart component. It keeps the ECharts instance for the life of the component
+//! and applies new options to it (`setOption`) when its `option` signal changes, instead of
+//! re-creating the chart; it adds the tooltip pin, PNG and CSV export and the page-load mark.
+//!
+//! Use from a section:
+//! ```ignore
+//! <ChartView id="fastest.decode" label="Decode Speed per Scenario"
+//!     option=move || plot().to_chart() csv=move || plot().to_csv() />
+//! ```
+//! `id` is stable and unique on the page: it is `data-chart-id`, the embed key (`?chart=ID`) and
+//! the export file name.
+
+use charming::Chart;
+use leptos::html::Div;
+use leptos::prelude::*;
+use serde::Serialize;
+use serde_json::json;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::export::{download_text, download_url, file_stem};
+use crate::state::ReportContext;
+use crate::theme::{palette, Theme};
+
+/// Name of the `performance.mark` set when the first chart of the page has drawn.
+pub const FIRST_CHART_MARK: &str = "infermeter:first-chart-drawn";
+
+#[wasm_bindgen]
+extern "C" {
+    /// An ECharts instance (`echarts.init`), from the vendored bundle's global `echarts`.
+    type EchartsInstance;
+
+    #[wasm_bindgen(catch, js_namespace = echarts, js_name = init)]
+    fn echarts_init(
+        element: &web_sys::HtmlElement,
+        theme: &JsValue,
+        opts: &JsValue,
+    ) -> Result<EchartsInstance, JsValue>;
+
+    #[wasm_bindgen(catch, method, js_name = setOption)]
+    fn set_option(this: &EchartsInstance, option: &JsValue, opts: &JsValue)
+        -> Result<(), JsValue>;
+
+    #[wasm_bindgen(method, js_name = getDataURL)]
+    fn get_data_url(this: &EchartsInstance, opts: &JsValue) -> String;
+
+    #[wasm_bindgen(method)]
+    fn on(this: &EchartsInstance, event: &str, handler: &js_sys::Function);
+
+    #[wasm_bindgen(method, js_name = dispatchAction)]
+    fn dispatch_action(this: &EchartsInstance, action: &JsValue);
+
+    #[wasm_bindgen(method)]
+    fn resize(this: &EchartsInstance);
+
+    #[wasm_bindgen(method)]
+    fn dispose(this: &EchartsInstance);
+}
+
+/// The live instance and the JS callbacks it holds (dropped with it).
+struct Live {
+    instance: EchartsInstance,
+    _on_click: Closure<dyn FnMut(JsValue)>,
+    _on_rendered: Closure<dyn FnMut()>,
+}
+
+/// True once the vendored ECharts bundle has defined `window.echarts`.
+fn echarts_loaded() -> bool {
+    js_sys::Reflect::has(&js_sys::global(), &JsValue::from_str("echarts")).unwrap_or(false)
+}
+
+/// The chart as the object ECharts reads. `serde_wasm_bindgen` keeps charming's JS formatter
+/// functions; plain objects (not ES Maps) are what `setOption` understands.
+fn chart_to_js(chart: &Chart) -> Result<JsValue, String> {
+    let serializer = serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true);
+    chart.serialize(&serializer).map_err(|e| e.to_string())
+}
+
+/// Adds what every chart of the app shares when the chart did not choose it: a tooltip
+/// (axis-triggered) that stays inside the chart and also opens on click (pinning), the theme
+/// palette and a transparent background.
+fn apply_defaults(option: &JsValue, theme: Theme) {
+    let get = |target: &JsValue, key: &str| {
+        js_sys::Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+    };
+    let set_missing = |target: &JsValue, key: &str, value: JsValue| {
+        if get(target, key).is_undefined() {
+            let _ = js_sys::Reflect::set(target, &JsValue::from_str(key), &value);
+        }
+    };
+    set_missing(option, "tooltip", to_js(&json!({"trigger": "axis"})));
+    let tooltip = get(option, "tooltip");
+    if tooltip.is_object() && !js_sys::Array::is_array(&tooltip) {
+        set_missing(&tooltip, "confine", JsValue::TRUE);
+        set_missing(&tooltip, "triggerOn", JsValue::from_str("mousemove|click"));
+    }
+    set_missing(option, "color", to_js(&json!(palette(theme))));
+    set_missing(option, "backgroundColor", JsValue::from_str("transparent"));
+}
+
+fn to_js(value: &serde_json::Value) -> JsValue {
+    js_sys::JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)
+}
+
+/// One chart: a container with `data-testid="chart"` and `data-chart-id`, export buttons, and the
+/// ECharts canvas. Click a data point to pin its tooltip; click again to release it.
+#[component]
+pub fn ChartView(
+    /// Stable id, unique on the page: `data-chart-id`, embed key and export file name.
+    #[prop(into)]
+    id: String,
+    /// What the chart shows, for screen readers and the export buttons' labels.
+    #[prop(into)]
+    label: String,
+    /// Builds the chart; re-run (and applied to the kept instance) when the signals it reads change.
+    option: impl Fn() -> Chart + 'static,
+    /// The chart's data as CSV, built on demand for the CSV button.
+    csv: impl Fn() -> String + 'static,
+    /// Canvas height in CSS pixels.
+    #[prop(default = 360)]
+    height: u32,
+) -> impl IntoView {
+    let host = NodeRef::<Div>::new();
+    let live: StoredValue<Option<Live>, LocalStorage> = StoredValue::new_local(None);
+    let pinned = RwSignal::new(false);
+    let failure = RwSignal::new(None::<String>);
+    let theme = use_context::<ReportContext>()
+        .map(|ctx| Signal::derive(move || ctx.view.with(|v| v.theme)))
+        .unwrap_or_else(|| Signal::stored(Theme::Light));
+
+    let set_pin = move |instance: &EchartsInstance, pin: bool, at: Option<(f64, f64)>| {
+        let tooltip = if pin {
+            json!({"tooltip": {"alwaysShowContent": true, "triggerOn": "click"}})
+        } else {
+            json!({"tooltip": {"alwaysShowContent": false, "triggerOn": "mousemove|click"}})
+        };
+        let _ = instance.set_option(&to_js(&tooltip), &to_js(&json!({"lazyUpdate": false})));
+        match at {
+            Some((series, data)) if pin => instance.dispatch_action(&to_js(
+                &json!({"type": "showTip", "seriesIndex": series, "dataIndex": data}),
+            )),
+            _ if !pin => instance.dispatch_action(&to_js(&json!({"type": "hideTip"}))),
+            _ => {}
+        }
+        pinned.set(pin);
+    };
+
+    Effect::new(move |_| {
+        let theme = theme.get();
+        let option = match chart_to_js(&option()) {
+            Ok(option) => option,
+            Err(e) => {
+                failure.set(Some(format!("the chart could not be prepared: {e}")));
+                return;
+            }
+        };
+        apply_defaults(&option, theme);
+        let Some(element) = host.get() else { return };
+        let applied = live.with_value(|l| {
+            l.as_ref().map(|l| {
+                // Replace series wholesale (their count may change); merge the rest so the
+                // update animates from the previous state.
+                let opts = json!({"replaceMerge": ["series", "xAxis", "yAxis"]});
+                l.instance.set_option(&option, &to_js(&opts))
+            })
+        });
+        match applied {
+            Some(Ok(())) => {
+                pinned.set(false);
+                return;
+            }
+            Some(Err(e)) => {
+                failure.set(Some(format!("the chart could not be drawn: {e:?}")));
+                return;
+            }
+            None => {}
+        }
+        if !echarts_loaded() {
+            failure.set(Some(
+                "the chart library (vendor/echarts.min.js) did not load".into(),
+            ));
+            return;
+        }
+        let element: &web_sys::HtmlElement = element.as_ref();
+        let instance = match echarts_init(element, &JsValue::NULL, &to_js(&json!({"renderer": "canvas"}))) {
+            Ok(instance) => instance,
+            Err(e) => {
+                failure.set(Some(format!("the chart could not be created: {e:?}")));
+                return;
+            }
+        };
+        let on_click = Closure::<dyn FnMut(JsValue)>::new(move |params: JsValue| {
+            let read = |key: &str| {
+                js_sys::Reflect::get(&params, &JsValue::from_str(key))
+                    .ok()
+                    .and_then(|v| v.as_f64())
+            };
+            let at = read("seriesIndex").zip(read("dataIndex"));
+            let pin = !pinned.get_untracked();
+            live.with_value(|l| {
+                if let Some(l) = l {
+                    set_pin(&l.instance, pin, at);
+                }
+            });
+        });
+        instance.on("click", on_click.as_ref().unchecked_ref());
+        let on_rendered = Closure::<dyn FnMut()>::new(mark_first_chart);
+        instance.on("rendered", on_rendered.as_ref().unchecked_ref());
+        if let Err(e) = instance.set_option(&option, &JsValue::UNDEFINED) {
+            failure.set(Some(format!("the chart could not be drawn: {e:?}")));
+        }
+        live.set_value(Some(Live {
+            instance,
+            _on_click: on_click,
+            _on_rendered: on_rendered,
+        }));
+    });
+
+    let resize = window_event_listener(leptos::ev::resize, move |_| {
+        live.with_value(|l| {
+            if let Some(l) = l {
+                l.instance.resize();
+            }
+        })
+    });
+    on_cleanup(move || {
+        resize.remove();
+        live.update_value(|l| {
+            if let Some(l) = l.take() {
+                l.instance.dispose();
+            }
+        });
+    });
+
+    let stem = file_stem(&id);
+    let png_name = format!("{stem}.png");
+    let csv_name = format!("{stem}.csv");
+    let export_png = move |_| {
+        let background = theme.get_untracked().colors().background;
+        let url = live.with_value(|l| {
+            l.as_ref().map(|l| {
+                l.instance.get_data_url(&to_js(
+                    &json!({"type": "png", "pixelRatio": 2, "backgroundColor": background}),
+                ))
+            })
+        });
+        if let Some(url) = url {
+            let _ = download_url(&url, &png_name);
+        }
+    };
+    let export_csv = move |_| {
+        let csv = untrack(&csv);
+        let _ = download_text(&csv, "text/csv;charset=utf-8", &csv_name);
+    };
+    let unpin = move |_| {
+        live.with_value(|l| {
+            if let Some(l) = l {
+                set_pin(&l.instance, false, None);
+            }
+        })
+    };
+
+    view! {
+        <figure class="chart" data-testid="chart" data-chart-id=id.clone()
+            data-pinned=move || pinned.get().to_string()>
+            <div class="chart-tools" role="toolbar" aria-label=format!("{label}: export")>
+                <Show when=move || pinned.get()>
+                    <button type="button" class="chart-tool" on:click=unpin
+                        data-testid="chart-unpin">"Unpin tooltip"</button>
+                </Show>
+                <button type="button" class="chart-tool" data-testid="export-png"
+                    aria-label=format!("Download {label} as PNG") on:click=export_png>"PNG"</button>
+                <button type="button" class="chart-tool" data-testid="export-csv"
+                    aria-label=format!("Download the data of {label} as CSV") on:click=export_csv>"CSV"</button>
+            </div>
+            <div class="chart-canvas" node_ref=host role="img" aria-label=label.clone()
+                style=format!("height: {height}px")></div>
+            {move || failure.get().map(|message| view! {
+                <p class="chart-failure" role="alert">{message}</p>
+            })}
+        </figure>
+    }
+}
+
+/// Marks the first drawn chart once per page, for the load-time benchmark.
+fn mark_first_chart() {
+    let Some(performance) = web_sys::window().and_then(|w| w.performance()) else {
+        return;
+    };
+    let already = performance
+        .get_entries_by_name(FIRST_CHART_MARK)
+        .length()
+        > 0;
+    if !already {
+        let _ = performance.mark(FIRST_CHART_MARK);
+    }
+}

@@ -1,0 +1,221 @@
+//! Getting report text into the app: the report list (`data/index.json`), report URLs, and files
+//! picked or dropped. Validation is the report crate's `load_report`; this module only adds where
+//! the text came from, so an error panel can say what is wrong and in which input.
+
+use std::fmt;
+
+use infermeter_report::{load_report, Report};
+use serde_json::Value;
+
+/// The report list shipped with the viewer, relative to the page (works under any sub-path).
+pub const INDEX_URL: &str = "data/index.json";
+
+/// Larger inputs are refused before parsing: a report is kilobytes to a few megabytes, and a
+/// browser tab would freeze on a gigabyte of JSON.
+pub const MAX_REPORT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Why an input could not be shown: which input, and the reader's message (with line and column
+/// or the JSON path of the problem).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadFailure {
+    pub source: String,
+    pub message: String,
+}
+
+impl fmt::Display for LoadFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.source, self.message)
+    }
+}
+
+impl std::error::Error for LoadFailure {}
+
+impl LoadFailure {
+    fn new(source: &str, message: impl Into<String>) -> LoadFailure {
+        LoadFailure {
+            source: source.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// One report offered on the landing page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexEntry {
+    /// URL of the report JSON, relative to the page.
+    pub url: String,
+    pub title: String,
+    /// Model, hardware, engine... whatever the index says about it.
+    pub detail: Option<String>,
+    pub synthetic: bool,
+}
+
+/// Reads `data/index.json`: an array of entries or `{"reports": [...]}`; an entry is a path
+/// string or an object with `path` (or `url`/`file`) and optional `title`, `description`,
+/// `model`, `gpu`, `engine`, `synthetic`. Entries without a path are skipped.
+pub fn parse_index(text: &str) -> Result<Vec<IndexEntry>, String> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| format!("not valid JSON at line {}, column {}: {e}", e.line(), e.column()))?;
+    let list = match &value {
+        Value::Array(list) => list,
+        Value::Object(o) => o
+            .get("reports")
+            .and_then(Value::as_array)
+            .ok_or("has no \"reports\" list")?,
+        _ => return Err("is neither a list of reports nor an object with \"reports\"".into()),
+    };
+    Ok(list.iter().filter_map(index_entry).collect())
+}
+
+fn index_entry(entry: &Value) -> Option<IndexEntry> {
+    if let Value::String(path) = entry {
+        return Some(IndexEntry {
+            url: index_url(path),
+            title: path.rsplit('/').next().unwrap_or(path).to_string(),
+            detail: None,
+            synthetic: false,
+        });
+    }
+    let text = |key: &str| entry.get(key).and_then(Value::as_str).map(str::to_string);
+    let path = text("path").or_else(|| text("url")).or_else(|| text("file"))?;
+    let detail: Vec<String> = ["description", "model", "gpu", "engine"]
+        .into_iter()
+        .filter_map(text)
+        .collect();
+    Some(IndexEntry {
+        url: index_url(&path),
+        title: text("title").unwrap_or_else(|| path.clone()),
+        detail: (!detail.is_empty()).then(|| detail.join(" · ")),
+        synthetic: entry
+            .get("synthetic")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+    })
+}
+
+/// Index paths are relative to `data/` (where the index lives) unless absolute or already under it.
+fn index_url(path: &str) -> String {
+    if path.contains("://") || path.starts_with('/') || path.starts_with("data/") {
+        path.to_string()
+    } else {
+        format!("data/{path}")
+    }
+}
+
+/// Validates report text from `source`.
+pub fn parse_report(source: &str, text: &str) -> Result<Report, LoadFailure> {
+    if text.len() as u64 > MAX_REPORT_BYTES {
+        return Err(too_large(source, text.len() as u64));
+    }
+    if text.trim().is_empty() {
+        return Err(LoadFailure::new(source, "the file is empty"));
+    }
+    load_report(text).map_err(|e| LoadFailure::new(source, e.to_string()))
+}
+
+fn too_large(source: &str, bytes: u64) -> LoadFailure {
+    LoadFailure::new(
+        source,
+        format!(
+            "is {:.1} MB; reports larger than {} MB are not opened",
+            bytes as f64 / 1e6,
+            MAX_REPORT_BYTES / (1024 * 1024)
+        ),
+    )
+}
+
+/// GETs `url` as text; HTTP errors and network failures become messages.
+pub async fn fetch_text(url: &str) -> Result<String, LoadFailure> {
+    let response = gloo_net::http::Request::get(url)
+        .send()
+        .await
+        .map_err(|e| LoadFailure::new(url, format!("could not be fetched: {e}")))?;
+    if !response.ok() {
+        return Err(LoadFailure::new(
+            url,
+            format!(
+                "the server answered HTTP {} {}",
+                response.status(),
+                response.status_text()
+            ),
+        ));
+    }
+    response
+        .text()
+        .await
+        .map_err(|e| LoadFailure::new(url, format!("could not be read: {e}")))
+}
+
+/// Fetches and validates every report URL, main report first; the first failure wins.
+pub async fn fetch_reports(urls: Vec<String>) -> Result<Vec<Report>, LoadFailure> {
+    let mut reports = Vec::with_capacity(urls.len());
+    for url in &urls {
+        let text = fetch_text(url).await?;
+        reports.push(parse_report(url, &text)?);
+    }
+    Ok(reports)
+}
+
+/// The landing page's report list.
+pub async fn fetch_index() -> Result<Vec<IndexEntry>, LoadFailure> {
+    let text = fetch_text(INDEX_URL).await?;
+    parse_index(&text).map_err(|message| LoadFailure::new(INDEX_URL, message))
+}
+
+/// Reads and validates picked or dropped files, in order (the first is the main report).
+pub async fn read_files(files: Vec<web_sys::File>) -> Result<Vec<Report>, LoadFailure> {
+    let mut reports = Vec::with_capacity(files.len());
+    for file in files {
+        let name = file.name();
+        let size = file.size();
+        if size > MAX_REPORT_BYTES as f64 {
+            return Err(too_large(&name, size as u64));
+        }
+        let text = wasm_bindgen_futures::JsFuture::from(file.text())
+            .await
+            .map_err(|e| LoadFailure::new(&name, format!("could not be read: {e:?}")))?
+            .as_string()
+            .unwrap_or_default();
+        reports.push(parse_report(&name, &text)?);
+    }
+    Ok(reports)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_accepts_lists_objects_and_bare_paths() {
+        let entries = parse_index(
+            r#"{"reports": [
+                {"path": "reports/a.json", "title": "A", "model": "M", "gpu": "H100", "synthetic": true},
+                "reports/b.json",
+                {"title": "no path"},
+                {"url": "https://example.org/c.json"}
+            ]}"#,
+        )
+        .unwrap();
+        assert_eq!(entries.len(), 3);
+        assert_eq!(entries[0].url, "data/reports/a.json");
+        assert_eq!(entries[0].detail.as_deref(), Some("M · H100"));
+        assert!(entries[0].synthetic);
+        assert_eq!(entries[1].title, "b.json");
+        assert_eq!(entries[2].url, "https://example.org/c.json");
+        assert_eq!(parse_index("[]").unwrap(), Vec::new());
+        assert!(parse_index("{").unwrap_err().contains("line 1"));
+        assert!(parse_index("3").is_err());
+    }
+
+    #[test]
+    fn report_errors_name_the_input_and_the_place() {
+        let err = parse_report("bad.json", "{\n  \"schema_version\": \"1.0.0\",\n  oops").unwrap_err();
+        assert_eq!(err.source, "bad.json");
+        assert!(err.message.contains("line 3"), "{}", err.message);
+        assert!(err.to_string().starts_with("bad.json: "));
+        assert_eq!(
+            parse_report("empty.json", "  ").unwrap_err().message,
+            "the file is empty"
+        );
+    }
+}

@@ -1,0 +1,292 @@
+//! The finding sentences under the charts, in the published reports' words, read from the same
+//! [`Plot`] the chart draws (display units), so text and picture always agree.
+
+use infermeter_report::analysis::format::format_number;
+use infermeter_report::analysis::scaling::tokens_per_hour;
+
+use crate::charts::capacity::group_thousands;
+use crate::charts::plot::{LineKind, Plot, XAxis};
+
+/// One extreme point of a plot: value, series and x.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Extreme {
+    pub value: f64,
+    pub series: String,
+    pub x: f64,
+}
+
+/// Smallest and largest value over the plot's plain lines (bands excluded).
+pub fn extremes(plot: &Plot) -> Option<(Extreme, Extreme)> {
+    let mut points = plot
+        .lines
+        .iter()
+        .filter(|l| l.kind == LineKind::Plain)
+        .flat_map(|l| {
+            l.points.iter().map(|&(x, value)| Extreme {
+                value,
+                series: l.name.clone(),
+                x,
+            })
+        });
+    let first = points.next()?;
+    let (low, high) = points.fold((first.clone(), first), |(lo, hi), p| {
+        let lo = if p.value < lo.value { p.clone() } else { lo };
+        let hi = if p.value > hi.value { p } else { hi };
+        (lo, hi)
+    });
+    Some((low, high))
+}
+
+/// Value with its unit: "172 tok/s", "5.8 ms", "41%".
+pub fn with_unit(value: f64, unit: &str) -> String {
+    match unit {
+        "%" => format!("{}%", format_number(value)),
+        "" => format_number(value),
+        unit => format!("{} {unit}", format_number(value)),
+    }
+}
+
+/// Where a point sits: "single user", "32 concurrent", "256 queue depth", "32K context".
+pub fn position(x_axis: XAxis, x: f64) -> String {
+    match x_axis {
+        XAxis::ConcurrentUsers if x == 1.0 => "single user".into(),
+        XAxis::ConcurrentUsers => format!("{} concurrent", format_number(x)),
+        XAxis::QueueDepth if x == 1.0 => "1 user".into(),
+        XAxis::QueueDepth => format!("{} queue depth", format_number(x)),
+        XAxis::ContextTokens => format!("{} context", context_label(x)),
+    }
+}
+
+/// 1024 -> "1K", 262144 -> "256K", 1000 -> "1,000 tokens".
+pub fn context_label(tokens: f64) -> String {
+    let t = tokens.round() as u32;
+    if t >= 1024 && t % 1024 == 0 {
+        format!("{}K", t / 1024)
+    } else {
+        format!("{} tokens", group_thousands(t))
+    }
+}
+
+fn unit(plot: &Plot) -> &str {
+    plot.y.first().map_or("", |y| y.unit.as_str())
+}
+
+fn at(plot: &Plot, e: &Extreme) -> String {
+    format!("{}, {}", e.series, position(plot.x, e.x))
+}
+
+/// "Per-user decode speed ranges from 172 tok/s (Chatbot, single user) down to 13.2 tok/s
+/// (Tool Calling Agentic, 32 concurrent)." (higher is better).
+pub fn speed_range(plot: &Plot, what: &str) -> Option<String> {
+    let (low, high) = extremes(plot)?;
+    let u = unit(plot);
+    Some(format!(
+        "{what} ranges from {} ({}) down to {} ({}).",
+        with_unit(high.value, u),
+        at(plot, &high),
+        with_unit(low.value, u),
+        at(plot, &low)
+    ))
+}
+
+/// "Best inter-token latency is 5.8 ms (Chatbot, single user), rising to 75.8 ms under maximum
+/// load (Tool Calling Agentic, 32 concurrent)." (lower is better).
+pub fn latency_range(plot: &Plot, what: &str) -> Option<String> {
+    let (low, high) = extremes(plot)?;
+    let u = unit(plot);
+    Some(format!(
+        "Best {what} is {} ({}), rising to {} under maximum load ({}).",
+        with_unit(low.value, u),
+        at(plot, &low),
+        with_unit(high.value, u),
+        at(plot, &high)
+    ))
+}
+
+/// How the ITL compares with the instant-streaming line.
+pub fn itl_verdict(plot: &Plot, instant_ms: f64) -> Option<String> {
+    let (low, high) = extremes(plot)?;
+    Some(if high.value <= instant_ms {
+        format!(
+            "Every measured level stays under the {} threshold where streaming feels instantaneous.",
+            with_unit(instant_ms, "ms")
+        )
+    } else if low.value <= instant_ms {
+        format!(
+            "Streaming feels instant at low load and crosses the {} threshold as load grows.",
+            with_unit(instant_ms, "ms")
+        )
+    } else {
+        format!(
+            "Even the best case is above the {} threshold of instant streaming.",
+            with_unit(instant_ms, "ms")
+        )
+    })
+}
+
+/// "At 32 concurrent, scaling efficiency ranges from 41% (Chatbot) to 8% (Tool Calling
+/// Agentic)." read at the highest concurrency every line measured.
+pub fn scaling_at_max(plot: &Plot) -> Option<String> {
+    let x = plot
+        .lines
+        .iter()
+        .filter_map(|l| l.points.last().map(|p| p.0))
+        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))?;
+    let at_x: Vec<(&str, f64)> = plot
+        .lines
+        .iter()
+        .filter_map(|l| l.points.iter().find(|p| p.0 == x).map(|p| (l.name.as_str(), p.1)))
+        .collect();
+    let best = at_x.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let worst = at_x.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
+    Some(format!(
+        "At {}, scaling efficiency ranges from {} ({}) to {} ({}).",
+        position(plot.x, x),
+        with_unit(best.1, "%"),
+        best.0,
+        with_unit(worst.1, "%"),
+        worst.0
+    ))
+}
+
+/// Band finding: "At 32 concurrent, per-user speed ranges from 13.2 to 70.6 tok/s across
+/// scenarios." read at the band's highest x (first report).
+pub fn band_at_max(plot: &Plot, what: &str) -> Option<String> {
+    let low = plot.lines.iter().find(|l| l.kind == LineKind::BandLower)?;
+    let high = plot.lines.iter().find(|l| l.kind == LineKind::BandUpper)?;
+    let (x, lo) = *low.points.last()?;
+    let hi = high.points.iter().find(|p| p.0 == x)?.1;
+    Some(format!(
+        "At {}, {what} ranges from {} to {} across scenarios.",
+        position(plot.x, x),
+        format_number(lo),
+        with_unit(hi, unit(plot))
+    ))
+}
+
+/// "Best TTFT is 0.211 s (Chatbot, single user), worst case 6.18 s (Tool Calling Agentic, 32
+/// concurrent)."
+pub fn best_worst(plot: &Plot, what: &str) -> Option<String> {
+    let (low, high) = extremes(plot)?;
+    let u = unit(plot);
+    Some(format!(
+        "Best {what} is {} ({}), worst case {} ({}).",
+        with_unit(low.value, u),
+        at(plot, &low),
+        with_unit(high.value, u),
+        at(plot, &high)
+    ))
+}
+
+/// "Peak system throughput is 2961 tok/s (Chatbot, 24 concurrent), equivalent to
+/// ~10,659,600 tokens/hour."
+pub fn peak_throughput(plot: &Plot) -> Option<String> {
+    let (_, high) = extremes(plot)?;
+    Some(format!(
+        "Peak system throughput is {} ({}), equivalent to ~{} tokens/hour.",
+        with_unit(high.value, unit(plot)),
+        at(plot, &high),
+        group_thousands(tokens_per_hour(high.value).round() as u32)
+    ))
+}
+
+/// The highest value of a plot with where it was seen: "466 W (1K context, 5 concurrent)".
+pub fn highest(plot: &Plot) -> Option<(Extreme, String)> {
+    let (_, high) = extremes(plot)?;
+    let text = format!("{} ({})", with_unit(high.value, unit(plot)), at(plot, &high));
+    Some((high, text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::charts::plot::{Line, YAxis};
+    use crate::theme::Theme;
+
+    fn plot(x: XAxis, unit: &str, lines: Vec<Line>) -> Plot {
+        Plot {
+            x,
+            y: vec![YAxis::new("m", unit)],
+            lines,
+            thresholds: Vec::new(),
+            cursor: None,
+            theme: Theme::Light,
+        }
+    }
+
+    fn reference_decode() -> Plot {
+        plot(
+            XAxis::ConcurrentUsers,
+            "tok/s",
+            vec![
+                Line::plain("Chatbot", 0, vec![(1.0, 172.5), (32.0, 70.6)]),
+                Line::plain("Tool Calling Agentic", 0, vec![(1.0, 160.0), (32.0, 13.2)]),
+            ],
+        )
+    }
+
+    #[test]
+    fn decode_sentence_reads_like_the_reference() {
+        assert_eq!(
+            speed_range(&reference_decode(), "Per-user decode speed").unwrap(),
+            "Per-user decode speed ranges from 172 tok/s (Chatbot, single user) down to \
+             13.2 tok/s (Tool Calling Agentic, 32 concurrent)."
+        );
+    }
+
+    #[test]
+    fn latency_and_scaling_sentences() {
+        let itl = plot(
+            XAxis::ConcurrentUsers,
+            "ms",
+            vec![
+                Line::plain("Chatbot", 0, vec![(1.0, 5.8), (32.0, 14.0)]),
+                Line::plain("Tool Calling Agentic", 0, vec![(1.0, 6.5), (32.0, 75.8)]),
+            ],
+        );
+        assert_eq!(
+            latency_range(&itl, "inter-token latency").unwrap(),
+            "Best inter-token latency is 5.8 ms (Chatbot, single user), rising to 75.8 ms \
+             under maximum load (Tool Calling Agentic, 32 concurrent)."
+        );
+        assert!(itl_verdict(&itl, 20.0).unwrap().contains("crosses the 20 ms"));
+        let eff = plot(
+            XAxis::ConcurrentUsers,
+            "%",
+            vec![
+                Line::plain("Chatbot", 0, vec![(1.0, 100.0), (32.0, 41.0)]),
+                Line::plain("Tool Calling Agentic", 0, vec![(1.0, 100.0), (32.0, 8.0)]),
+            ],
+        );
+        assert_eq!(
+            scaling_at_max(&eff).unwrap(),
+            "At 32 concurrent, scaling efficiency ranges from 41% (Chatbot) to 8% (Tool Calling Agentic)."
+        );
+    }
+
+    #[test]
+    fn burst_positions_and_throughput() {
+        let ttft = plot(
+            XAxis::QueueDepth,
+            "s",
+            vec![Line::plain("Chatbot", 0, vec![(1.0, 0.19), (256.0, 8.25)])],
+        );
+        assert_eq!(
+            best_worst(&ttft, "TTFT").unwrap(),
+            "Best TTFT is 0.19 s (Chatbot, 1 user), worst case 8.25 s (Chatbot, 256 queue depth)."
+        );
+        let tput = plot(
+            XAxis::ConcurrentUsers,
+            "tok/s",
+            vec![Line::plain("Chatbot", 0, vec![(1.0, 153.0), (24.0, 2961.0)])],
+        );
+        assert_eq!(
+            peak_throughput(&tput).unwrap(),
+            "Peak system throughput is 2961 tok/s (Chatbot, 24 concurrent), equivalent to \
+             ~10,659,600 tokens/hour."
+        );
+        assert_eq!(context_label(131072.0), "128K");
+        assert_eq!(context_label(1000.0), "1,000 tokens");
+        assert_eq!(extremes(&plot(XAxis::QueueDepth, "s", vec![])), None);
+    }
+}

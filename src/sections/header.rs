@@ -1,0 +1,263 @@
+//! Report header (what was measured, on what, how) and the highlight cards.
+
+use infermeter_report::analysis::format::format_number;
+use infermeter_report::analysis::highlights::{highlights, Highlights, Located};
+use infermeter_report::{Report, RunStatus};
+use leptos::prelude::*;
+
+use super::context;
+use super::findings::position;
+use crate::charts::plot::XAxis;
+use crate::components::{HighlightCard, HighlightGrid};
+
+/// "Qwen/Qwen3.5-35B-A3B-FP8 on 1x NVIDIA H100" unless the report has a title.
+pub fn title(report: &Report) -> String {
+    report
+        .metadata
+        .title
+        .clone()
+        .unwrap_or_else(|| format!("{} on {}", report.metadata.model.id, gpu(report)))
+}
+
+/// "1x NVIDIA H100 80GB HBM3".
+pub fn gpu(report: &Report) -> String {
+    let hw = &report.metadata.hardware;
+    format!("{}x {}", hw.gpu_count, hw.gpu_model)
+}
+
+/// "35B MoE, 3B active params, FP8" from whatever the report states.
+pub fn architecture(report: &Report) -> Option<String> {
+    let m = &report.metadata.model;
+    let mut parts = Vec::new();
+    match (m.total_params_b, &m.architecture) {
+        (Some(p), Some(a)) => parts.push(format!("{}B {a}", format_number(p))),
+        (Some(p), None) => parts.push(format!("{}B params", format_number(p))),
+        (None, Some(a)) => parts.push(a.clone()),
+        (None, None) => {}
+    }
+    if let (Some(active), Some(total)) = (m.active_params_b, m.total_params_b) {
+        if active < total {
+            parts.push(format!("{}B active params", format_number(active)));
+        }
+    }
+    parts.extend(m.precision.clone());
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+fn yes_no(v: Option<bool>) -> String {
+    match v {
+        Some(true) => "Yes".into(),
+        Some(false) => "No".into(),
+        None => "Not stated".into(),
+    }
+}
+
+/// (label, value) rows of the test-parameter list.
+pub fn test_parameters(report: &Report) -> Vec<(&'static str, String)> {
+    let md = &report.metadata;
+    let t = &md.test;
+    let engine = match &md.engine.version {
+        Some(v) => format!("{} {v}", md.engine.name),
+        None => md.engine.name.clone(),
+    };
+    let mut rows = vec![
+        ("Engine", engine),
+        ("Prompt caching", yes_no(t.prompt_caching)),
+        ("Speculative decoding", yes_no(t.speculative_decoding)),
+    ];
+    if let Some(kv) = &t.kv_cache_dtype {
+        rows.push(("KV cache", kv.clone()));
+    }
+    if let Some(suite) = &t.suite {
+        rows.push(("Suite", suite.clone()));
+    }
+    rows.push(("Started", md.started_at.clone()));
+    rows
+}
+
+/// Text of one highlight card.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Card {
+    pub testid: &'static str,
+    pub label: &'static str,
+    pub value: String,
+    pub context: String,
+}
+
+fn scenario_name(report: &Report, id: &str) -> String {
+    report
+        .scenarios
+        .iter()
+        .find(|s| s.id == id)
+        .map_or_else(|| id.to_string(), |s| s.name.clone())
+}
+
+fn located(report: &Report, l: &Located) -> String {
+    let axis = match l.mode {
+        infermeter_report::LoadMode::Burst => XAxis::QueueDepth,
+        _ => XAxis::ConcurrentUsers,
+    };
+    format!(
+        "{} at {}",
+        scenario_name(report, &l.scenario),
+        position(axis, f64::from(l.concurrency))
+    )
+}
+
+/// The five highlight cards of the reports' header block.
+pub fn cards(report: &Report, h: &Highlights) -> Vec<Card> {
+    let na = || ("n/a".to_string(), "not measured".to_string());
+    let value = |l: &Option<Located>, unit: &str| {
+        l.as_ref().map_or_else(na, |l| {
+            (format!("{} {unit}", format_number(l.value)), located(report, l))
+        })
+    };
+    let (decode, decode_at) = value(&h.peak_decode, "tok/s");
+    let (tput, tput_at) = value(&h.max_system_tput, "tok/s");
+    let (ttft, ttft_at) = value(&h.best_ttft, "s");
+    let safest = h
+        .max_safe_queue_depth
+        .iter()
+        .filter_map(|(id, d)| d.map(|d| (id, d)))
+        .max_by_key(|(_, d)| d.depth);
+    let (queue, queue_at) = match safest {
+        Some((id, d)) => (
+            format!("{}{} reqs", if d.interpolated { "≈ " } else { "" }, d.depth),
+            format!(
+                "{} — TTFT ≤ {} s",
+                scenario_name(report, id),
+                format_number(h.ttft_threshold_s)
+            ),
+        ),
+        None if h.max_safe_queue_depth.values().any(Option::is_none) => (
+            "none".into(),
+            format!("TTFT above {} s at every queue depth", format_number(h.ttft_threshold_s)),
+        ),
+        None => na(),
+    };
+    let (success, success_of) = match h.success_rate {
+        Some(r) => (
+            format!("{:.1}%", r * 100.0),
+            format!("across {} requests", h.requests_total),
+        ),
+        None => na(),
+    };
+    vec![
+        Card { testid: "highlight-peak-decode", label: "Peak Decode Speed", value: decode, context: decode_at },
+        Card { testid: "highlight-max-throughput", label: "Max System Throughput", value: tput, context: tput_at },
+        Card { testid: "highlight-best-ttft", label: "Best TTFT", value: ttft, context: ttft_at },
+        Card { testid: "highlight-safe-queue", label: "Max Safe Queue", value: queue, context: queue_at },
+        Card { testid: "highlight-success-rate", label: "Success Rate", value: success, context: success_of },
+    ]
+}
+
+#[component]
+pub fn HeaderSection() -> impl IntoView {
+    let ctx = context();
+    view! {
+        <section class="report-header" data-testid="section-header">
+            <p class="eyebrow">"Inference Benchmark"</p>
+            {move || ctx.reports.with(|reports| reports.iter().enumerate().map(|(i, report)| {
+                let heading = title(report);
+                let synthetic = report.metadata.synthetic.then(|| {
+                    let source = report.metadata.source.clone().unwrap_or_default();
+                    view! {
+                        <p class="synthetic-note">
+                            <span class="badge badge-synthetic" data-testid="synthetic-badge">"Synthetic"</span>
+                            " Not measured on real hardware. " {source}
+                        </p>
+                    }
+                });
+                let partial = match &report.status {
+                    RunStatus::Partial { reason } => Some(view! {
+                        <p class="warning" data-testid="partial-note">
+                            "Partial run: only the levels shown were measured (" {reason.clone()} ")."
+                        </p>
+                    }),
+                    RunStatus::Complete => None,
+                };
+                let warnings = report.warnings.clone();
+                let params = test_parameters(report);
+                view! {
+                    <div class="report-identity">
+                        {if i == 0 {
+                            view! { <h1 data-testid="report-title">{heading}</h1> }.into_any()
+                        } else {
+                            view! { <h2>"Compared with: " {heading}</h2> }.into_any()
+                        }}
+                        {synthetic}
+                        {partial}
+                        <dl class="facts">
+                            <dt>"Model"</dt><dd data-testid="model">{report.metadata.model.id.clone()}</dd>
+                            <dt>"GPU"</dt><dd data-testid="gpu">{gpu(report)}</dd>
+                            {architecture(report).map(|a| view! { <dt>"Architecture"</dt><dd>{a}</dd> })}
+                            <dt>"Scenarios"</dt>
+                            <dd>{report.scenarios.iter().map(|s| s.name.clone()).collect::<Vec<_>>().join(", ")}</dd>
+                            {params.into_iter().map(|(k, v)| view! { <dt>{k}</dt><dd>{v}</dd> }).collect_view()}
+                        </dl>
+                        {report.metadata.test.notes.clone().map(|n| view! { <p class="notes">{n}</p> })}
+                        {(!warnings.is_empty()).then(|| view! {
+                            <ul class="warnings" data-testid="report-warnings">
+                                {warnings.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}
+                            </ul>
+                        })}
+                    </div>
+                }
+            }).collect_view())}
+        </section>
+    }
+}
+
+#[component]
+pub fn HighlightsSection() -> impl IntoView {
+    let ctx = context();
+    let cards = move || {
+        let ttft = ctx.view.with(|v| v.queue_ttft_s);
+        ctx.reports.with(|r| {
+            r.first()
+                .map(|report| cards(report, &highlights(report, ttft)))
+                .unwrap_or_default()
+        })
+    };
+    view! {
+        <section class="highlights" data-testid="section-highlights">
+            <h2 class="visually-hidden">"Highlights"</h2>
+            <HighlightGrid>
+                {move || cards().into_iter().map(|c| view! {
+                    <HighlightCard value=c.value label=c.label context=c.context testid=c.testid />
+                }).collect_view()}
+            </HighlightGrid>
+        </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::charts::test_support::sample;
+
+    #[test]
+    fn cards_read_the_highlights() {
+        let report = sample();
+        let h = highlights(&report, 3.0);
+        let cards = cards(&report, &h);
+        assert_eq!(cards.len(), 5);
+        let peak = h.peak_decode.as_ref().unwrap();
+        assert_eq!(cards[0].value, format!("{} tok/s", format_number(peak.value)));
+        assert!(cards[0].context.contains("single user"), "{}", cards[0].context);
+        assert!(cards[3].context.ends_with("TTFT ≤ 3 s"), "{}", cards[3].context);
+        assert!(cards[4].value.ends_with('%'));
+    }
+
+    #[test]
+    fn header_facts() {
+        let report = sample();
+        assert_eq!(architecture(&report).unwrap(), "35B MoE, 3B active params, FP8");
+        let params = test_parameters(&report);
+        assert!(params.contains(&("Prompt caching", "No".to_string())));
+        assert!(params.contains(&("Speculative decoding", "No".to_string())));
+        let mut untitled = report.clone();
+        untitled.metadata.title = None;
+        assert_eq!(title(&untitled), "Qwen/Qwen3.5-35B-A3B-FP8 on 1x NVIDIA H100 80GB HBM3");
+    }
+}

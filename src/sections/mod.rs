@@ -1,0 +1,91 @@
+//! One component per report section, in the order of the published reports. Sections are thin:
+//! charts come from [`crate::charts`], sentences from [`findings`] (both pure and tested
+//! natively); a section only reads [`ReportContext`] and lays them out.
+
+use leptos::prelude::*;
+
+use crate::charts::plot::Plot;
+use crate::charts::{plot_by_id, report_labels, sources, Source};
+use crate::components::ChartView;
+use crate::state::{ReportContext, ViewState};
+
+pub mod capacity;
+pub mod deep_dive;
+pub mod fastest;
+pub mod findings;
+pub mod header;
+pub mod methodology;
+pub mod power;
+pub mod scale_up;
+pub mod scenarios;
+pub mod throughput;
+
+/// Every section of the report page.
+pub fn report_sections() -> impl IntoView {
+    view! {
+        <header::HeaderSection />
+        <header::HighlightsSection />
+        <scenarios::ScenariosSection />
+        <scenarios::GlossarySection />
+        <fastest::FastestSection />
+        <scale_up::ScaleUpSection />
+        <throughput::ThroughputSection />
+        <capacity::CapacitySection />
+        <deep_dive::DeepDiveSection />
+        <power::PowerSection />
+        <methodology::MethodologySection />
+        <methodology::ExperienceSection />
+    }
+}
+
+pub(crate) fn context() -> ReportContext {
+    expect_context::<ReportContext>()
+}
+
+/// Runs `f` with the loaded reports as chart sources and the view (tracking both).
+pub(crate) fn with_sources<T>(ctx: ReportContext, f: impl FnOnce(&[Source], &ViewState) -> T) -> T {
+    ctx.reports.with(|reports| {
+        let labels = report_labels(reports);
+        ctx.view.with(|view| f(&sources(reports, &labels), view))
+    })
+}
+
+/// A chart with its heading, explanation, caption and finding sentence, as in the reports.
+/// Shows a note instead of an empty chart when the reports did not measure what it plots.
+#[component]
+pub fn ChartBlock(
+    /// Chart id from [`crate::charts::CHART_IDS`] (or `capacity.<use case>`).
+    #[prop(into)]
+    id: String,
+    #[prop(into)] title: String,
+    #[prop(into)] intro: String,
+    #[prop(into)] caption: String,
+    /// The finding sentence(s) read from the plot.
+    finding: fn(&Plot) -> Option<String>,
+) -> impl IntoView {
+    let ctx = context();
+    let plot = {
+        let id = id.clone();
+        Memo::new(move |_| with_sources(ctx, |s, v| plot_by_id(&id, s, v)))
+    };
+    let has_data = move || plot.with(|p| p.as_ref().is_some_and(|p| !p.is_empty()));
+    let chart_id = id.clone();
+    let label = title.clone();
+    view! {
+        <div class="chart-block" data-testid=format!("block-{id}")>
+            <h3>{title}</h3>
+            <p class="intro">{intro}</p>
+            <Show when=has_data fallback=|| view! {
+                <p class="muted" data-testid="not-measured">"Not measured in this report."</p>
+            }>
+                <ChartView id=chart_id.clone() label=label.clone()
+                    option=move || plot.with(|p| p.as_ref().map(Plot::to_chart)).unwrap_or_else(charming::Chart::new)
+                    csv=move || plot.with(|p| p.as_ref().map(Plot::to_csv)).unwrap_or_default() />
+                <p class="caption">{caption.clone()}</p>
+                <p class="finding" data-testid="finding">
+                    {move || plot.with(|p| p.as_ref().and_then(finding))}
+                </p>
+            </Show>
+        </div>
+    }
+}

@@ -1,0 +1,339 @@
+//! What the reader is looking at, kept in the URL query so a link reproduces the view.
+//!
+//! Query keys (only non-default values are written):
+//! `report` (first report URL), `compare` (more report URLs, repeatable, overlaid), `stat`
+//! (mean|p50|p90|p95|p99|p99.9|min|max), `uc.<use_case>.<ttft|decode|itl|e2e>` (threshold
+//! overrides in stored units: seconds, tok/s), `queue_ttft` (seconds), `kwh` ($/kWh), `at`
+//! (interpolation cursor concurrency), `theme` (light|dark), `chart` (embed one chart by id).
+//! Unknown keys and unreadable values are ignored so a mangled link still opens.
+//!
+//! Sections read everything through [`ReportContext`] (`use_context::<ReportContext>()`).
+
+use std::collections::BTreeMap;
+
+use infermeter_report::analysis::{Thresholds, DEFAULT_TTFT_THRESHOLD_S};
+use infermeter_report::{Report, Stat};
+use leptos::prelude::{RwSignal, Signal};
+
+pub use crate::theme::Theme;
+
+/// Default electricity price, $/kWh.
+pub const DEFAULT_USD_PER_KWH: f64 = 0.10;
+
+/// One user-experience limit a use case can override.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ThresholdKind {
+    /// Maximum TTFT, seconds.
+    Ttft,
+    /// Minimum per-user decode speed, tok/s.
+    Decode,
+    /// Maximum inter-token latency, seconds.
+    Itl,
+    /// Maximum end-to-end latency, seconds.
+    E2e,
+}
+
+impl ThresholdKind {
+    pub const ALL: [ThresholdKind; 4] = [
+        ThresholdKind::Ttft,
+        ThresholdKind::Decode,
+        ThresholdKind::Itl,
+        ThresholdKind::E2e,
+    ];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            ThresholdKind::Ttft => "ttft",
+            ThresholdKind::Decode => "decode",
+            ThresholdKind::Itl => "itl",
+            ThresholdKind::E2e => "e2e",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ThresholdKind> {
+        ThresholdKind::ALL.into_iter().find(|k| k.key() == s)
+    }
+
+    fn slot(self, t: &mut Thresholds) -> &mut Option<f64> {
+        match self {
+            ThresholdKind::Ttft => &mut t.max_ttft_s,
+            ThresholdKind::Decode => &mut t.min_decode_tok_s,
+            ThresholdKind::Itl => &mut t.max_itl_s,
+            ThresholdKind::E2e => &mut t.max_e2e_s,
+        }
+    }
+}
+
+/// The whole view: which reports, which statistic, which limits, which theme.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ViewState {
+    /// Report URLs; the first is the main report, the rest are overlaid for comparison.
+    pub reports: Vec<String>,
+    pub stat: Stat,
+    /// Use-case id -> limits the reader changed (a `None` field keeps the preset).
+    pub threshold_overrides: BTreeMap<String, Thresholds>,
+    /// TTFT limit for the burst queue-depth line, seconds.
+    pub queue_ttft_s: f64,
+    pub usd_per_kwh: f64,
+    /// Concurrency the interpolation cursor sits at.
+    pub at: Option<u32>,
+    pub theme: Theme,
+    /// Chart id shown alone (embed view).
+    pub chart: Option<String>,
+}
+
+impl Default for ViewState {
+    fn default() -> Self {
+        ViewState {
+            reports: Vec::new(),
+            stat: Stat::Mean,
+            threshold_overrides: BTreeMap::new(),
+            queue_ttft_s: DEFAULT_TTFT_THRESHOLD_S,
+            usd_per_kwh: DEFAULT_USD_PER_KWH,
+            at: None,
+            theme: Theme::Light,
+            chart: None,
+        }
+    }
+}
+
+impl ViewState {
+    /// Reads a query string, with or without the leading `?`.
+    pub fn from_query(query: &str) -> ViewState {
+        let mut state = ViewState::default();
+        let query = query.strip_prefix('?').unwrap_or(query);
+        let mut main_report = None;
+        let mut compared = Vec::new();
+        for (key, value) in form_urlencoded::parse(query.as_bytes()) {
+            let value = value.trim();
+            match key.as_ref() {
+                "report" if !value.is_empty() => main_report = Some(value.to_string()),
+                "compare" if !value.is_empty() => compared.push(value.to_string()),
+                "stat" => state.stat = Stat::parse(value).unwrap_or(state.stat),
+                "queue_ttft" => {
+                    state.queue_ttft_s = positive(value).unwrap_or(state.queue_ttft_s)
+                }
+                "kwh" => state.usd_per_kwh = non_negative(value).unwrap_or(state.usd_per_kwh),
+                "at" => state.at = value.parse::<u32>().ok().filter(|n| *n > 0),
+                "theme" => state.theme = Theme::parse(value).unwrap_or(state.theme),
+                "chart" if !value.is_empty() => state.chart = Some(value.to_string()),
+                key => {
+                    if let Some((use_case, kind)) = threshold_key(key) {
+                        if let Some(v) = non_negative(value) {
+                            state.set_override(use_case, kind, Some(v));
+                        }
+                    }
+                }
+            }
+        }
+        state.reports = main_report.into_iter().chain(compared).collect();
+        state
+    }
+
+    /// Writes the query string (without `?`); default values are left out.
+    pub fn to_query(&self) -> String {
+        let defaults = ViewState::default();
+        let mut q = form_urlencoded::Serializer::new(String::new());
+        let mut reports = self.reports.iter();
+        if let Some(main) = reports.next() {
+            q.append_pair("report", main);
+        }
+        for other in reports {
+            q.append_pair("compare", other);
+        }
+        if self.stat != defaults.stat {
+            q.append_pair("stat", self.stat.label());
+        }
+        for (use_case, t) in &self.threshold_overrides {
+            let mut t = *t;
+            for kind in ThresholdKind::ALL {
+                if let Some(v) = *kind.slot(&mut t) {
+                    q.append_pair(&format!("uc.{use_case}.{}", kind.key()), &number(v));
+                }
+            }
+        }
+        if self.queue_ttft_s != defaults.queue_ttft_s {
+            q.append_pair("queue_ttft", &number(self.queue_ttft_s));
+        }
+        if self.usd_per_kwh != defaults.usd_per_kwh {
+            q.append_pair("kwh", &number(self.usd_per_kwh));
+        }
+        if let Some(at) = self.at {
+            q.append_pair("at", &at.to_string());
+        }
+        if self.theme != defaults.theme {
+            q.append_pair("theme", self.theme.key());
+        }
+        if let Some(chart) = &self.chart {
+            q.append_pair("chart", chart);
+        }
+        q.finish()
+    }
+
+    /// The limits of `use_case`: its preset with the reader's overrides applied.
+    pub fn thresholds(&self, use_case: &str, preset: Thresholds) -> Thresholds {
+        let Some(o) = self.threshold_overrides.get(use_case) else {
+            return preset;
+        };
+        Thresholds {
+            max_ttft_s: o.max_ttft_s.or(preset.max_ttft_s),
+            min_decode_tok_s: o.min_decode_tok_s.or(preset.min_decode_tok_s),
+            max_itl_s: o.max_itl_s.or(preset.max_itl_s),
+            max_e2e_s: o.max_e2e_s.or(preset.max_e2e_s),
+        }
+    }
+
+    /// Sets one limit of `use_case` (a slider moved). A value equal to the preset's removes the
+    /// override, so the URL only carries what the reader changed.
+    pub fn set_threshold(
+        &mut self,
+        use_case: &str,
+        preset: Thresholds,
+        kind: ThresholdKind,
+        value: f64,
+    ) {
+        let mut preset = preset;
+        let is_preset = *kind.slot(&mut preset) == Some(value);
+        self.set_override(use_case, kind, (!is_preset).then_some(value));
+    }
+
+    fn set_override(&mut self, use_case: &str, kind: ThresholdKind, value: Option<f64>) {
+        let entry = self
+            .threshold_overrides
+            .entry(use_case.to_string())
+            .or_default();
+        *kind.slot(entry) = value;
+        if entry.is_empty() {
+            self.threshold_overrides.remove(use_case);
+        }
+    }
+}
+
+/// `uc.<use_case>.<kind>` -> (use_case, kind).
+fn threshold_key(key: &str) -> Option<(&str, ThresholdKind)> {
+    let rest = key.strip_prefix("uc.")?;
+    let (use_case, kind) = rest.rsplit_once('.')?;
+    (!use_case.is_empty()).then_some(())?;
+    Some((use_case, ThresholdKind::parse(kind)?))
+}
+
+fn non_negative(s: &str) -> Option<f64> {
+    s.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0)
+}
+
+fn positive(s: &str) -> Option<f64> {
+    non_negative(s).filter(|v| *v > 0.0)
+}
+
+/// Shortest decimal that reads back to the same f64 ("8", "0.1").
+fn number(v: f64) -> String {
+    format!("{v}")
+}
+
+/// What every section reads from context: the loaded reports (main first, then compared ones,
+/// in `ViewState::reports` order) and the view state. Sections write the view (sliders, selectors)
+/// through `view.update(..)`; the app mirrors it into the URL.
+#[derive(Debug, Clone, Copy)]
+pub struct ReportContext {
+    pub reports: Signal<Vec<Report>>,
+    pub view: RwSignal<ViewState>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_state_writes_an_empty_query() {
+        assert_eq!(ViewState::default().to_query(), "");
+        assert_eq!(ViewState::from_query(""), ViewState::default());
+        assert_eq!(ViewState::from_query("?"), ViewState::default());
+    }
+
+    #[test]
+    fn every_field_round_trips_through_the_url() {
+        let mut state = ViewState {
+            reports: vec![
+                "data/reports/a b.json".into(),
+                "https://example.org/r.json?x=1&y=2".into(),
+                "c.json".into(),
+            ],
+            stat: Stat::P99,
+            queue_ttft_s: 5.5,
+            usd_per_kwh: 0.25,
+            at: Some(12),
+            theme: Theme::Dark,
+            chart: Some("throughput-system".into()),
+            ..ViewState::default()
+        };
+        let preset = Thresholds {
+            max_ttft_s: Some(8.0),
+            min_decode_tok_s: Some(10.0),
+            ..Thresholds::default()
+        };
+        state.set_threshold("general_chatbot", preset, ThresholdKind::Ttft, 4.0);
+        state.set_threshold("general_chatbot", preset, ThresholdKind::Itl, 0.05);
+        let query = state.to_query();
+        assert_eq!(ViewState::from_query(&query), state);
+        assert_eq!(ViewState::from_query(&format!("?{query}")), state);
+        assert!(query.contains("uc.general_chatbot.ttft=4"), "{query}");
+        assert!(query.contains("stat=p99&"), "{query}");
+    }
+
+    #[test]
+    fn report_order_is_main_then_compared() {
+        let s = ViewState::from_query("compare=b.json&report=a.json&compare=c.json");
+        assert_eq!(s.reports, ["a.json", "b.json", "c.json"]);
+        assert_eq!(s.to_query(), "report=a.json&compare=b.json&compare=c.json");
+    }
+
+    #[test]
+    fn a_threshold_set_back_to_its_preset_leaves_the_url() {
+        let preset = Thresholds {
+            max_ttft_s: Some(8.0),
+            ..Thresholds::default()
+        };
+        let mut state = ViewState::default();
+        state.set_threshold("code_completion", preset, ThresholdKind::Ttft, 2.0);
+        assert_eq!(state.to_query(), "uc.code_completion.ttft=2");
+        assert_eq!(
+            state.thresholds("code_completion", preset).max_ttft_s,
+            Some(2.0)
+        );
+        state.set_threshold("code_completion", preset, ThresholdKind::Ttft, 8.0);
+        assert_eq!(state.to_query(), "");
+        assert_eq!(state.thresholds("code_completion", preset), preset);
+    }
+
+    #[test]
+    fn overrides_keep_the_preset_limits_they_do_not_name() {
+        let preset = Thresholds {
+            max_ttft_s: Some(8.0),
+            min_decode_tok_s: Some(10.0),
+            ..Thresholds::default()
+        };
+        let state = ViewState::from_query("uc.long_doc.decode=20");
+        let t = state.thresholds("long_doc", preset);
+        assert_eq!(t.max_ttft_s, Some(8.0));
+        assert_eq!(t.min_decode_tok_s, Some(20.0));
+        assert_eq!(state.thresholds("other", preset), preset);
+    }
+
+    #[test]
+    fn unreadable_values_fall_back_to_defaults() {
+        let s = ViewState::from_query(
+            "stat=p42&kwh=-1&queue_ttft=NaN&at=0&theme=neon&uc.x.ttft=inf&uc..ttft=3&uc.y.speed=1&chart=&report=",
+        );
+        assert_eq!(s, ViewState::default());
+        let s = ViewState::from_query("queue_ttft=0&kwh=0");
+        assert_eq!(s.queue_ttft_s, DEFAULT_TTFT_THRESHOLD_S);
+        assert_eq!(s.usd_per_kwh, 0.0);
+    }
+
+    #[test]
+    fn percent_encoded_values_are_decoded() {
+        let s = ViewState::from_query("report=reports%2Fmy%20run.json&stat=p99.9");
+        assert_eq!(s.reports, ["reports/my run.json"]);
+        assert_eq!(s.stat, Stat::P999);
+    }
+}
