@@ -139,7 +139,9 @@ fn Shell(
 
 /// "Open file…": a labelled file input (the visible label is the button).
 #[component]
-fn FilePicker(open_files: impl Fn(Vec<web_sys::File>) + Copy + Send + Sync + 'static) -> impl IntoView {
+fn FilePicker(
+    open_files: impl Fn(Vec<web_sys::File>) + Copy + Send + Sync + 'static,
+) -> impl IntoView {
     view! {
         <label class="file-picker">
             <span>"Open file…"</span>
@@ -223,7 +225,10 @@ fn ReportPage() -> impl IntoView {
 #[component]
 fn EmbeddedChart() -> impl IntoView {
     let ctx = expect_context::<ReportContext>();
-    let id = ctx.view.with_untracked(|v| v.chart.clone()).unwrap_or_default();
+    let id = ctx
+        .view
+        .with_untracked(|v| v.chart.clone())
+        .unwrap_or_default();
     let labels = Memo::new(move |_| ctx.reports.with(|r| charts::report_labels(r)));
     let title = {
         let id = id.clone();
@@ -288,7 +293,12 @@ fn write_query(query: &str) {
     } else {
         format!("{path}?{query}")
     };
-    if location.search().unwrap_or_default().trim_start_matches('?') != query {
+    if location
+        .search()
+        .unwrap_or_default()
+        .trim_start_matches('?')
+        != query
+    {
         let _ = window()
             .history()
             .and_then(|h| h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url)));

@@ -54,8 +54,13 @@ pub struct IndexEntry {
 /// string or an object with `path` (or `url`/`file`) and optional `title`, `description`,
 /// `model`, `gpu`, `engine`, `synthetic`. Entries without a path are skipped.
 pub fn parse_index(text: &str) -> Result<Vec<IndexEntry>, String> {
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| format!("not valid JSON at line {}, column {}: {e}", e.line(), e.column()))?;
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        format!(
+            "not valid JSON at line {}, column {}: {e}",
+            e.line(),
+            e.column()
+        )
+    })?;
     let list = match &value {
         Value::Array(list) => list,
         Value::Object(o) => o
@@ -77,7 +82,9 @@ fn index_entry(entry: &Value) -> Option<IndexEntry> {
         });
     }
     let text = |key: &str| entry.get(key).and_then(Value::as_str).map(str::to_string);
-    let path = text("path").or_else(|| text("url")).or_else(|| text("file"))?;
+    let path = text("path")
+        .or_else(|| text("url"))
+        .or_else(|| text("file"))?;
     let detail: Vec<String> = ["description", "model", "gpu", "engine"]
         .into_iter()
         .filter_map(text)
@@ -209,7 +216,8 @@ mod tests {
 
     #[test]
     fn report_errors_name_the_input_and_the_place() {
-        let err = parse_report("bad.json", "{\n  \"schema_version\": \"1.0.0\",\n  oops").unwrap_err();
+        let err =
+            parse_report("bad.json", "{\n  \"schema_version\": \"1.0.0\",\n  oops").unwrap_err();
         assert_eq!(err.source, "bad.json");
         assert!(err.message.contains("line 3"), "{}", err.message);
         assert!(err.to_string().starts_with("bad.json: "));

@@ -110,9 +110,7 @@ impl ViewState {
                 "report" if !value.is_empty() => main_report = Some(value.to_string()),
                 "compare" if !value.is_empty() => compared.push(value.to_string()),
                 "stat" => state.stat = Stat::parse(value).unwrap_or(state.stat),
-                "queue_ttft" => {
-                    state.queue_ttft_s = positive(value).unwrap_or(state.queue_ttft_s)
-                }
+                "queue_ttft" => state.queue_ttft_s = positive(value).unwrap_or(state.queue_ttft_s),
                 "kwh" => state.usd_per_kwh = non_negative(value).unwrap_or(state.usd_per_kwh),
                 "at" => state.at = value.parse::<u32>().ok().filter(|n| *n > 0),
                 "theme" => state.theme = Theme::parse(value).unwrap_or(state.theme),

@@ -58,7 +58,11 @@ fn cargo_lock_resolves_the_pinned_wasm_bindgen() {
         .and_then(|block| block.lines().find_map(|l| l.strip_prefix("version = ")))
         .map(|v| v.trim_matches('"').to_string())
         .expect("wasm-bindgen in Cargo.lock");
-    assert_eq!(version, pinned("wasm-bindgen"), "wasm-bindgen crate and CLI must match");
+    assert_eq!(
+        version,
+        pinned("wasm-bindgen"),
+        "wasm-bindgen crate and CLI must match"
+    );
 }
 
 #[test]

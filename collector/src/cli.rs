@@ -41,7 +41,7 @@ pub enum Command {
     /// Run the simulated inference engine.
     Sim(Box<infermeter_sim::SimArgs>),
     /// Serve the viewer for one or more reports.
-    View(ViewArgs),
+    View(crate::view::ViewArgs),
     /// Measure the collector's own timing error against the simulator's send timestamps.
     BenchTiming(BenchTimingArgs),
 }
@@ -183,13 +183,6 @@ pub struct SummaryArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ValidateArgs {
     pub report: PathBuf,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct ViewArgs {
-    /// Report files to show.
-    #[arg(required = true)]
-    pub reports: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

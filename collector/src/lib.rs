@@ -17,3 +17,8 @@ pub mod output;
 pub mod records;
 pub mod scheduler;
 pub mod suite;
+pub mod bench_timing;
+pub mod progress;
+pub mod prompt_plan;
+pub mod run;
+pub mod summary;

@@ -127,7 +127,10 @@ pub struct Reading {
 /// Reduces readings to the level's power figures; `None` without readings.
 pub fn power_stats(readings: &[Reading], source: &str) -> Option<PowerStats> {
     let mut per_gpu: BTreeMap<u32, Vec<(f64, f64)>> = BTreeMap::new();
-    for r in readings.iter().filter(|r| r.watts.is_finite() && r.t.is_finite()) {
+    for r in readings
+        .iter()
+        .filter(|r| r.watts.is_finite() && r.t.is_finite())
+    {
         per_gpu.entry(r.gpu).or_default().push((r.t, r.watts));
     }
     if per_gpu.is_empty() {
@@ -426,7 +429,10 @@ mod tests {
     #[test]
     fn nvidia_smi_recording_two_gpus() {
         let mut parser = NvidiaSmiParser::default();
-        let readings: Vec<Reading> = NVIDIA_SMI.lines().filter_map(|l| parser.reading(l)).collect();
+        let readings: Vec<Reading> = NVIDIA_SMI
+            .lines()
+            .filter_map(|l| parser.reading(l))
+            .collect();
         assert_eq!(readings.len(), 10);
         let stats = power_stats(&readings, "nvidia-smi").unwrap();
         // GPU0: 25 + 30 + 27.5 + 22.5 = 105 J; GPU1: 10 + 15 + 17.5 + 12.5 = 55 J (0.1 s steps)
@@ -478,7 +484,10 @@ mod tests {
             "nvml",
         )
         .unwrap();
-        assert_eq!((stats.mean_w, stats.max_w, stats.energy_j), (123.0, 123.0, 0.0));
+        assert_eq!(
+            (stats.mean_w, stats.max_w, stats.energy_j),
+            (123.0, 123.0, 0.0)
+        );
         assert_eq!(power_stats(&[], "nvml"), None);
     }
 
@@ -497,7 +506,10 @@ mod tests {
 
     #[tokio::test]
     async fn none_starts_nothing_and_missing_nvidia_smi_is_a_clear_error() {
-        assert!(PowerSampler::start(&PowerSource::None).await.unwrap().is_none());
+        assert!(PowerSampler::start(&PowerSource::None)
+            .await
+            .unwrap()
+            .is_none());
         let err = start_nvidia_smi(Path::new("/nonexistent/nvidia-smi"))
             .err()
             .expect("error");
@@ -543,7 +555,10 @@ mod tests {
         close(stats.mean_w, 800.0);
         close(stats.max_w, 800.0);
         assert!(stats.samples >= 2);
-        assert!((stats.energy_j / stats.mean_w - 0.6).abs() < 0.2, "{stats:?}");
+        assert!(
+            (stats.energy_j / stats.mean_w - 0.6).abs() < 0.2,
+            "{stats:?}"
+        );
     }
 
     #[tokio::test]

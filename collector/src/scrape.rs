@@ -67,7 +67,10 @@ const SGLANG: Names = Names {
     waiting: &["sglang:num_queue_reqs"],
     // Fraction of the KV token pool in use.
     kv_usage: &["sglang:token_usage"],
-    queue_time: &["sglang:queue_time_seconds", "sglang:request_queue_time_seconds"],
+    queue_time: &[
+        "sglang:queue_time_seconds",
+        "sglang:request_queue_time_seconds",
+    ],
     prefill_time: &[],
     decode_time: &[],
     prompt_tokens: &["sglang:prompt_tokens_total"],

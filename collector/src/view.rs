@@ -1,1 +1,331 @@
-//! TODO
+//! `infermeter view REPORT.json...`: serves the built viewer with the given reports on loopback
+//! and prints the URL that opens them.
+//!
+//! The viewer (`dist/`, built by trunk) is served as static files. The reports are validated
+//! with `infermeter_report::load_report` first (an invalid one is refused with the validation
+//! message, before anything listens) and served at `/data/reports/<n>-<file name>`, with a
+//! generated `/data/index.json` that replaces the one in `dist/`, so the landing page lists
+//! exactly these reports. The printed URL opens the first one and compares the rest.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use axum::body::Bytes;
+use axum::extract::{Path as UrlPath, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use infermeter_report::Report;
+use serde_json::json;
+use tower_http::services::ServeDir;
+
+const NOT_BUILT: &str = "viewer not built: run `trunk build --release` (see README)";
+
+/// Options of `infermeter view`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ViewArgs {
+    /// Report files to show; the first is opened, the others are compared with it.
+    #[arg(required = true, value_name = "REPORT.json")]
+    pub reports: Vec<PathBuf>,
+    /// Address to serve on (port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub listen: SocketAddr,
+    /// The built viewer (trunk's `dist/`). Default: `<repo>/dist` next to the executable or the
+    /// current directory.
+    #[arg(long, env = "INFERMETER_DIST", value_name = "DIR")]
+    pub dist: Option<PathBuf>,
+    /// Open the URL in the default browser.
+    #[arg(long)]
+    pub open: bool,
+}
+
+/// A viewer being served. Dropping it stops the server.
+pub struct RunningView {
+    pub addr: SocketAddr,
+    /// Opens the first report and compares the others.
+    pub url: String,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Drop for RunningView {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+/// Serves until Ctrl-C.
+pub async fn run(args: ViewArgs) -> anyhow::Result<()> {
+    let open = args.open;
+    let view = start(args).await?;
+    println!("Viewer: {}", view.url);
+    println!("Press Ctrl-C to stop.");
+    if open {
+        open_browser(&view.url);
+    }
+    tokio::signal::ctrl_c().await?;
+    Ok(())
+}
+
+/// Validates the reports, binds and serves in the background.
+pub async fn start(args: ViewArgs) -> anyhow::Result<RunningView> {
+    let dist = find_dist(args.dist.as_deref())?;
+    let mut reports = HashMap::new();
+    let mut entries = Vec::new();
+    for (i, path) in args.reports.iter().enumerate() {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read report {}", path.display()))?;
+        let report = infermeter_report::load_report(&text)
+            .with_context(|| format!("{} is not a valid report", path.display()))?;
+        let name = served_name(i + 1, path);
+        entries.push(index_entry(&name, &report));
+        reports.insert(name, Bytes::from(text));
+    }
+    let index = serde_json::to_vec_pretty(&json!({ "reports": entries }))?;
+    let first = format!("data/reports/{}", served_name(1, &args.reports[0]));
+    let compare: String = args
+        .reports
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(i, p)| format!("&compare=data/reports/{}", served_name(i + 1, p)))
+        .collect();
+
+    let app = Router::new()
+        .route(
+            "/data/index.json",
+            get(move || async move { ([(header::CONTENT_TYPE, "application/json")], index) }),
+        )
+        .route("/data/reports/{name}", get(serve_report))
+        .with_state(std::sync::Arc::new(reports))
+        .fallback_service(ServeDir::new(&dist));
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let addr = listener.local_addr()?;
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    Ok(RunningView {
+        addr,
+        url: format!("http://{addr}/?report={first}{compare}"),
+        server,
+    })
+}
+
+async fn serve_report(
+    State(reports): State<std::sync::Arc<HashMap<String, Bytes>>>,
+    UrlPath(name): UrlPath<String>,
+) -> Response {
+    match reports.get(&name) {
+        Some(body) => ([(header::CONTENT_TYPE, "application/json")], body.clone()).into_response(),
+        None => (StatusCode::NOT_FOUND, "no such report").into_response(),
+    }
+}
+
+/// `<n>-<file name>` with anything but `[A-Za-z0-9._-]` replaced, so the name needs no escaping
+/// in a URL and two reports with the same file name stay apart.
+fn served_name(n: usize, path: &Path) -> String {
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "report.json".into());
+    let safe: String = file
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{n}-{safe}")
+}
+
+fn index_entry(name: &str, report: &Report) -> serde_json::Value {
+    let meta = &report.metadata;
+    let gpu = format!("{}x {}", meta.hardware.gpu_count, meta.hardware.gpu_model);
+    let title = meta
+        .title
+        .clone()
+        .unwrap_or_else(|| format!("{} on {gpu}", meta.model.id));
+    json!({
+        "path": format!("reports/{name}"),
+        "title": title,
+        "model": meta.model.id,
+        "gpu": gpu,
+        "engine": meta.engine.name,
+        "synthetic": meta.synthetic,
+    })
+}
+
+/// The explicit directory, else the first `dist/` holding an `index.html` above the executable
+/// or the current directory.
+fn find_dist(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
+    if let Some(dir) = explicit {
+        if dir.join("index.html").is_file() {
+            return Ok(dir.to_path_buf());
+        }
+        bail!("{NOT_BUILT}: {} has no index.html", dir.display());
+    }
+    let exe_dir = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf));
+    let cwd = std::env::current_dir().ok();
+    exe_dir
+        .iter()
+        .chain(cwd.iter())
+        .flat_map(|start| start.ancestors())
+        .map(|dir| dir.join("dist"))
+        .find(|dist| dist.join("index.html").is_file())
+        .with_context(|| {
+            format!("{NOT_BUILT}; or point --dist / INFERMETER_DIST at the built viewer")
+        })
+}
+
+fn open_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    if let Err(e) = std::process::Command::new(opener).arg(url).spawn() {
+        tracing::warn!("could not open a browser with {opener} ({e}); open {url} yourself");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use infermeter_report::{EngineInfo, HardwareInfo, Metadata, ModelInfo, SCHEMA_VERSION};
+
+    fn report(title: Option<&str>, synthetic: bool) -> Report {
+        Report {
+            schema_version: SCHEMA_VERSION.into(),
+            metadata: Metadata {
+                title: title.map(str::to_string),
+                synthetic,
+                model: ModelInfo {
+                    id: "Qwen/Qwen3-Coder-30B-A3B-Instruct".into(),
+                    ..Default::default()
+                },
+                engine: EngineInfo {
+                    name: "vLLM".into(),
+                    ..Default::default()
+                },
+                hardware: HardwareInfo {
+                    gpu_model: "NVIDIA H100 PCIe".into(),
+                    gpu_count: 1,
+                    ..Default::default()
+                },
+                started_at: "2025-03-14T09:26:53Z".into(),
+                collector_version: "0.1.0".into(),
+                ..Default::default()
+            },
+            status: Default::default(),
+            measurement: Default::default(),
+            scenarios: vec![],
+            series: vec![],
+            records: None,
+            warnings: vec![],
+        }
+    }
+
+    struct Fixture {
+        dir: tempfile::TempDir,
+    }
+
+    impl Fixture {
+        fn new() -> Fixture {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::create_dir_all(dir.path().join("dist/data")).unwrap();
+            std::fs::write(dir.path().join("dist/index.html"), "<html>viewer</html>").unwrap();
+            std::fs::write(dir.path().join("dist/data/index.json"), "{\"reports\":[]}").unwrap();
+            Fixture { dir }
+        }
+        fn write(&self, name: &str, text: &str) -> PathBuf {
+            let path = self.dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        }
+        fn args(&self, reports: Vec<PathBuf>) -> ViewArgs {
+            ViewArgs {
+                reports,
+                listen: "127.0.0.1:0".parse().unwrap(),
+                dist: Some(self.dir.path().join("dist")),
+                open: false,
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn serves_viewer_index_and_reports_over_loopback() {
+        let fx = Fixture::new();
+        let a = serde_json::to_string(&report(Some("H100 run"), false)).unwrap();
+        let b = serde_json::to_string(&report(None, true)).unwrap();
+        let reports = vec![fx.write("a.json", &a), fx.write("my run.json", &b)];
+        let view = start(fx.args(reports)).await.unwrap();
+        let base = format!("http://{}", view.addr);
+        assert_eq!(
+            view.url,
+            format!("{base}/?report=data/reports/1-a.json&compare=data/reports/2-my_run.json")
+        );
+        let get = |path: &str| {
+            let url = format!("{base}{path}");
+            async move {
+                let r = reqwest::get(url).await.unwrap();
+                (r.status(), r.text().await.unwrap())
+            }
+        };
+        assert_eq!(get("/").await.1, "<html>viewer</html>");
+        assert_eq!(get("/index.html").await.1, "<html>viewer</html>");
+        let (status, index) = get("/data/index.json").await;
+        assert_eq!(status, StatusCode::OK);
+        let index: serde_json::Value = serde_json::from_str(&index).unwrap();
+        assert_eq!(index["reports"][0]["path"], "reports/1-a.json");
+        assert_eq!(index["reports"][0]["title"], "H100 run");
+        assert_eq!(index["reports"][0]["synthetic"], false);
+        assert_eq!(index["reports"][1]["path"], "reports/2-my_run.json");
+        assert_eq!(
+            index["reports"][1]["title"],
+            "Qwen/Qwen3-Coder-30B-A3B-Instruct on 1x NVIDIA H100 PCIe"
+        );
+        assert_eq!(index["reports"][1]["synthetic"], true);
+        assert_eq!(get("/data/reports/1-a.json").await.1, a);
+        assert_eq!(get("/data/reports/2-my_run.json").await.1, b);
+        assert_eq!(
+            get("/data/reports/3-none.json").await.0,
+            StatusCode::NOT_FOUND
+        );
+    }
+
+    #[tokio::test]
+    async fn invalid_report_is_refused_with_the_reason() {
+        let fx = Fixture::new();
+        let bad = fx.write("bad.json", "{\"schema_version\": \"9.0.0\"}");
+        let err = start(fx.args(vec![bad])).await.err().expect("refused");
+        let message = format!("{err:#}");
+        assert!(
+            message.contains("bad.json is not a valid report"),
+            "{message}"
+        );
+        assert!(
+            message.contains("newer than this reader supports"),
+            "{message}"
+        );
+    }
+
+    #[tokio::test]
+    async fn missing_viewer_build_says_how_to_build_it() {
+        let fx = Fixture::new();
+        let a = fx.write(
+            "a.json",
+            &serde_json::to_string(&report(None, false)).unwrap(),
+        );
+        let mut args = fx.args(vec![a]);
+        args.dist = Some(fx.dir.path().join("nowhere"));
+        let err = start(args).await.err().expect("refused").to_string();
+        assert!(err.contains("trunk build --release"), "{err}");
+    }
+}

@@ -268,7 +268,7 @@ def main() -> None:
     }
     (out / "model_info.json").write_text(json.dumps(info, indent=2) + "\n")
     print(f"tiny-llama: {n_params / 1e6:.1f}M parameters, {gguf_path.stat().st_size / 2**20:.1f} MiB "
-          f"-> {gguf_path}", file=sys.stderr)
+          f"({gguf_path.name})", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,13 @@ esac
 
 mkdir -p "$CACHE_ROOT" || die "cache" "cannot create $CACHE_ROOT; set INFERMETER_CACHE to a writable folder"
 
+# Two serve.sh started together must not build into the same folder at once: the second one waits.
+exec 9>"$CACHE_ROOT/.setup.lock"
+if ! flock -n 9; then
+    log "another setup.sh is running (building?); waiting for it to finish"
+    flock 9
+fi
+
 # --- step 1: Python tools venv ------------------------------------------------------------------
 ensure_venv() {
     local stamp="$VENV/.infermeter-tools"

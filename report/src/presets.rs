@@ -435,3 +435,98 @@ pub const WHAT_GOOD_LOOKS_LIKE: [Guidance; 4] = [
         text: "Under 100ms is excellent at short context, under 2s good at 32K, under 20s acceptable at 128K; it grows with context length.",
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bands_use_the_reference_boundaries() {
+        assert_eq!(band_for_ttft(0.189).name, "Instant");
+        assert_eq!(band_for_ttft(0.5).name, "Responsive");
+        assert_eq!(band_for_ttft(4.99).name, "Noticeable");
+        assert_eq!(band_for_ttft(6.18).name, "Slow");
+        assert_eq!(band_for_ttft(109.9).name, "Frustrating");
+        assert_eq!(band_for_itl(0.0058).name, "Excellent");
+        assert_eq!(band_for_itl(0.0189).name, "Good");
+        assert_eq!(band_for_itl(0.0389).name, "Acceptable");
+        assert_eq!(band_for_itl(0.0758).name, "Poor");
+        assert_eq!(band_for_speed(13.2).name, "Slow");
+        assert_eq!(band_for_speed(15.0).name, "Acceptable");
+        assert_eq!(band_for_speed(38.8).name, "Fast");
+        assert_eq!(band_for_speed(172.5).name, "Very fast");
+        // Out-of-range input still lands on a band instead of panicking.
+        assert_eq!(band_for_ttft(-1.0).name, "Instant");
+        assert_eq!(band_for_ttft(f64::INFINITY).name, "Frustrating");
+        assert_eq!(band_for_ttft(f64::NAN).name, "Instant");
+    }
+
+    #[test]
+    fn bands_tile_from_zero_to_infinity() {
+        for bands in [&ITL_BANDS[..], &SPEED_BANDS[..], &TTFT_BANDS[..]] {
+            assert_eq!(bands[0].lower, 0.0);
+            assert_eq!(bands[bands.len() - 1].upper, f64::INFINITY);
+            assert!(bands.windows(2).all(|w| w[0].upper == w[1].lower));
+        }
+    }
+
+    #[test]
+    fn scenario_lists_match_the_reference_shapes() {
+        let shape = |list: &[ScenarioPreset]| -> Vec<(u32, u32)> {
+            list.iter()
+                .map(|p| (p.input_tokens, p.output_tokens))
+                .collect()
+        };
+        assert_eq!(
+            shape(&FOUR_SCENARIOS),
+            [(1024, 256), (4096, 256), (16384, 256), (32768, 256)]
+        );
+        assert_eq!(
+            shape(&CAPACITY_SCENARIOS),
+            [(1024, 128), (4096, 512), (16384, 2048), (32768, 4096)]
+        );
+        assert_eq!(
+            shape(&CONTEXT_SWEEP),
+            [
+                (1024, 128),
+                (1024, 1024),
+                (8192, 1024),
+                (32768, 1024),
+                (65536, 1024),
+                (98304, 1024),
+                (131072, 1024),
+                (262144, 1024)
+            ]
+        );
+        assert_eq!(FOUR_SCENARIOS[1].to_scenario().name, "RAG / QA");
+    }
+
+    #[test]
+    fn use_cases_point_at_sweep_scenarios_with_their_shape() {
+        let cases = use_cases();
+        assert_eq!(cases.len(), 5);
+        for case in &cases {
+            let scenario = scenario_preset(case.scenario_id).expect("scenario exists");
+            assert_eq!(
+                (scenario.input_tokens, scenario.output_tokens),
+                (case.context_tokens, case.output_tokens),
+                "{}",
+                case.name
+            );
+            assert!(!case.thresholds.is_empty());
+        }
+        let general = cases.iter().find(|c| c.id == "general_chatbot").unwrap();
+        assert_eq!(general.thresholds.max_ttft_s, Some(8.0));
+        assert_eq!(general.thresholds.min_decode_tok_s, Some(15.0));
+        assert_eq!(cases[0].thresholds.max_e2e_s, Some(2.0));
+        assert_eq!(cases[4].thresholds.min_decode_tok_s, Some(20.0));
+    }
+
+    #[test]
+    fn glossary_has_the_reference_terms() {
+        let terms: Vec<&str> = GLOSSARY.iter().map(|e| e.term).collect();
+        assert!(terms.contains(&"Scaling Efficiency"));
+        assert!(terms.contains(&"Batch Size / Concurrency"));
+        assert_eq!(WHAT_GOOD_LOOKS_LIKE.len(), 4);
+    }
+}

@@ -211,6 +211,21 @@ mod tests {
         assert_eq!(Stat::parse("p42"), None);
     }
 
+    proptest::proptest! {
+        #[test]
+        fn percentiles_are_ordered_and_the_mean_within_range(
+            samples in proptest::collection::vec(-1e9f64..1e9, 1..300)
+        ) {
+            let d = Distribution::from_samples(&samples).unwrap();
+            let ordered = [d.min, d.p50, d.p90, d.p95, d.p99, d.p999, d.max];
+            proptest::prop_assert!(ordered.windows(2).all(|w| w[0] <= w[1]), "{d:?}");
+            // Summing can round the mean a hair outside [min, max] when all samples are equal.
+            let slack = 1e-9 * d.max.abs().max(d.min.abs());
+            proptest::prop_assert!(d.min - slack <= d.mean && d.mean <= d.max + slack, "{d:?}");
+            proptest::prop_assert_eq!(d.count, samples.len() as u64);
+        }
+    }
+
     #[test]
     fn confidence_interval_of_known_values() {
         // mean 2, sd 1, n 3: half width = 4.303 * 1 / sqrt(3) = 2.4843

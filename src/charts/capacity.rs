@@ -168,7 +168,9 @@ pub fn chart(sources: &[Source], target: &CapacityTarget, view: &ViewState) -> P
 
 /// Capacity of `target` in one report under the reader's limits and statistic.
 pub fn verdict(source: &Source, target: &CapacityTarget, view: &ViewState) -> Option<Capacity> {
-    let series = source.analysis.series(&target.scenario_id, LoadMode::Peak)?;
+    let series = source
+        .analysis
+        .series(&target.scenario_id, LoadMode::Peak)?;
     Some(capacity(
         series,
         &view.thresholds(&target.id, target.preset),
@@ -221,9 +223,10 @@ pub fn table(
     let rows = [right, left]
         .into_iter()
         .map(|metric| {
-            let points = source
-                .analysis
-                .points(&target.scenario_id, LoadMode::Peak, metric, view.stat);
+            let points =
+                source
+                    .analysis
+                    .points(&target.scenario_id, LoadMode::Peak, metric, view.stat);
             let cells = capacity
                 .rows
                 .iter()
@@ -298,7 +301,7 @@ pub fn group_thousands(n: u32) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -343,7 +346,10 @@ mod tests {
         view.set_threshold(&target.id, target.preset, ThresholdKind::Ttft, 42.0);
         let moved = with_sources(&report, |s| chart(s, &target, &view));
         let values = threshold_values(&chart_json(&moved));
-        assert!(values.contains(&42.0) && !values.contains(&preset_ttft), "{values:?}");
+        assert!(
+            values.contains(&42.0) && !values.contains(&preset_ttft),
+            "{values:?}"
+        );
     }
 
     #[test]

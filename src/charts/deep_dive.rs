@@ -10,7 +10,11 @@ use crate::state::ViewState;
 
 /// `metric` by context length, one line per concurrency level of each report (peak mode).
 pub fn by_context(sources: &[Source], view: &ViewState, metric: Metric) -> Plot {
-    let mut p = plot(XAxis::ContextTokens, vec![metric_axis(metric, view.stat)], view);
+    let mut p = plot(
+        XAxis::ContextTokens,
+        vec![metric_axis(metric, view.stat)],
+        view,
+    );
     for source in sources {
         for (concurrency, points) in context_points(source, metric, view.stat) {
             let name = if sources.len() > 1 {
@@ -34,7 +38,11 @@ pub fn context_points(source: &Source, metric: Metric, stat: Stat) -> Vec<(u32, 
     let report = source.analysis.report();
     let mut by_level: Vec<(u32, Vec<(u32, f64)>)> = Vec::new();
     for scenario in &report.scenarios {
-        for (concurrency, value) in source.analysis.points(&scenario.id, LoadMode::Peak, metric, stat) {
+        for (concurrency, value) in
+            source
+                .analysis
+                .points(&scenario.id, LoadMode::Peak, metric, stat)
+        {
             let slot = match by_level.iter_mut().find(|(c, _)| *c == concurrency) {
                 Some((_, points)) => points,
                 None => {

@@ -24,12 +24,19 @@ pub fn itl_threshold(itl_s: f64, meaning: &str) -> Threshold {
     Threshold {
         axis: 0,
         value: ms,
-        label: format!("{} ms: {meaning}", infermeter_report::analysis::format::format_number(ms)),
+        label: format!(
+            "{} ms: {meaning}",
+            infermeter_report::analysis::format::format_number(ms)
+        ),
     }
 }
 
 fn per_scenario(sources: &[Source], view: &ViewState, metric: Metric) -> Plot {
-    let mut p = plot(XAxis::ConcurrentUsers, vec![metric_axis(metric, view.stat)], view);
+    let mut p = plot(
+        XAxis::ConcurrentUsers,
+        vec![metric_axis(metric, view.stat)],
+        view,
+    );
     p.lines = scenario_lines(sources, LoadMode::Peak, metric, view.stat, 0);
     p
 }
@@ -62,7 +69,11 @@ pub fn ttft_range(sources: &[Source], view: &ViewState) -> Plot {
 }
 
 fn range(sources: &[Source], view: &ViewState, metric: Metric) -> Plot {
-    let mut p = plot(XAxis::ConcurrentUsers, vec![metric_axis(metric, view.stat)], view);
+    let mut p = plot(
+        XAxis::ConcurrentUsers,
+        vec![metric_axis(metric, view.stat)],
+        view,
+    );
     for source in sources {
         let lines = scenario_lines(
             std::slice::from_ref(source),
@@ -99,8 +110,11 @@ fn range(sources: &[Source], view: &ViewState, metric: Metric) -> Plot {
     p
 }
 
+/// `(x, y)` points of one line.
+pub type Points = Vec<(f64, f64)>;
+
 /// Lowest and highest value across `lines` at every x any of them measured, ascending x.
-pub fn envelope(lines: &[Line]) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
+pub fn envelope(lines: &[Line]) -> (Points, Points) {
     let mut xs: Vec<f64> = lines
         .iter()
         .flat_map(|l| l.points.iter().map(|p| p.0))

@@ -38,7 +38,8 @@ pub fn report_labels(reports: &[Report]) -> Vec<String> {
         }
     };
     let mut labels: Vec<String> = reports.iter().map(gpu).collect();
-    let duplicated = |labels: &[String], i: usize| labels.iter().filter(|l| **l == labels[i]).count() > 1;
+    let duplicated =
+        |labels: &[String], i: usize| labels.iter().filter(|l| **l == labels[i]).count() > 1;
     let with_model: Vec<String> = (0..reports.len())
         .map(|i| {
             if duplicated(&labels, i) {
@@ -265,7 +266,9 @@ mod tests {
     #[test]
     fn report_text_reaches_html_only_through_the_escaping_tooltip() {
         let report = hostile_sample();
-        let json = with_sources(&report, |s| chart_json(&fastest::decode(s, &ViewState::default())));
+        let json = with_sources(&report, |s| {
+            chart_json(&fastest::decode(s, &ViewState::default()))
+        });
         // Series names are canvas text (legend): raw, so they read exactly as written.
         assert_eq!(json["series"][0]["name"], HOSTILE);
         // The tooltip is HTML: its formatter escapes every series name and holds no report text.
@@ -289,7 +292,12 @@ mod tests {
         let p = with_all_sources(&reports, |s| fastest::decode(s, &ViewState::default()));
         assert_eq!(p.lines.len(), 2 * peak_scenarios(&a));
         assert!(p.lines[0].name.starts_with(&format!("{} · ", labels[0])));
-        assert!(p.lines.last().unwrap().name.starts_with("2x NVIDIA H200 · "));
+        assert!(p
+            .lines
+            .last()
+            .unwrap()
+            .name
+            .starts_with("2x NVIDIA H200 · "));
         let same = report_labels(&[a.clone(), a.clone()]);
         assert_ne!(same[0], same[1]);
     }
@@ -306,10 +314,18 @@ mod tests {
         let p = with_sources(&report, |s| fastest::decode(s, &view));
         let estimates = p.cursor_estimates();
         assert_eq!(estimates.len(), p.lines.len());
-        assert!(estimates.iter().all(|(_, e)| e.is_some_and(|e| !e.measured)));
+        assert!(estimates
+            .iter()
+            .all(|(_, e)| e.is_some_and(|e| !e.measured)));
         let json = chart_json(&p);
-        assert_eq!(json["series"][0]["markPoint"]["data"][0]["name"], "interpolated");
-        assert_eq!(json["series"][0]["markPoint"]["data"][0]["xAxis"], f64::from(between));
+        assert_eq!(
+            json["series"][0]["markPoint"]["data"][0]["name"],
+            "interpolated"
+        );
+        assert_eq!(
+            json["series"][0]["markPoint"]["data"][0]["xAxis"],
+            f64::from(between)
+        );
         let cursor = json["series"].as_array().unwrap().last().unwrap().clone();
         assert_eq!(cursor["name"], "Cursor");
         assert!(cursor["markLine"]["data"][0]["label"]["formatter"]
@@ -325,7 +341,11 @@ mod tests {
         assert!(p.cursor_estimates().iter().all(|(_, e)| e.is_none()));
         let json = chart_json(&p);
         assert!(json["series"][0]["markPoint"].is_null());
-        assert!(json["series"].as_array().unwrap().iter().all(|s| s["name"] != "Cursor"));
+        assert!(json["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["name"] != "Cursor"));
     }
 
     #[test]
@@ -349,9 +369,14 @@ mod tests {
     fn csv_quotes_names_with_commas() {
         let mut report = sample();
         report.scenarios[0].name = "RAG, \"QA\"".into();
-        let csv = with_sources(&report, |s| chart_csv("fastest.decode", s, &ViewState::default()))
-            .unwrap();
+        let csv = with_sources(&report, |s| {
+            chart_csv("fastest.decode", s, &ViewState::default())
+        })
+        .unwrap();
         assert!(csv.starts_with("series,x_axis,x,value,unit\n"));
-        assert!(csv.contains("\"RAG, \"\"QA\"\"\",Concurrent users,1,"), "{csv}");
+        assert!(
+            csv.contains("\"RAG, \"\"QA\"\"\",Concurrent users,1,"),
+            "{csv}"
+        );
     }
 }

@@ -4,9 +4,9 @@
 
 use charming::component::{Axis, Grid, Legend};
 use charming::element::{
-    AreaStyle, AxisLabel, AxisType, Color, JsFunction, Label, LineStyle,
-    LineStyleType, MarkLine, MarkLineData, MarkLineVariant, MarkPoint, MarkPointData, NameLocation, SplitLine,
-    Symbol, TextStyle, Tooltip, Trigger,
+    AreaStyle, AxisLabel, AxisType, Color, JsFunction, Label, LineStyle, LineStyleType, MarkLine,
+    MarkLineData, MarkLineVariant, MarkPoint, MarkPointData, NameLocation, SplitLine, Symbol,
+    TextStyle, Tooltip, Trigger,
 };
 use charming::series::Line as LineSeries;
 use charming::Chart;
@@ -137,7 +137,12 @@ impl Plot {
         let colors = self.theme.colors();
         let mut chart = Chart::new()
             .background_color(colors.background)
-            .color(palette(self.theme).iter().map(|&c| Color::from(c)).collect())
+            .color(
+                palette(self.theme)
+                    .iter()
+                    .map(|&c| Color::from(c))
+                    .collect(),
+            )
             .tooltip(
                 Tooltip::new()
                     .trigger(Trigger::Axis)
@@ -281,7 +286,11 @@ impl Plot {
             .name(THRESHOLD_SERIES)
             .y_axis_index(axis as f64)
             .data(Vec::<Vec<f64>>::new())
-            .line_style(LineStyle::new().type_(LineStyleType::Dashed).color(colors.text))
+            .line_style(
+                LineStyle::new()
+                    .type_(LineStyleType::Dashed)
+                    .color(colors.text),
+            )
             .mark_line(
                 MarkLine::new()
                     .silent(true)
@@ -309,13 +318,11 @@ impl Plot {
         } else {
             "interpolated"
         };
-        Some(
-            MarkPoint::new().data(vec![MarkPointData::new()
+        Some(MarkPoint::new().data(vec![MarkPointData::new()
                 .name(kind)
                 .x_axis(at)
                 .y_axis(estimate.value)
-                .value((estimate.value * 10.0).round() / 10.0)]),
-        )
+                .value((estimate.value * 10.0).round() / 10.0)]))
     }
 
     /// Vertical dashed line at the cursor, labelled with its concurrency and kind.
@@ -362,7 +369,10 @@ impl Plot {
             .collect();
         let units = serde_json::to_string(&units).unwrap_or_else(|_| "[]".into());
         let x_name = serde_json::to_string(self.x.name()).unwrap_or_default();
-        JsFunction::new_with_args("params", &format!("{TOOLTIP_JS_HEAD}var U={units};var X={x_name};{TOOLTIP_JS_BODY}"))
+        JsFunction::new_with_args(
+            "params",
+            &format!("{TOOLTIP_JS_HEAD}var U={units};var X={x_name};{TOOLTIP_JS_BODY}"),
+        )
     }
 
     /// `series,x_name,x,value,unit` rows; names unescaped (CSV is not HTML), fields quoted.

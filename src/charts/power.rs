@@ -22,7 +22,11 @@ pub fn has_power(source: &Source) -> bool {
 /// Mean GPU power per scenario.
 pub fn draw(sources: &[Source], view: &ViewState) -> Plot {
     let metric = Metric::PowerW;
-    let mut p = plot(XAxis::ConcurrentUsers, vec![metric_axis(metric, view.stat)], view);
+    let mut p = plot(
+        XAxis::ConcurrentUsers,
+        vec![metric_axis(metric, view.stat)],
+        view,
+    );
     p.lines = scenario_lines(sources, LoadMode::Peak, metric, view.stat, 0);
     p
 }
@@ -30,7 +34,11 @@ pub fn draw(sources: &[Source], view: &ViewState) -> Plot {
 /// Output tokens per joule per scenario.
 pub fn tokens_per_joule(sources: &[Source], view: &ViewState) -> Plot {
     let metric = Metric::TokensPerJoule;
-    let mut p = plot(XAxis::ConcurrentUsers, vec![metric_axis(metric, view.stat)], view);
+    let mut p = plot(
+        XAxis::ConcurrentUsers,
+        vec![metric_axis(metric, view.stat)],
+        view,
+    );
     p.lines = scenario_lines(sources, LoadMode::Peak, metric, view.stat, 0);
     p
 }

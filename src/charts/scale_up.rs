@@ -10,7 +10,11 @@ use super::{metric_axis, plot, scenario_lines, series_name, Source};
 use crate::state::ViewState;
 
 fn per_scenario(sources: &[Source], view: &ViewState, metric: Metric) -> Plot {
-    let mut p = plot(XAxis::QueueDepth, vec![metric_axis(metric, view.stat)], view);
+    let mut p = plot(
+        XAxis::QueueDepth,
+        vec![metric_axis(metric, view.stat)],
+        view,
+    );
     p.lines = scenario_lines(sources, LoadMode::Burst, metric, view.stat, 0);
     p
 }
@@ -29,7 +33,8 @@ pub fn ttft(sources: &[Source], view: &ViewState) -> Plot {
 /// ITL vs queue depth with the 70 ms "sluggish" line.
 pub fn itl(sources: &[Source], view: &ViewState) -> Plot {
     let mut p = per_scenario(sources, view, Metric::Itl);
-    p.thresholds.push(itl_threshold(sluggish_itl_s(), "sluggish above"));
+    p.thresholds
+        .push(itl_threshold(sluggish_itl_s(), "sluggish above"));
     p
 }
 
@@ -60,7 +65,11 @@ impl DepthCard {
 
     /// Card caption, e.g. "Chatbot — TTFT ≤ 3 s".
     pub fn caption(&self) -> String {
-        format!("{} — TTFT ≤ {} s", self.name, format_number(self.ttft_limit_s))
+        format!(
+            "{} — TTFT ≤ {} s",
+            self.name,
+            format_number(self.ttft_limit_s)
+        )
     }
 }
 
@@ -69,14 +78,19 @@ pub fn depth_cards(sources: &[Source], view: &ViewState) -> Vec<DepthCard> {
     sources
         .iter()
         .flat_map(|source| {
-            source.analysis.report().scenarios.iter().filter_map(move |scenario| {
-                let series = source.analysis.series(&scenario.id, LoadMode::Burst)?;
-                Some(DepthCard {
-                    name: series_name(sources, source, &scenario.name),
-                    depth: max_safe_queue_depth(series, view.queue_ttft_s, view.stat),
-                    ttft_limit_s: view.queue_ttft_s,
+            source
+                .analysis
+                .report()
+                .scenarios
+                .iter()
+                .filter_map(move |scenario| {
+                    let series = source.analysis.series(&scenario.id, LoadMode::Burst)?;
+                    Some(DepthCard {
+                        name: series_name(sources, source, &scenario.name),
+                        depth: max_safe_queue_depth(series, view.queue_ttft_s, view.stat),
+                        ttft_limit_s: view.queue_ttft_s,
+                    })
                 })
-            })
         })
         .collect()
 }
@@ -119,7 +133,12 @@ mod tests {
         for (scenario, card) in report
             .scenarios
             .iter()
-            .filter(|s| report.series.iter().any(|x| x.scenario == s.id && x.mode == LoadMode::Burst))
+            .filter(|s| {
+                report
+                    .series
+                    .iter()
+                    .any(|x| x.scenario == s.id && x.mode == LoadMode::Burst)
+            })
             .zip(&cards)
         {
             assert_eq!(card.depth, h.max_safe_queue_depth[&scenario.id]);

@@ -38,7 +38,12 @@ pub fn threshold_values(json: &Value) -> Vec<f64> {
         .into_iter()
         .flatten()
         .filter(|s| s["name"] == THRESHOLD_SERIES)
-        .flat_map(|s| s["markLine"]["data"].as_array().cloned().unwrap_or_default())
+        .flat_map(|s| {
+            s["markLine"]["data"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
         .filter_map(|d| d["yAxis"].as_f64())
         .collect()
 }

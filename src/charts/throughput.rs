@@ -11,7 +11,11 @@ use crate::state::ViewState;
 /// System throughput per scenario.
 pub fn system(sources: &[Source], view: &ViewState) -> Plot {
     let metric = Metric::SystemOutputTokS;
-    let mut p = plot(XAxis::ConcurrentUsers, vec![metric_axis(metric, view.stat)], view);
+    let mut p = plot(
+        XAxis::ConcurrentUsers,
+        vec![metric_axis(metric, view.stat)],
+        view,
+    );
     p.lines = scenario_lines(sources, LoadMode::Peak, metric, view.stat, 0);
     p
 }
@@ -40,7 +44,9 @@ pub fn table(source: &Source, stat: Stat) -> Vec<ThroughputRow> {
             .flat_map(|s| source.analysis.points(&s.id, LoadMode::Peak, metric, stat))
             .filter(|&(c, _)| c == concurrency)
             .map(|(_, v)| v)
-            .fold(None, |best: Option<f64>, v| Some(best.map_or(v, |b| b.max(v))))
+            .fold(None, |best: Option<f64>, v| {
+                Some(best.map_or(v, |b| b.max(v)))
+            })
     };
     let mut levels: Vec<u32> = report
         .series
@@ -103,7 +109,11 @@ mod tests {
         let rows = with_sources(&report, |s| table(&s[0], Stat::Mean));
         assert_eq!(rows[0].condition, "Single user");
         assert!(rows.len() >= 2);
-        assert!(rows.last().unwrap().condition.starts_with("Max concurrency"));
+        assert!(rows
+            .last()
+            .unwrap()
+            .condition
+            .starts_with("Max concurrency"));
         for row in &rows {
             assert!((row.tokens_per_hour - row.system_tok_s * 3600.0).abs() < 1e-6);
         }

@@ -38,8 +38,7 @@ extern "C" {
     ) -> Result<EchartsInstance, JsValue>;
 
     #[wasm_bindgen(catch, method, js_name = setOption)]
-    fn set_option(this: &EchartsInstance, option: &JsValue, opts: &JsValue)
-        -> Result<(), JsValue>;
+    fn set_option(this: &EchartsInstance, option: &JsValue, opts: &JsValue) -> Result<(), JsValue>;
 
     #[wasm_bindgen(method, js_name = getDataURL)]
     fn get_data_url(this: &EchartsInstance, opts: &JsValue) -> String;
@@ -182,7 +181,11 @@ pub fn ChartView(
             return;
         }
         let element: &web_sys::HtmlElement = element.as_ref();
-        let instance = match echarts_init(element, &JsValue::NULL, &to_js(&json!({"renderer": "canvas"}))) {
+        let instance = match echarts_init(
+            element,
+            &JsValue::NULL,
+            &to_js(&json!({"renderer": "canvas"})),
+        ) {
             Ok(instance) => instance,
             Err(e) => {
                 failure.set(Some(format!("the chart could not be created: {e:?}")));
@@ -287,10 +290,7 @@ fn mark_first_chart() {
     let Some(performance) = web_sys::window().and_then(|w| w.performance()) else {
         return;
     };
-    let already = performance
-        .get_entries_by_name(FIRST_CHART_MARK)
-        .length()
-        > 0;
+    let already = performance.get_entries_by_name(FIRST_CHART_MARK).length() > 0;
     if !already {
         let _ = performance.mark(FIRST_CHART_MARK);
     }

@@ -23,7 +23,9 @@ pub fn escape_html(text: &str) -> String {
 /// Escapes text for an ECharts formatter template, where `{a}`, `{b}`, `{c}` and `{@dim}` are
 /// placeholders: escapes HTML and turns braces into entities so report text cannot inject one.
 pub fn escape_template(text: &str) -> String {
-    escape_html(text).replace('{', "&#123;").replace('}', "&#125;")
+    escape_html(text)
+        .replace('{', "&#123;")
+        .replace('}', "&#125;")
 }
 
 #[cfg(test)]

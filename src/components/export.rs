@@ -30,9 +30,19 @@ pub fn download_text(text: &str, mime: &str, file_name: &str) -> Result<(), wasm
 pub fn file_stem(id: &str) -> String {
     let stem: String = id
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect();
-    if stem.is_empty() { "chart".into() } else { stem }
+    if stem.is_empty() {
+        "chart".into()
+    } else {
+        stem
+    }
 }
 
 #[cfg(test)]

@@ -60,7 +60,7 @@ pub fn position(x_axis: XAxis, x: f64) -> String {
 /// 1024 -> "1K", 262144 -> "256K", 1000 -> "1,000 tokens".
 pub fn context_label(tokens: f64) -> String {
     let t = tokens.round() as u32;
-    if t >= 1024 && t % 1024 == 0 {
+    if t >= 1024 && t.is_multiple_of(1024) {
         format!("{}K", t / 1024)
     } else {
         format!("{} tokens", group_thousands(t))
@@ -135,7 +135,12 @@ pub fn scaling_at_max(plot: &Plot) -> Option<String> {
     let at_x: Vec<(&str, f64)> = plot
         .lines
         .iter()
-        .filter_map(|l| l.points.iter().find(|p| p.0 == x).map(|p| (l.name.as_str(), p.1)))
+        .filter_map(|l| {
+            l.points
+                .iter()
+                .find(|p| p.0 == x)
+                .map(|p| (l.name.as_str(), p.1))
+        })
         .collect();
     let best = at_x.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
     let worst = at_x.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
@@ -193,7 +198,11 @@ pub fn peak_throughput(plot: &Plot) -> Option<String> {
 /// The highest value of a plot with where it was seen: "466 W (1K context, 5 concurrent)".
 pub fn highest(plot: &Plot) -> Option<(Extreme, String)> {
     let (_, high) = extremes(plot)?;
-    let text = format!("{} ({})", with_unit(high.value, unit(plot)), at(plot, &high));
+    let text = format!(
+        "{} ({})",
+        with_unit(high.value, unit(plot)),
+        at(plot, &high)
+    );
     Some((high, text))
 }
 
@@ -249,7 +258,9 @@ mod tests {
             "Best inter-token latency is 5.8 ms (Chatbot, single user), rising to 75.8 ms \
              under maximum load (Tool Calling Agentic, 32 concurrent)."
         );
-        assert!(itl_verdict(&itl, 20.0).unwrap().contains("crosses the 20 ms"));
+        assert!(itl_verdict(&itl, 20.0)
+            .unwrap()
+            .contains("crosses the 20 ms"));
         let eff = plot(
             XAxis::ConcurrentUsers,
             "%",
@@ -278,7 +289,11 @@ mod tests {
         let tput = plot(
             XAxis::ConcurrentUsers,
             "tok/s",
-            vec![Line::plain("Chatbot", 0, vec![(1.0, 153.0), (24.0, 2961.0)])],
+            vec![Line::plain(
+                "Chatbot",
+                0,
+                vec![(1.0, 153.0), (24.0, 2961.0)],
+            )],
         );
         assert_eq!(
             peak_throughput(&tput).unwrap(),

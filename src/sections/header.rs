@@ -109,7 +109,10 @@ pub fn cards(report: &Report, h: &Highlights) -> Vec<Card> {
     let na = || ("n/a".to_string(), "not measured".to_string());
     let value = |l: &Option<Located>, unit: &str| {
         l.as_ref().map_or_else(na, |l| {
-            (format!("{} {unit}", format_number(l.value)), located(report, l))
+            (
+                format!("{} {unit}", format_number(l.value)),
+                located(report, l),
+            )
         })
     };
     let (decode, decode_at) = value(&h.peak_decode, "tok/s");
@@ -131,7 +134,10 @@ pub fn cards(report: &Report, h: &Highlights) -> Vec<Card> {
         ),
         None if h.max_safe_queue_depth.values().any(Option::is_none) => (
             "none".into(),
-            format!("TTFT above {} s at every queue depth", format_number(h.ttft_threshold_s)),
+            format!(
+                "TTFT above {} s at every queue depth",
+                format_number(h.ttft_threshold_s)
+            ),
         ),
         None => na(),
     };
@@ -143,11 +149,36 @@ pub fn cards(report: &Report, h: &Highlights) -> Vec<Card> {
         None => na(),
     };
     vec![
-        Card { testid: "highlight-peak-decode", label: "Peak Decode Speed", value: decode, context: decode_at },
-        Card { testid: "highlight-max-throughput", label: "Max System Throughput", value: tput, context: tput_at },
-        Card { testid: "highlight-best-ttft", label: "Best TTFT", value: ttft, context: ttft_at },
-        Card { testid: "highlight-safe-queue", label: "Max Safe Queue", value: queue, context: queue_at },
-        Card { testid: "highlight-success-rate", label: "Success Rate", value: success, context: success_of },
+        Card {
+            testid: "highlight-peak-decode",
+            label: "Peak Decode Speed",
+            value: decode,
+            context: decode_at,
+        },
+        Card {
+            testid: "highlight-max-throughput",
+            label: "Max System Throughput",
+            value: tput,
+            context: tput_at,
+        },
+        Card {
+            testid: "highlight-best-ttft",
+            label: "Best TTFT",
+            value: ttft,
+            context: ttft_at,
+        },
+        Card {
+            testid: "highlight-safe-queue",
+            label: "Max Safe Queue",
+            value: queue,
+            context: queue_at,
+        },
+        Card {
+            testid: "highlight-success-rate",
+            label: "Success Rate",
+            value: success,
+            context: success_of,
+        },
     ]
 }
 
@@ -243,21 +274,38 @@ mod tests {
         let cards = cards(&report, &h);
         assert_eq!(cards.len(), 5);
         let peak = h.peak_decode.as_ref().unwrap();
-        assert_eq!(cards[0].value, format!("{} tok/s", format_number(peak.value)));
-        assert!(cards[0].context.contains("single user"), "{}", cards[0].context);
-        assert!(cards[3].context.ends_with("TTFT ≤ 3 s"), "{}", cards[3].context);
+        assert_eq!(
+            cards[0].value,
+            format!("{} tok/s", format_number(peak.value))
+        );
+        assert!(
+            cards[0].context.contains("single user"),
+            "{}",
+            cards[0].context
+        );
+        assert!(
+            cards[3].context.ends_with("TTFT ≤ 3 s"),
+            "{}",
+            cards[3].context
+        );
         assert!(cards[4].value.ends_with('%'));
     }
 
     #[test]
     fn header_facts() {
         let report = sample();
-        assert_eq!(architecture(&report).unwrap(), "35B MoE, 3B active params, FP8");
+        assert_eq!(
+            architecture(&report).unwrap(),
+            "35B MoE, 3B active params, FP8"
+        );
         let params = test_parameters(&report);
         assert!(params.contains(&("Prompt caching", "No".to_string())));
         assert!(params.contains(&("Speculative decoding", "No".to_string())));
         let mut untitled = report.clone();
         untitled.metadata.title = None;
-        assert_eq!(title(&untitled), "Qwen/Qwen3.5-35B-A3B-FP8 on 1x NVIDIA H100 80GB HBM3");
+        assert_eq!(
+            title(&untitled),
+            "Qwen/Qwen3.5-35B-A3B-FP8 on 1x NVIDIA H100 80GB HBM3"
+        );
     }
 }

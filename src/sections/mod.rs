@@ -43,7 +43,7 @@ pub(crate) fn context() -> ReportContext {
 }
 
 /// Runs `f` with the loaded reports as chart sources and the view (tracking both).
-pub(crate) fn with_sources<T>(ctx: ReportContext, f: impl FnOnce(&[Source], &ViewState) -> T) -> T {
+pub(crate) fn read_sources<T>(ctx: ReportContext, f: impl FnOnce(&[Source], &ViewState) -> T) -> T {
     ctx.reports.with(|reports| {
         let labels = report_labels(reports);
         ctx.view.with(|view| f(&sources(reports, &labels), view))
@@ -66,7 +66,7 @@ pub fn ChartBlock(
     let ctx = context();
     let plot = {
         let id = id.clone();
-        Memo::new(move |_| with_sources(ctx, |s, v| plot_by_id(&id, s, v)))
+        Memo::new(move |_| read_sources(ctx, |s, v| plot_by_id(&id, s, v)))
     };
     let has_data = move || plot.with(|p| p.as_ref().is_some_and(|p| !p.is_empty()));
     let chart_id = id.clone();

@@ -99,7 +99,10 @@ mod tests {
         assert!(!description(chatbot).is_empty());
         let mut bare = chatbot.clone();
         bare.description.clear();
-        assert_eq!(description(&bare), scenario_preset("chatbot").unwrap().description);
+        assert_eq!(
+            description(&bare),
+            scenario_preset("chatbot").unwrap().description
+        );
         assert!(key_insight(&report).unwrap().contains("1,024 to 32,768"));
     }
 }

@@ -89,6 +89,19 @@ impl<'a> Analysis<'a> {
             .unwrap_or_default()
     }
 
+    /// Capacity of a scenario's series under `thresholds` (a use case's or a user's own);
+    /// `None` without that series.
+    pub fn capacity(
+        &self,
+        scenario_id: &str,
+        mode: LoadMode,
+        thresholds: &Thresholds,
+        stat: Stat,
+    ) -> Option<Capacity> {
+        self.series(scenario_id, mode)
+            .map(|s| capacity(s, thresholds, stat))
+    }
+
     /// The monotone curve through [`Analysis::points`]; `None` without points.
     pub fn curve(
         &self,
@@ -169,5 +182,16 @@ mod tests {
         assert_eq!(curve.domain(), (1.0, 4.0));
         let mid = curve.at(2.0).unwrap();
         assert!(!mid.measured && (80.0..=100.0).contains(&mid.value));
+        let limits = Thresholds {
+            min_decode_tok_s: Some(90.0),
+            ..Thresholds::default()
+        };
+        let cap = a
+            .capacity("chat", LoadMode::Peak, &limits, Stat::Mean)
+            .unwrap();
+        assert_eq!(cap.max_concurrency, Some(1));
+        assert!(a
+            .capacity("chat", LoadMode::Rate, &limits, Stat::Mean)
+            .is_none());
     }
 }

@@ -1,1 +1,126 @@
+//! `load_report` on real files: versions, syntax errors, shape errors and validation paths.
 
+use infermeter_report::{load_report, LoadError, SCHEMA_VERSION};
+use serde_json::{json, Value};
+
+fn sample() -> Value {
+    let path = super::data_dir().join("reports/sample-synthetic.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    serde_json::from_str(&text).expect("sample is JSON")
+}
+
+fn load(value: &Value) -> Result<infermeter_report::Report, LoadError> {
+    load_report(&serde_json::to_string_pretty(value).unwrap())
+}
+
+#[test]
+fn a_newer_major_version_is_refused_with_advice() {
+    let mut report = sample();
+    report["schema_version"] = json!("2.0.0");
+    // Even a body this reader cannot parse is reported as a version problem.
+    report["series"] = json!("reshaped in 2.0");
+    let err = load(&report).unwrap_err();
+    assert_eq!(
+        err,
+        LoadError::NewerMajorVersion {
+            found: "2.0.0".into(),
+            supported: SCHEMA_VERSION.into()
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        format!("report format 2.0.0 is newer than this reader supports ({SCHEMA_VERSION}); update infermeter to read it")
+    );
+}
+
+#[test]
+fn a_newer_minor_version_with_new_fields_loads() {
+    let mut report = sample();
+    report["schema_version"] = json!("1.7.2");
+    report["metadata"]["added_in_1_7"] = json!({"anything": [1, 2]});
+    report["series"][0]["levels"][0]["new_figure"] = json!(3.5);
+    let loaded = load(&report).expect("same major loads");
+    assert_eq!(loaded.schema_version, "1.7.2");
+    assert_eq!(loaded.series.len(), 8);
+}
+
+#[test]
+fn an_older_minor_without_later_optional_fields_loads() {
+    let mut report = sample();
+    report["schema_version"] = json!("1.0.0");
+    let object = report.as_object_mut().unwrap();
+    object.remove("status");
+    object.remove("measurement");
+    report["metadata"].as_object_mut().unwrap().remove("test");
+    let loaded = load(&report).expect("optional fields default");
+    assert_eq!(loaded.status, infermeter_report::RunStatus::Complete);
+}
+
+#[test]
+fn truncated_json_reports_line_and_column() {
+    let text = serde_json::to_string_pretty(&sample()).unwrap();
+    let cut = &text[..text.len() / 2];
+    let expected_line = cut.lines().count();
+    match load_report(cut).unwrap_err() {
+        LoadError::Syntax { line, column, .. } => {
+            assert_eq!(line, expected_line);
+            assert!(column > 0);
+        }
+        other => panic!("expected a syntax error, got {other:?}"),
+    }
+    let message = load_report(cut).unwrap_err().to_string();
+    assert!(
+        message.starts_with(&format!("not valid JSON at line {expected_line}, column")),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_wrong_type_reports_where() {
+    let text = serde_json::to_string_pretty(&sample()).unwrap().replacen(
+        "\"concurrency\": 1,",
+        "\"concurrency\": \"one\",",
+        1,
+    );
+    let err = load_report(&text).unwrap_err();
+    let LoadError::Shape { line, message, .. } = &err else {
+        panic!("expected a shape error, got {err:?}");
+    };
+    let expected_line = text.lines().position(|l| l.contains("\"one\"")).unwrap() + 1;
+    assert_eq!(*line, expected_line);
+    assert!(message.contains("expected u32"), "{message}");
+}
+
+#[test]
+fn validation_problems_carry_paths() {
+    let mut report = sample();
+    report["series"][1]["levels"][2]["concurrency"] = json!(1);
+    report["series"][3]["scenario"] = json!("missing");
+    let ttft = &mut report["series"][0]["levels"][0]["metrics"]["ttft_s"];
+    ttft["p90"] = json!(ttft["max"].as_f64().unwrap() * 2.0);
+    let LoadError::Invalid(problems) = load(&report).unwrap_err() else {
+        panic!("expected validation problems");
+    };
+    let paths: Vec<&str> = problems.iter().map(|p| p.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "series[0].levels[0].metrics.ttft_s",
+            "series[1].levels[2].concurrency",
+            "series[3].scenario"
+        ]
+    );
+    assert!(problems[2].message.contains("\"missing\""));
+}
+
+#[test]
+fn files_that_are_not_reports() {
+    assert!(matches!(
+        load_report("{\"reports\": []}"),
+        Err(LoadError::NotAReport(_))
+    ));
+    assert_eq!(
+        load_report("{\"schema_version\": \"one\"}"),
+        Err(LoadError::BadVersion("one".into()))
+    );
+}

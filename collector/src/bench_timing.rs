@@ -1,0 +1,186 @@
+//! `infermeter bench-timing`: how late the collector timestamps events, measured against the
+//! simulator's own send timestamps (`--emit-timestamps`) on the same machine.
+//!
+//! Both sides read CLOCK_MONOTONIC: the server stamps `mono_ns` just before writing a chunk, the
+//! client's `Instant` (CLOCK_MONOTONIC on Linux) is mapped onto it through one paired reading.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use infermeter_report::Distribution;
+
+use crate::adapters::EngineKind;
+use crate::cli::{Api, BenchTimingArgs};
+use crate::driver::{Driver, DriverConfig, Exchange};
+
+/// CLOCK_MONOTONIC now, nanoseconds.
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we own; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Maps `Instant`s onto CLOCK_MONOTONIC nanoseconds.
+#[derive(Debug, Clone, Copy)]
+pub struct ClockMap {
+    instant: Instant,
+    mono_ns: u64,
+}
+
+impl ClockMap {
+    /// Pairs the two clocks, keeping the tightest of a few readings.
+    pub fn calibrate() -> ClockMap {
+        (0..16)
+            .map(|_| {
+                let before = Instant::now();
+                let mono_ns = monotonic_ns();
+                let after = Instant::now();
+                (after - before, ClockMap { instant: before + (after - before) / 2, mono_ns })
+            })
+            .min_by_key(|(width, _)| *width)
+            .map(|(_, m)| m)
+            .expect("16 readings")
+    }
+
+    pub fn mono_ns(&self, at: Instant) -> i128 {
+        let offset = if at >= self.instant {
+            (at - self.instant).as_nanos() as i128
+        } else {
+            -((self.instant - at).as_nanos() as i128)
+        };
+        self.mono_ns as i128 + offset
+    }
+}
+
+/// Timing errors at one stream count, seconds.
+#[derive(Debug)]
+pub struct TimingRow {
+    pub streams: u32,
+    /// Receive minus send of each request's first content event.
+    pub ttft_error: Option<Distribution>,
+    /// Client-measured gap minus server gap between consecutive events.
+    pub itl_error: Option<Distribution>,
+    /// Receive minus send of every event.
+    pub event_lag: Option<Distribution>,
+    pub failed: usize,
+}
+
+/// Errors of a set of exchanges against their server timestamps.
+pub fn timing_row(streams: u32, exchanges: &[Exchange], clock: &ClockMap) -> TimingRow {
+    let (mut ttft, mut itl, mut lag) = (Vec::new(), Vec::new(), Vec::new());
+    let mut failed = 0;
+    for ex in exchanges {
+        if ex.outcome != infermeter_report::Outcome::Ok {
+            failed += 1;
+            continue;
+        }
+        let lags: Vec<f64> = ex
+            .chunks
+            .iter()
+            .filter_map(|c| {
+                let sent = c.server_mono_ns? as i128;
+                Some((clock.mono_ns(c.at) - sent) as f64 / 1e9)
+            })
+            .collect();
+        if let Some(first) = lags.first() {
+            ttft.push(*first);
+        }
+        itl.extend(lags.windows(2).map(|w| (w[1] - w[0]).abs()));
+        lag.extend(lags);
+    }
+    TimingRow {
+        streams,
+        ttft_error: Distribution::from_samples(&ttft),
+        itl_error: Distribution::from_samples(&itl),
+        event_lag: Distribution::from_samples(&lag),
+        failed,
+    }
+}
+
+/// Starts a simulator with timestamps, drives each stream count and prints the table.
+pub async fn run(args: BenchTimingArgs) -> anyhow::Result<Vec<TimingRow>> {
+    let max = args.streams.iter().copied().max().unwrap_or(1);
+    let sim = infermeter_sim::start(infermeter_sim::SimArgs {
+        listen: "127.0.0.1:0".parse().expect("literal address"),
+        emit_timestamps: true,
+        max_num_seqs: max.max(256),
+        max_num_batched_tokens: (max * 64).max(8192),
+        ..infermeter_sim::SimArgs::default()
+    })
+    .await
+    .context("cannot start the simulator")?;
+    let driver = Driver::new(DriverConfig {
+        base_url: sim.base_url(),
+        api: Api::Chat,
+        model: infermeter_sim::SimArgs::default().model,
+        engine: EngineKind::Sim,
+        api_key: None,
+        connect_timeout: Duration::from_secs(10),
+        first_token_timeout: Duration::from_secs(120),
+        total_timeout: Duration::from_secs(600),
+        max_in_flight: max as usize,
+    })?;
+    let body = driver.body("Tell me a story about timing.", args.tokens);
+    let clock = ClockMap::calibrate();
+    let mut rows = Vec::new();
+    for &streams in &args.streams {
+        let tasks: Vec<_> = (0..streams)
+            .map(|_| {
+                let (driver, body) = (driver.clone(), body.clone());
+                tokio::spawn(async move { driver.send(body).await })
+            })
+            .collect();
+        let mut exchanges = Vec::with_capacity(tasks.len());
+        for t in tasks {
+            exchanges.push(t.await?);
+        }
+        rows.push(timing_row(streams, &exchanges, &clock));
+    }
+    sim.shutdown().await;
+    println!("{}", table(&rows));
+    Ok(rows)
+}
+
+/// The rows as a text table, milliseconds.
+pub fn table(rows: &[TimingRow]) -> String {
+    let ms = |d: &Option<Distribution>, f: fn(&Distribution) -> f64| {
+        d.as_ref()
+            .map_or("n/a".into(), |d| format!("{:.3}", f(d) * 1e3))
+    };
+    let mut out = format!(
+        "{:>8} {:>14} {:>14} {:>14} {:>14} {:>14} {:>7}\n",
+        "streams", "TTFT err p50", "TTFT err p99", "ITL err p50", "ITL err p99", "lag p99.9", "failed"
+    );
+    for r in rows {
+        out.push_str(&format!(
+            "{:>8} {:>14} {:>14} {:>14} {:>14} {:>14} {:>7}\n",
+            r.streams,
+            ms(&r.ttft_error, |d| d.p50),
+            ms(&r.ttft_error, |d| d.p99),
+            ms(&r.itl_error, |d| d.p50),
+            ms(&r.itl_error, |d| d.p99),
+            ms(&r.event_lag, |d| d.p999),
+            r.failed
+        ));
+    }
+    out.push_str("(milliseconds; error = client receive instant - simulator send instant, same CLOCK_MONOTONIC)");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_map_agrees_with_clock_gettime() {
+        let map = ClockMap::calibrate();
+        let now = Instant::now();
+        let mono = monotonic_ns() as i128;
+        // Both read CLOCK_MONOTONIC: they agree to well under a millisecond.
+        assert!((map.mono_ns(now) - mono).abs() < 1_000_000);
+    }
+}

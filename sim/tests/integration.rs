@@ -1,2 +1,0 @@
-//! Integration tests: one binary, modules by concern.
-mod calibration;

@@ -1,0 +1,9 @@
+//! Integration tests: real simulator servers over loopback, one binary, modules by concern.
+
+mod auth;
+mod calibration;
+mod clients;
+mod endpoints;
+mod faults;
+mod load;
+mod support;

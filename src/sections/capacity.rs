@@ -1,0 +1,327 @@
+//! Capacity analysis per use case: guidance table, threshold sliders, chart, verdict and table.
+
+use infermeter_report::analysis::capacity::Thresholds;
+use infermeter_report::analysis::format::format_number;
+use infermeter_report::analysis::Metric;
+use leptos::prelude::*;
+
+use super::findings::context_label;
+use super::{context, read_sources, ChartBlock};
+use crate::charts::capacity::{
+    caption, figure_text, latency_limit_text, speed_limit_text, table, targets, verdict,
+    CapacityTarget,
+};
+use crate::charts::plot::Plot;
+use crate::state::ThresholdKind;
+
+/// A threshold slider: which limit, its test-id key, label, display unit and range.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SliderSpec {
+    pub kind: ThresholdKind,
+    pub key: &'static str,
+    pub label: &'static str,
+    pub metric: Metric,
+    /// (min, max, step) in display units.
+    pub range: (f64, f64, f64),
+}
+
+const SLIDERS: [SliderSpec; 4] = [
+    SliderSpec {
+        kind: ThresholdKind::Ttft,
+        key: "ttft",
+        label: "Max TTFT",
+        metric: Metric::Ttft,
+        range: (0.5, 60.0, 0.5),
+    },
+    SliderSpec {
+        kind: ThresholdKind::Decode,
+        key: "speed",
+        label: "Min generation speed",
+        metric: Metric::DecodeTokS,
+        range: (1.0, 200.0, 1.0),
+    },
+    SliderSpec {
+        kind: ThresholdKind::Itl,
+        key: "itl",
+        label: "Max ITL",
+        metric: Metric::Itl,
+        range: (5.0, 300.0, 1.0),
+    },
+    SliderSpec {
+        kind: ThresholdKind::E2e,
+        key: "e2e",
+        label: "Max end-to-end latency",
+        metric: Metric::E2e,
+        range: (0.5, 60.0, 0.1),
+    },
+];
+
+/// The sliders of the limits a use case's preset sets.
+pub fn sliders_for(preset: &Thresholds) -> Vec<SliderSpec> {
+    SLIDERS
+        .into_iter()
+        .filter(|s| match s.kind {
+            ThresholdKind::Ttft => preset.max_ttft_s.is_some(),
+            ThresholdKind::Decode => preset.min_decode_tok_s.is_some(),
+            ThresholdKind::Itl => preset.max_itl_s.is_some(),
+            ThresholdKind::E2e => preset.max_e2e_s.is_some(),
+        })
+        .collect()
+}
+
+/// The current value of a slider's limit (stored units).
+pub fn limit_value(t: &Thresholds, kind: ThresholdKind) -> Option<f64> {
+    match kind {
+        ThresholdKind::Ttft => t.max_ttft_s,
+        ThresholdKind::Decode => t.min_decode_tok_s,
+        ThresholdKind::Itl => t.max_itl_s,
+        ThresholdKind::E2e => t.max_e2e_s,
+    }
+}
+
+/// "Thresholds: TTFT < 10 s, generation speed > 10 tok/s".
+pub fn thresholds_text(t: &Thresholds) -> String {
+    let mut parts = Vec::new();
+    if let Some(v) = t.max_e2e_s {
+        parts.push(format!(
+            "end-to-end latency < {} ms",
+            format_number(v * 1000.0)
+        ));
+    }
+    if let Some(v) = t.max_ttft_s {
+        parts.push(format!("TTFT < {} s", format_number(v)));
+    }
+    if let Some(v) = t.min_decode_tok_s {
+        parts.push(format!("generation speed > {} tok/s", format_number(v)));
+    }
+    if let Some(v) = t.max_itl_s {
+        parts.push(format!(
+            "ITL < {} ms",
+            format_number(Metric::Itl.to_display(v))
+        ));
+    }
+    let word = if parts.len() == 1 {
+        "Threshold"
+    } else {
+        "Thresholds"
+    };
+    format!("{word}: {}", parts.join(", "))
+}
+
+fn no_finding(_: &Plot) -> Option<String> {
+    None
+}
+
+#[component]
+fn Slider(target: CapacityTarget, spec: SliderSpec) -> impl IntoView {
+    let ctx = context();
+    let id = target.id.clone();
+    let preset = target.preset;
+    let current = {
+        let id = id.clone();
+        move || {
+            ctx.view
+                .with(|v| limit_value(&v.thresholds(&id, preset), spec.kind))
+                .map(|v| spec.metric.to_display(v))
+                .unwrap_or(spec.range.0)
+        }
+    };
+    let shown = current.clone();
+    let on_input = {
+        let id = id.clone();
+        move |ev| {
+            if let Ok(display) = event_target_value(&ev).parse::<f64>() {
+                let stored = spec.metric.from_display(display);
+                ctx.view
+                    .update(|v| v.set_threshold(&id, preset, spec.kind, stored));
+            }
+        }
+    };
+    let (min, max, step) = spec.range;
+    let input_id = format!("slider-{}-{}", spec.key, id);
+    let (for_id, dom_id) = (input_id.clone(), input_id.clone());
+    view! {
+        <label class="control slider" for=for_id>
+            <span>{spec.label}</span>
+            <input type="range" id=dom_id data-testid=input_id min=min max=max step=step
+                prop:value=move || current().to_string() on:input=on_input />
+            <output>{move || format!("{} {}", format_number(shown()), spec.metric.unit())}</output>
+        </label>
+    }
+}
+
+#[component]
+fn UseCaseBlock(target: CapacityTarget) -> impl IntoView {
+    let ctx = context();
+    let id = target.id.clone();
+    let chart_id = format!("capacity.{id}");
+    let heading = format!(
+        "{} ({} Context)",
+        target.name,
+        context_label(f64::from(target.input_tokens))
+    );
+    let verdicts = {
+        let target = target.clone();
+        move || {
+            read_sources(ctx, |sources, view| {
+                sources
+                    .iter()
+                    .filter_map(|s| {
+                        let t = targets(s).into_iter().find(|t| t.id == target.id)?;
+                        let cap = verdict(s, &t, view)?;
+                        Some((
+                            s.label.to_string(),
+                            figure_text(&cap),
+                            cap.verdict_sentence(),
+                            table(s, &t, &cap, view),
+                        ))
+                    })
+                    .collect::<Vec<_>>()
+            })
+        }
+    };
+    let limits = {
+        let (id, preset) = (id.clone(), target.preset);
+        move || {
+            ctx.view
+                .with(|v| thresholds_text(&v.thresholds(&id, preset)))
+        }
+    };
+    let caption_text = {
+        let target = target.clone();
+        move || ctx.view.with(|v| caption(&target, v))
+    };
+    let comparing = move || ctx.reports.with(|r| r.len() > 1);
+    let sliders = sliders_for(&target.preset);
+    let figure_id = format!("capacity-figure-{id}");
+    view! {
+        <article class="use-case" data-testid=format!("use-case-{id}")>
+            <h3>{heading}</h3>
+            <p>{target.description.clone()}</p>
+            <p><strong data-testid=format!("thresholds-{id}")>{limits}</strong></p>
+            <div class="sliders">
+                {sliders.into_iter().map(|spec| view! { <Slider target=target.clone() spec /> }).collect_view()}
+            </div>
+            <ChartBlock id=chart_id title=format!("{} capacity", target.name) intro=""
+                caption=caption_text() finding=no_finding />
+            {move || verdicts().into_iter().enumerate().map(|(i, (label, figure, sentence, table))| {
+                let figure_testid = if i == 0 { figure_id.clone() } else { format!("{figure_id}-{}", i + 1) };
+                view! {
+                    <div class="capacity-verdict">
+                        <p class="capacity-figure">
+                            {comparing().then(|| format!("{label}: "))}
+                            "Capacity limit: " <strong data-testid=figure_testid>{figure}</strong>
+                        </p>
+                        <p data-testid="capacity-verdict">{sentence}</p>
+                        <table class="data-table" data-testid="capacity-table">
+                            <thead><tr>
+                                <th scope="col">"Metric"</th>
+                                {table.levels.iter().map(|c| view! {
+                                    <th scope="col">{format!("@ {c} {}", if *c == 1 { "request" } else { "requests" })}</th>
+                                }).collect_view()}
+                            </tr></thead>
+                            <tbody>
+                                {table.rows.into_iter().map(|(metric, cells)| view! {
+                                    <tr>
+                                        <th scope="row">{metric}</th>
+                                        {cells.into_iter().map(|c| view! {
+                                            <td class:breached=c.breached>{c.text}</td>
+                                        }).collect_view()}
+                                    </tr>
+                                }).collect_view()}
+                            </tbody>
+                        </table>
+                    </div>
+                }
+            }).collect_view()}
+        </article>
+    }
+}
+
+#[component]
+pub fn CapacitySection() -> impl IntoView {
+    let ctx = context();
+    // The use cases come from the main report; the view only changes limits, not the list.
+    let all = move || {
+        ctx.reports.with(|r| {
+            let labels = crate::charts::report_labels(r);
+            crate::charts::sources(r, &labels)
+                .first()
+                .map(targets)
+                .unwrap_or_default()
+        })
+    };
+    let guidance = move || {
+        read_sources(ctx, |sources, view| {
+            let Some(main) = sources.first() else {
+                return Vec::new();
+            };
+            targets(main)
+                .into_iter()
+                .filter_map(|t| {
+                    let limits = view.thresholds(&t.id, t.preset);
+                    let cap = verdict(main, &t, view)?;
+                    Some((
+                        t.name.clone(),
+                        latency_limit_text(&limits),
+                        speed_limit_text(&limits),
+                        cap.verdict_sentence(),
+                    ))
+                })
+                .collect::<Vec<_>>()
+        })
+    };
+    view! {
+        <section data-testid="section-capacity">
+            <h2>"Use Case Guidance"</h2>
+            <p>"The table maps this configuration's performance to common deployment scenarios. Capacity limits are where TTFT or generation speed falls below accepted thresholds for a comfortable user experience."</p>
+            <table class="data-table" data-testid="guidance-table">
+                <thead><tr>
+                    <th scope="col">"Use case"</th><th scope="col">"TTFT threshold"</th>
+                    <th scope="col">"Speed threshold"</th><th scope="col">"Analysis"</th>
+                </tr></thead>
+                <tbody>
+                    {move || guidance().into_iter().map(|(name, ttft, speed, analysis)| view! {
+                        <tr><th scope="row">{name}</th><td>{ttft}</td><td>{speed}</td><td>{analysis}</td></tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+            <p class="muted">"The limits shown are conservative. Beyond these points the system keeps working with slower responses that may still suit your use case."</p>
+            <h2>"Capacity Analysis"</h2>
+            <p>"How many concurrent requests can this configuration handle for different workloads? Each chart shows performance as concurrency increases for one workload. Dashed lines are quality thresholds; move the sliders to try your own. The capacity limit is the tested or estimated point where the first threshold is reached."</p>
+            {move || all().into_iter().map(|target| view! { <UseCaseBlock target /> }).collect_view()}
+        </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sliders_follow_the_preset_limits() {
+        let chat = Thresholds {
+            max_ttft_s: Some(10.0),
+            min_decode_tok_s: Some(10.0),
+            ..Thresholds::default()
+        };
+        let keys: Vec<&str> = sliders_for(&chat).iter().map(|s| s.key).collect();
+        assert_eq!(keys, ["ttft", "speed"]);
+        assert_eq!(
+            thresholds_text(&chat),
+            "Thresholds: TTFT < 10 s, generation speed > 10 tok/s"
+        );
+        let code = Thresholds {
+            max_e2e_s: Some(2.0),
+            ..Thresholds::default()
+        };
+        assert_eq!(
+            thresholds_text(&code),
+            "Threshold: end-to-end latency < 2000 ms"
+        );
+        assert_eq!(sliders_for(&code)[0].key, "e2e");
+        for s in SLIDERS {
+            assert!(s.range.0 < s.range.1 && s.range.2 > 0.0);
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! System throughput: chart, table (single user, mid, max concurrency) and tokens per hour.
+
+use infermeter_report::analysis::format::format_number;
+use leptos::prelude::*;
+
+use super::findings::peak_throughput;
+use super::{context, read_sources, ChartBlock};
+use crate::charts::capacity::group_thousands;
+use crate::charts::throughput::table;
+
+#[component]
+pub fn ThroughputSection() -> impl IntoView {
+    let ctx = context();
+    let tables = move || {
+        read_sources(ctx, |sources, view| {
+            sources
+                .iter()
+                .map(|s| (s.label.to_string(), table(s, view.stat)))
+                .collect::<Vec<_>>()
+        })
+    };
+    let comparing = move || ctx.reports.with(|r| r.len() > 1);
+    view! {
+        <section data-testid="section-throughput">
+            <h2>"System Throughput"</h2>
+            <ChartBlock id="throughput.system" title="System Throughput"
+                intro="Aggregate token generation across all concurrent requests. Measures output tokens only; prompt tokens processed during prefill are excluded."
+                caption="Aggregate system decode throughput (tok/s) at each concurrency level, one line per scenario."
+                finding=peak_throughput />
+            {move || tables().into_iter().map(|(label, rows)| view! {
+                <table class="data-table" data-testid="throughput-table">
+                    {comparing().then(|| view! { <caption>{label}</caption> })}
+                    <thead><tr>
+                        <th scope="col">"Condition"</th>
+                        <th scope="col">"Peak System Throughput (tok/s)"</th>
+                        <th scope="col">"Peak Per-User (tok/s)"</th>
+                        <th scope="col">"Tokens/Hour"</th>
+                    </tr></thead>
+                    <tbody>
+                        {rows.into_iter().map(|r| view! {
+                            <tr>
+                                <th scope="row">{r.condition}</th>
+                                <td>{format_number(r.system_tok_s)}</td>
+                                <td>{r.per_user_tok_s.map_or("—".to_string(), format_number)}</td>
+                                <td>{group_thousands(r.tokens_per_hour.round() as u32)}</td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            }).collect_view()}
+        </section>
+    }
+}
