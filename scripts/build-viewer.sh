@@ -24,6 +24,8 @@ NODE_PATH="$cache/npm/node_modules" esbuild scripts/echarts-bundle.mjs \
 # Size-tuned release profile for the wasm only (the workspace profile serves native binaries).
 export CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=true \
   CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 CARGO_PROFILE_RELEASE_PANIC=abort
+# Leptos' type-erased components: far fewer generic view instantiations, a much smaller wasm.
+export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="--cfg erase_components"
 cargo fetch --target wasm32-unknown-unknown
 trunk build --release --offline
 

@@ -93,7 +93,13 @@ pub async fn discover(
         .await
         .ok()
         .and_then(|text| scrape::detect(&text));
-    let engine = EngineKind::detect(dialect, version_body.as_deref());
+    // `owned_by` names some engines (the simulator says "infermeter-sim").
+    let identity = format!(
+        "{} {}",
+        version_body.as_deref().unwrap_or_default(),
+        info.owned_by.as_deref().unwrap_or_default()
+    );
+    let engine = EngineKind::detect(dialect, Some(&identity));
     info.engine = (engine != EngineKind::Auto).then_some(engine);
     Ok(info)
 }

@@ -513,7 +513,7 @@ fn level_warnings(
     }
     if level.client.as_ref().is_some_and(|c| c.distorted) {
         warnings.push(format!(
-            "{label}: the client lagged (scheduling or event-loop delay p99 above 5 ms); its figures may be distorted"
+            "{label}: the client sent requests late (scheduling lag p99 above 5 ms); its figures may be distorted"
         ));
     }
     if level.requests.ok == 0 && level.requests.total() > 0 {

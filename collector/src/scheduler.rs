@@ -81,7 +81,7 @@ pub struct LevelRun {
     pub token_source: Option<TokenSource>,
 }
 
-/// Scheduling lag or loop delay above this may have distorted the level.
+/// Scheduling lag (p99) above this may have distorted the level.
 const DISTORTION_THRESHOLD_S: f64 = 0.005;
 
 struct Done {
@@ -130,8 +130,7 @@ pub async fn run_level(ctx: LevelContext<'_>, load: Load) -> LevelRun {
     run.client = ClientHealth {
         scheduling_lag_p99_s,
         event_loop_delay_p99_s,
-        distorted: scheduling_lag_p99_s > DISTORTION_THRESHOLD_S
-            || event_loop_delay_p99_s > DISTORTION_THRESHOLD_S,
+        distorted: scheduling_lag_p99_s > DISTORTION_THRESHOLD_S,
     };
     run
 }

@@ -765,6 +765,48 @@ mod tests {
         assert_eq!(hits.load(Ordering::SeqCst) as u64, m.scrapes + 2);
     }
 
+    /// Against the real simulator, which speaks vLLM's metric names.
+    #[tokio::test]
+    async fn scraper_reads_the_simulator() {
+        let sim = infermeter_sim::start(infermeter_sim::SimArgs {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let base = format!("http://{}/v1", sim.addr);
+        let client = reqwest::Client::new();
+        let models: serde_json::Value = client
+            .get(format!("{base}/models"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let model = models["data"][0]["id"].as_str().unwrap().to_string();
+        let mut scraper = Scraper::new(client.clone(), metrics_url(&base))
+            .with_interval(Duration::from_millis(20));
+        scraper.start().await;
+        let requests = (0..4).map(|i| {
+            let body = serde_json::json!({
+                "model": model, "prompt": format!("request {i} about the weather"), "max_tokens": 8
+            });
+            client
+                .post(format!("{base}/completions"))
+                .json(&body)
+                .send()
+        });
+        for response in futures::future::join_all(requests).await {
+            assert!(response.unwrap().status().is_success());
+        }
+        let m = scraper.stop().await.expect("metrics");
+        assert_eq!(m.dialect.as_deref(), Some("vllm"));
+        assert!(m.queue_time_mean_s.is_some_and(|q| q >= 0.0), "{m:?}");
+        assert!(m.decode_time_mean_s.is_some_and(|d| d > 0.0), "{m:?}");
+        assert!(m.scrapes >= 1, "{m:?}");
+    }
+
     #[tokio::test]
     async fn absent_endpoint_is_tried_once_and_gives_none() {
         let (url, _, hits) = metrics_server(["", "", ""], false).await;

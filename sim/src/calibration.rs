@@ -72,7 +72,12 @@ fn profile(model: &str, gpu: &str, gpus: u32) -> Profile {
 }
 
 fn row(label: &str, reference: f64, simulated: f64) -> CalibrationRow {
-    CalibrationRow { label: label.to_string(), reference, simulated, note: None }
+    CalibrationRow {
+        label: label.to_string(),
+        reference,
+        simulated,
+        note: None,
+    }
 }
 
 /// Every reference figure we calibrate against, with the simulated value (virtual time; about a
@@ -82,14 +87,28 @@ pub fn calibration_table() -> Vec<CalibrationRow> {
 
     // Qwen3-Coder-30B-A3B, 1x H100 PCIe, chatbot 1024 in / 128 out (reference 002).
     let p = profile("qwen3-coder-30b-a3b", "h100-pcie", 1);
-    let levels: Vec<LevelResult> =
-        PEAK_LEVELS.iter().map(|&n| peak_level(&p, n, 1024, 128)).collect();
+    let levels: Vec<LevelResult> = PEAK_LEVELS
+        .iter()
+        .map(|&n| peak_level(&p, n, 1024, 128))
+        .collect();
     let single = levels[0];
     let peak = levels.iter().map(|l| l.system_tps).fold(0.0, f64::max);
     let at32 = levels[levels.len() - 1];
-    rows.push(row("qwen3-coder-30b-a3b 1xH100-PCIe chat: single-user decode tok/s", 152.9, single.decode_tps));
-    rows.push(row("qwen3-coder-30b-a3b 1xH100-PCIe chat: single-user TTFT s", 0.03, single.ttft));
-    rows.push(row("qwen3-coder-30b-a3b 1xH100-PCIe chat: peak system tok/s (1..32)", 2961.0, peak));
+    rows.push(row(
+        "qwen3-coder-30b-a3b 1xH100-PCIe chat: single-user decode tok/s",
+        152.9,
+        single.decode_tps,
+    ));
+    rows.push(row(
+        "qwen3-coder-30b-a3b 1xH100-PCIe chat: single-user TTFT s",
+        0.03,
+        single.ttft,
+    ));
+    rows.push(row(
+        "qwen3-coder-30b-a3b 1xH100-PCIe chat: peak system tok/s (1..32)",
+        2961.0,
+        peak,
+    ));
     rows.push(CalibrationRow {
         note: Some(INCONSISTENT_EFFICIENCY.to_string()),
         ..row(
@@ -103,19 +122,51 @@ pub fn calibration_table() -> Vec<CalibrationRow> {
     let p = profile("qwen3.5-35b-a3b-fp8", "h100-sxm", 1);
     let chat = peak_level(&p, 1, 1024, 256);
     let tool = peak_level(&p, 32, 32768, 256);
-    rows.push(row("qwen3.5-35b-a3b-fp8 1xH100-SXM chat 1024/256: single-user decode tok/s", 172.5, chat.decode_tps));
-    rows.push(row("qwen3.5-35b-a3b-fp8 1xH100-SXM chat 1024/256: single-user TTFT s", 0.20, chat.ttft));
-    rows.push(row("qwen3.5-35b-a3b-fp8 1xH100-SXM tool 32768/256 @32: per-user decode tok/s", 13.2, tool.decode_tps));
-    rows.push(row("qwen3.5-35b-a3b-fp8 1xH100-SXM tool 32768/256 @32: TTFT s", 6.2, tool.ttft));
+    rows.push(row(
+        "qwen3.5-35b-a3b-fp8 1xH100-SXM chat 1024/256: single-user decode tok/s",
+        172.5,
+        chat.decode_tps,
+    ));
+    rows.push(row(
+        "qwen3.5-35b-a3b-fp8 1xH100-SXM chat 1024/256: single-user TTFT s",
+        0.20,
+        chat.ttft,
+    ));
+    rows.push(row(
+        "qwen3.5-35b-a3b-fp8 1xH100-SXM tool 32768/256 @32: per-user decode tok/s",
+        13.2,
+        tool.decode_tps,
+    ));
+    rows.push(row(
+        "qwen3.5-35b-a3b-fp8 1xH100-SXM tool 32768/256 @32: TTFT s",
+        6.2,
+        tool.ttft,
+    ));
 
     // Step-3.7-Flash NVFP4, 2x RTX Pro 6000 Blackwell, 1024 out (reference 003).
     let p = profile("step-3.7-flash", "rtx-pro-6000", 2);
     let one_k = peak_level(&p, 1, 1024, 1024);
     let k32 = peak_level(&p, 1, 32 * 1024, 1024);
     let k256 = peak_level(&p, 1, 256 * 1024 - 1024, 1024);
-    rows.push(row("step-3.7-flash 2xRTX-Pro-6000 1K ctx: single-user decode tok/s", 94.6, one_k.decode_tps));
-    rows.push(row("step-3.7-flash 2xRTX-Pro-6000 256K ctx: single-user decode tok/s", 78.5, k256.decode_tps));
-    rows.push(row("step-3.7-flash 2xRTX-Pro-6000 1K ctx: single-user TTFT s", 0.381, one_k.ttft));
-    rows.push(row("step-3.7-flash 2xRTX-Pro-6000 32K ctx: single-user TTFT s", 11.2, k32.ttft));
+    rows.push(row(
+        "step-3.7-flash 2xRTX-Pro-6000 1K ctx: single-user decode tok/s",
+        94.6,
+        one_k.decode_tps,
+    ));
+    rows.push(row(
+        "step-3.7-flash 2xRTX-Pro-6000 256K ctx: single-user decode tok/s",
+        78.5,
+        k256.decode_tps,
+    ));
+    rows.push(row(
+        "step-3.7-flash 2xRTX-Pro-6000 1K ctx: single-user TTFT s",
+        0.381,
+        one_k.ttft,
+    ));
+    rows.push(row(
+        "step-3.7-flash 2xRTX-Pro-6000 32K ctx: single-user TTFT s",
+        11.2,
+        k32.ttft,
+    ));
     rows
 }

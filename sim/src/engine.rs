@@ -114,12 +114,13 @@ impl Profile {
                 * (f64::from(self.attention_layers) * mean_ctx
                     + f64::from(self.window_layers) * mean_ctx.min(window));
             let end = f64::from(b.context) + q;
-            kv_read += end * self.kv_bytes_per_token + end.min(window) * self.window_kv_bytes_per_token;
+            kv_read +=
+                end * self.kv_bytes_per_token + end.min(window) * self.window_kv_bytes_per_token;
         }
         let gemm_flops = 2.0 * self.active_params * t;
         let attention_flops = 4.0 * self.attn_dim * attn_ctx;
-        let weights =
-            (self.dense_params + self.experts_touched(total) * self.expert_params) * self.bytes_per_param;
+        let weights = (self.dense_params + self.experts_touched(total) * self.expert_params)
+            * self.bytes_per_param;
         let tensor_parallel = if self.gpus > 1 {
             let g = f64::from(self.gpus);
             let bytes = t * f64::from(self.hidden) * 2.0 * 2.0 * (g - 1.0) / g;
@@ -160,7 +161,11 @@ pub enum StepEvent {
     /// First scheduled (left the waiting queue) with this many prompt tokens served from cache.
     Admitted { id: SeqId, cached_tokens: u32 },
     /// Output token `index` (0-based) was produced; `finished` on the last one.
-    Token { id: SeqId, index: u32, finished: bool },
+    Token {
+        id: SeqId,
+        index: u32,
+        finished: bool,
+    },
     /// Evicted from the KV cache; it will be recomputed.
     Preempted { id: SeqId },
 }
@@ -327,7 +332,9 @@ impl Engine {
 
     /// Free a sequence's KV (private blocks back to the pool, shared blocks unreferenced).
     fn release(&mut self, id: SeqId) {
-        let Some(seq) = self.seqs.get_mut(&id) else { return };
+        let Some(seq) = self.seqs.get_mut(&id) else {
+            return;
+        };
         let private = std::mem::take(&mut seq.private_blocks);
         let shared = std::mem::take(&mut seq.shared);
         seq.computed = 0;
@@ -382,7 +389,13 @@ impl Engine {
                 self.free_blocks += 1;
                 self.incref(h);
             } else {
-                self.cache.insert(h, CacheEntry { refs: 1, tick: self.tick });
+                self.cache.insert(
+                    h,
+                    CacheEntry {
+                        refs: 1,
+                        tick: self.tick,
+                    },
+                );
             }
         }
     }
@@ -405,7 +418,9 @@ impl Engine {
             let id = self.running[i];
             let seq = &self.seqs[&id];
             let q = (seq.len() - seq.computed).min(budget);
-            let need = self.blocks_for(seq.computed + q).saturating_sub(seq.blocks());
+            let need = self
+                .blocks_for(seq.computed + q)
+                .saturating_sub(seq.blocks());
             let mut self_preempted = false;
             while !self.alloc(need) {
                 let victim = *self.running.last().expect("running is non-empty");
@@ -421,16 +436,26 @@ impl Engine {
             }
             let seq = self.seqs.get_mut(&id).expect("seq");
             seq.private_blocks += need;
-            planned.push((id, BatchEntry { tokens: q, context: seq.computed }));
+            planned.push((
+                id,
+                BatchEntry {
+                    tokens: q,
+                    context: seq.computed,
+                },
+            ));
             budget -= q;
             i += 1;
         }
         while !preempted && budget > 0 && self.running.len() < self.profile.max_num_seqs as usize {
-            let Some(&id) = self.waiting.front() else { break };
+            let Some(&id) = self.waiting.front() else {
+                break;
+            };
             let cached = self.attach_prefix(id);
             let seq = &self.seqs[&id];
             let q = (seq.len() - seq.computed).min(budget);
-            let need = self.blocks_for(seq.computed + q).saturating_sub(seq.blocks());
+            let need = self
+                .blocks_for(seq.computed + q)
+                .saturating_sub(seq.blocks());
             if !self.alloc(need) {
                 self.release(id);
                 break;
@@ -441,16 +466,28 @@ impl Engine {
             seq.private_blocks += need;
             if !seq.admitted {
                 seq.admitted = true;
-                events.push(StepEvent::Admitted { id, cached_tokens: cached });
+                events.push(StepEvent::Admitted {
+                    id,
+                    cached_tokens: cached,
+                });
             }
-            planned.push((id, BatchEntry { tokens: q, context: seq.computed }));
+            planned.push((
+                id,
+                BatchEntry {
+                    tokens: q,
+                    context: seq.computed,
+                },
+            ));
             budget -= q;
         }
         if planned.is_empty() {
             return if events.is_empty() {
                 None
             } else {
-                Some(Step { events, ..Step::default() })
+                Some(Step {
+                    events,
+                    ..Step::default()
+                })
             };
         }
         let batch: Vec<BatchEntry> = planned.iter().map(|p| p.1).collect();
@@ -464,7 +501,11 @@ impl Engine {
             if seq.computed == seq.len() {
                 seq.generated += 1;
                 let done = seq.generated >= seq.spec.output_tokens;
-                events.push(StepEvent::Token { id: *id, index: seq.generated - 1, finished: done });
+                events.push(StepEvent::Token {
+                    id: *id,
+                    index: seq.generated - 1,
+                    finished: done,
+                });
                 if done {
                     finished.push(*id);
                 }
@@ -511,7 +552,11 @@ impl Workload {
     /// `count` identical requests of `input` prompt tokens and exactly `output` output tokens.
     pub fn uniform(count: usize, input: u32, output: u32, arrival: Arrival) -> Self {
         let requests = (0..count)
-            .map(|_| SeqSpec { prompt_tokens: input, output_tokens: output, block_hashes: Vec::new() })
+            .map(|_| SeqSpec {
+                prompt_tokens: input,
+                output_tokens: output,
+                block_hashes: Vec::new(),
+            })
             .collect();
         Self { requests, arrival }
     }
@@ -600,7 +645,8 @@ pub fn simulate(profile: &Profile, workload: &Workload) -> Vec<RequestTiming> {
                     timings[id as usize].tokens.push(now);
                     if finished {
                         done += 1;
-                        if matches!(workload.arrival, Arrival::ClosedLoop { .. }) && next_closed < n {
+                        if matches!(workload.arrival, Arrival::ClosedLoop { .. }) && next_closed < n
+                        {
                             timings[next_closed].sent = now;
                             // Keep `pending` sorted: later arrivals never precede earlier ones.
                             pending.push_back((now + fl, next_closed));
@@ -620,7 +666,9 @@ mod tests {
     use crate::profiles::ProfileSet;
 
     fn profile() -> Profile {
-        ProfileSet::builtin().resolve("llama-3.1-8b", "h100-sxm", Some(1)).unwrap()
+        ProfileSet::builtin()
+            .resolve("llama-3.1-8b", "h100-sxm", Some(1))
+            .unwrap()
     }
 
     #[test]
@@ -641,7 +689,10 @@ mod tests {
         // The last requests wait for earlier ones to finish: several request lifetimes.
         assert!(ttfts[15] > 3.0 * t[0].e2e(), "{ttfts:?}");
         let max_seqs = 4;
-        let p2 = Profile { max_num_seqs: max_seqs, ..profile() };
+        let p2 = Profile {
+            max_num_seqs: max_seqs,
+            ..profile()
+        };
         let t2 = simulate(&p2, &Workload::uniform(8, 100, 20, Arrival::Burst));
         assert!(t2[4].admitted >= t2[0].tokens[19] - 1e-12);
     }
@@ -651,8 +702,15 @@ mod tests {
         let mut p = profile();
         p.prefix_cache = true;
         let hashes: Vec<u64> = (0..62).collect();
-        let spec = SeqSpec { prompt_tokens: 1000, output_tokens: 10, block_hashes: hashes };
-        let w = Workload { requests: vec![spec.clone(), spec], arrival: Arrival::ClosedLoop { concurrency: 1 } };
+        let spec = SeqSpec {
+            prompt_tokens: 1000,
+            output_tokens: 10,
+            block_hashes: hashes,
+        };
+        let w = Workload {
+            requests: vec![spec.clone(), spec],
+            arrival: Arrival::ClosedLoop { concurrency: 1 },
+        };
         let t = simulate(&p, &w);
         assert_eq!(t[0].cached_tokens, 0);
         assert_eq!(t[1].cached_tokens, 992);
@@ -661,7 +719,9 @@ mod tests {
 
     #[test]
     fn moe_reads_more_experts_with_bigger_batches() {
-        let p = ProfileSet::builtin().resolve("qwen3-coder-30b-a3b", "h100-pcie", None).unwrap();
+        let p = ProfileSet::builtin()
+            .resolve("qwen3-coder-30b-a3b", "h100-pcie", None)
+            .unwrap();
         assert!((p.experts_touched(1) - 8.0).abs() < 1e-9);
         assert!(p.experts_touched(32) > p.experts_touched(8));
         assert!(p.experts_touched(100_000) <= 128.0 + 1e-9);

@@ -79,12 +79,10 @@ impl Fault {
             "keepalive" => Fault::KeepAlive,
             "crlf" => Fault::Crlf,
             "utf8split" => Fault::Utf8Split,
-            other => {
-                return Err(bad(format!(
-                    "unknown fault {other:?}; known: ok, 429, 500, 503, reset, stall:SECS, malformed, \
+            other => return Err(bad(format!(
+                "unknown fault {other:?}; known: ok, 429, 500, 503, reset, stall:SECS, malformed, \
                      error, nodone, multi:K, keepalive, crlf, utf8split"
-                )))
-            }
+            ))),
         };
         if arg.is_some() && !matches!(f, Fault::Stall(_) | Fault::Multi(_)) {
             return Err(bad(format!("{s:?}: {name} takes no argument")));
@@ -103,7 +101,10 @@ pub struct FaultPlan {
 
 impl FaultPlan {
     pub fn parse(spec: Option<&str>, seed: u64) -> Result<Self, SimError> {
-        let mut plan = FaultPlan { seed, ..Self::default() };
+        let mut plan = FaultPlan {
+            seed,
+            ..Self::default()
+        };
         let Some(spec) = spec.map(str::trim).filter(|s| !s.is_empty()) else {
             return Ok(plan);
         };
@@ -116,9 +117,16 @@ impl FaultPlan {
                 }
                 Some((kind, p)) => {
                     in_schedule = false;
-                    let p: f64 = p.trim().parse().ok().filter(|p| (0.0..=1.0).contains(p)).ok_or_else(|| {
-                        SimError::Faults(format!("{item:?}: probability must be between 0 and 1"))
-                    })?;
+                    let p: f64 = p
+                        .trim()
+                        .parse()
+                        .ok()
+                        .filter(|p| (0.0..=1.0).contains(p))
+                        .ok_or_else(|| {
+                            SimError::Faults(format!(
+                                "{item:?}: probability must be between 0 and 1"
+                            ))
+                        })?;
                     plan.probabilities.push((Fault::parse(kind.trim())?, p));
                 }
                 None if in_schedule => plan.schedule.push(Fault::parse(item)?),
@@ -131,7 +139,9 @@ impl FaultPlan {
         }
         let total: f64 = plan.probabilities.iter().map(|p| p.1).sum();
         if total > 1.0 + 1e-9 {
-            return Err(SimError::Faults(format!("probabilities add up to {total}, more than 1")));
+            return Err(SimError::Faults(format!(
+                "probabilities add up to {total}, more than 1"
+            )));
         }
         Ok(plan)
     }
@@ -162,13 +172,19 @@ mod tests {
 
     #[test]
     fn parses_schedule_and_probabilities() {
-        let p = FaultPlan::parse(Some("status429=0.5,schedule=ok,429,reset,stall:2,multi:3"), 1).unwrap();
+        let p = FaultPlan::parse(
+            Some("status429=0.5,schedule=ok,429,reset,stall:2,multi:3"),
+            1,
+        )
+        .unwrap();
         assert_eq!(p.for_request(0), Fault::Ok);
         assert_eq!(p.for_request(1), Fault::Status(429));
         assert_eq!(p.for_request(2), Fault::Reset);
         assert_eq!(p.for_request(3), Fault::Stall(2.0));
         assert_eq!(p.for_request(4), Fault::Multi(3));
-        let n429 = (5..2005).filter(|i| p.for_request(*i) == Fault::Status(429)).count();
+        let n429 = (5..2005)
+            .filter(|i| p.for_request(*i) == Fault::Status(429))
+            .count();
         assert!((800..1200).contains(&n429), "{n429}");
         // Same seed, same draws.
         let q = FaultPlan::parse(Some("status429=0.5"), 1).unwrap();
@@ -177,7 +193,14 @@ mod tests {
 
     #[test]
     fn rejects_bad_specs() {
-        for bad in ["bogus=0.1", "reset=2", "stall", "reset:3", "ok", "429=0.7,500=0.7"] {
+        for bad in [
+            "bogus=0.1",
+            "reset=2",
+            "stall",
+            "reset:3",
+            "ok",
+            "429=0.7,500=0.7",
+        ] {
             assert!(FaultPlan::parse(Some(bad), 0).is_err(), "{bad}");
         }
     }

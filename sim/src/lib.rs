@@ -106,7 +106,13 @@ pub enum SimError {
         "model {model} needs {weights_gb:.0} GB for weights but {gpus} x {gpu} offer {budget_gb:.0} GB \
          at 90% utilisation with room for a KV cache; use more GPUs (--gpus) or a bigger GPU (--gpu)"
     )]
-    DoesNotFit { model: String, weights_gb: f64, gpus: u32, gpu: String, budget_gb: f64 },
+    DoesNotFit {
+        model: String,
+        weights_gb: f64,
+        gpus: u32,
+        gpu: String,
+        budget_gb: f64,
+    },
     #[error("profiles {path}: {message}")]
     Profiles { path: String, message: String },
     #[error("invalid --faults spec: {0}")]
@@ -114,5 +120,8 @@ pub enum SimError {
     #[error("address {addr} is already in use; pick another port or use --listen 127.0.0.1:0 for any free port")]
     PortInUse { addr: SocketAddr },
     #[error("cannot listen on {addr}: {source}")]
-    Bind { addr: SocketAddr, source: std::io::Error },
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
 }

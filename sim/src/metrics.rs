@@ -3,8 +3,8 @@
 use std::fmt::Write;
 
 const TIME_BUCKETS: &[f64] = &[
-    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0,
-    40.0, 80.0, 160.0, 640.0, 2560.0,
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+    20.0, 40.0, 80.0, 160.0, 640.0, 2560.0,
 ];
 
 #[derive(Debug, Clone, Default)]
@@ -52,29 +52,121 @@ pub struct Metrics {
 impl Metrics {
     pub fn render(&self, model: &str) -> String {
         let mut s = String::new();
-        let label = format!("model_name=\"{}\"", model.replace('\\', "\\\\").replace('"', "\\\""));
+        let label = format!(
+            "model_name=\"{}\"",
+            model.replace('\\', "\\\\").replace('"', "\\\"")
+        );
         let gauge = |s: &mut String, name: &str, help: &str, kind: &str, v: String| {
-            let _ = writeln!(s, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name}{{{label}}} {v}");
+            let _ = writeln!(
+                s,
+                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name}{{{label}}} {v}"
+            );
         };
-        gauge(&mut s, "vllm:num_requests_running", "Number of requests in model execution batches.", "gauge", self.running.to_string());
-        gauge(&mut s, "vllm:num_requests_waiting", "Number of requests waiting to be processed.", "gauge", self.waiting.to_string());
-        gauge(&mut s, "vllm:gpu_cache_usage_perc", "GPU KV-cache usage. 1 means 100 percent usage.", "gauge", format!("{}", self.kv_usage));
-        gauge(&mut s, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", "gauge", format!("{}", self.kv_usage));
-        gauge(&mut s, "vllm:prompt_tokens_total", "Number of prefill tokens processed.", "counter", self.prompt_tokens.to_string());
-        gauge(&mut s, "vllm:generation_tokens_total", "Number of generation tokens processed.", "counter", self.generation_tokens.to_string());
-        gauge(&mut s, "vllm:num_preemptions_total", "Cumulative number of preemptions.", "counter", self.preemptions.to_string());
-        gauge(&mut s, "vllm:prefix_cache_queries_total", "Prefix cache queries, in tokens.", "counter", self.prefix_cache_queries.to_string());
-        gauge(&mut s, "vllm:prefix_cache_hits_total", "Prefix cache hits, in tokens.", "counter", self.prefix_cache_hits.to_string());
+        gauge(
+            &mut s,
+            "vllm:num_requests_running",
+            "Number of requests in model execution batches.",
+            "gauge",
+            self.running.to_string(),
+        );
+        gauge(
+            &mut s,
+            "vllm:num_requests_waiting",
+            "Number of requests waiting to be processed.",
+            "gauge",
+            self.waiting.to_string(),
+        );
+        gauge(
+            &mut s,
+            "vllm:gpu_cache_usage_perc",
+            "GPU KV-cache usage. 1 means 100 percent usage.",
+            "gauge",
+            format!("{}", self.kv_usage),
+        );
+        gauge(
+            &mut s,
+            "vllm:kv_cache_usage_perc",
+            "KV-cache usage. 1 means 100 percent usage.",
+            "gauge",
+            format!("{}", self.kv_usage),
+        );
+        gauge(
+            &mut s,
+            "vllm:prompt_tokens_total",
+            "Number of prefill tokens processed.",
+            "counter",
+            self.prompt_tokens.to_string(),
+        );
+        gauge(
+            &mut s,
+            "vllm:generation_tokens_total",
+            "Number of generation tokens processed.",
+            "counter",
+            self.generation_tokens.to_string(),
+        );
+        gauge(
+            &mut s,
+            "vllm:num_preemptions_total",
+            "Cumulative number of preemptions.",
+            "counter",
+            self.preemptions.to_string(),
+        );
+        gauge(
+            &mut s,
+            "vllm:prefix_cache_queries_total",
+            "Prefix cache queries, in tokens.",
+            "counter",
+            self.prefix_cache_queries.to_string(),
+        );
+        gauge(
+            &mut s,
+            "vllm:prefix_cache_hits_total",
+            "Prefix cache hits, in tokens.",
+            "counter",
+            self.prefix_cache_hits.to_string(),
+        );
         let _ = writeln!(s, "# HELP vllm:request_success_total Count of successfully processed requests.\n# TYPE vllm:request_success_total counter");
-        let _ = writeln!(s, "vllm:request_success_total{{finished_reason=\"length\",{label}}} {}", self.success_length);
-        let _ = writeln!(s, "vllm:request_success_total{{finished_reason=\"stop\",{label}}} {}", self.success_stop);
+        let _ = writeln!(
+            s,
+            "vllm:request_success_total{{finished_reason=\"length\",{label}}} {}",
+            self.success_length
+        );
+        let _ = writeln!(
+            s,
+            "vllm:request_success_total{{finished_reason=\"stop\",{label}}} {}",
+            self.success_stop
+        );
         for (name, help, h) in [
-            ("vllm:request_queue_time_seconds", "Time spent in WAITING phase for request.", &self.queue_time),
-            ("vllm:request_prefill_time_seconds", "Time spent in PREFILL phase for request.", &self.prefill_time),
-            ("vllm:request_decode_time_seconds", "Time spent in DECODE phase for request.", &self.decode_time),
-            ("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", &self.ttft),
-            ("vllm:e2e_request_latency_seconds", "Histogram of end to end request latency in seconds.", &self.e2e),
-            ("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", &self.itl),
+            (
+                "vllm:request_queue_time_seconds",
+                "Time spent in WAITING phase for request.",
+                &self.queue_time,
+            ),
+            (
+                "vllm:request_prefill_time_seconds",
+                "Time spent in PREFILL phase for request.",
+                &self.prefill_time,
+            ),
+            (
+                "vllm:request_decode_time_seconds",
+                "Time spent in DECODE phase for request.",
+                &self.decode_time,
+            ),
+            (
+                "vllm:time_to_first_token_seconds",
+                "Histogram of time to first token in seconds.",
+                &self.ttft,
+            ),
+            (
+                "vllm:e2e_request_latency_seconds",
+                "Histogram of end to end request latency in seconds.",
+                &self.e2e,
+            ),
+            (
+                "vllm:inter_token_latency_seconds",
+                "Histogram of inter-token latency in seconds.",
+                &self.itl,
+            ),
         ] {
             let _ = writeln!(s, "# HELP {name} {help}\n# TYPE {name} histogram");
             for (i, b) in TIME_BUCKETS.iter().enumerate() {

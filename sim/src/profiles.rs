@@ -157,10 +157,13 @@ impl ProfileSet {
 
     /// Resolve a deployment. `gpus = None` takes the model's `default_gpus` (or 1).
     pub fn resolve(&self, model: &str, gpu: &str, gpus: Option<u32>) -> Result<Profile, SimError> {
-        let m = self.model.get(model).ok_or_else(|| SimError::UnknownModel {
-            model: model.to_string(),
-            known: self.model.keys().cloned().collect::<Vec<_>>().join(", "),
-        })?;
+        let m = self
+            .model
+            .get(model)
+            .ok_or_else(|| SimError::UnknownModel {
+                model: model.to_string(),
+                known: self.model.keys().cloned().collect::<Vec<_>>().join(", "),
+            })?;
         let g = self.gpu.get(gpu).ok_or_else(|| SimError::UnknownGpu {
             gpu: gpu.to_string(),
             known: self.gpu.keys().cloned().collect::<Vec<_>>().join(", "),
@@ -225,8 +228,12 @@ impl ProfileSet {
         }
         let (experts, active_experts) = (f64::from(m.experts), f64::from(m.active_experts));
         let (dense_params, expert_params) = if m.experts > 0 && m.experts > m.active_experts {
-            let per_expert = (m.total_params_b - m.active_params_b) * 1e9 / (experts - active_experts);
-            (m.active_params_b * 1e9 - active_experts * per_expert, per_expert)
+            let per_expert =
+                (m.total_params_b - m.active_params_b) * 1e9 / (experts - active_experts);
+            (
+                m.active_params_b * 1e9 - active_experts * per_expert,
+                per_expert,
+            )
         } else {
             (m.active_params_b * 1e9, 0.0)
         };
@@ -254,7 +261,11 @@ impl ProfileSet {
             kv_block_size: block,
             kv_capacity_blocks: (kv_capacity_tokens / f64::from(block)).floor().min(1e9) as u32,
             max_model_len: m.max_model_len,
-            mem_bw: g.mem_bw_gbs * GB * n * g.mem_efficiency * knobs.decode_efficiency.unwrap_or(1.0),
+            mem_bw: g.mem_bw_gbs
+                * GB
+                * n
+                * g.mem_efficiency
+                * knobs.decode_efficiency.unwrap_or(1.0),
             flops: tflops * 1e12 * n * g.flop_efficiency * knobs.prefill_efficiency.unwrap_or(1.0),
             // Attention kernels (FlashAttention) run in BF16 whatever the weights' precision.
             attn_flops: g.tflops_bf16 * 1e12 * n * g.flop_efficiency,
@@ -320,8 +331,13 @@ mod tests {
 
     #[test]
     fn unknown_gpu_lists_known_ones() {
-        let err = ProfileSet::builtin().resolve("llama-3.1-8b", "h900", None).unwrap_err();
+        let err = ProfileSet::builtin()
+            .resolve("llama-3.1-8b", "h900", None)
+            .unwrap_err();
         let msg = err.to_string();
-        assert!(msg.contains("h900") && msg.contains("h100-pcie") && msg.contains("rtx-pro-6000"), "{msg}");
+        assert!(
+            msg.contains("h900") && msg.contains("h100-pcie") && msg.contains("rtx-pro-6000"),
+            "{msg}"
+        );
     }
 }

@@ -10,7 +10,9 @@ pub fn mix(x: u64) -> u64 {
 
 /// Hash a sequence of words into one seed.
 pub fn combine(parts: &[u64]) -> u64 {
-    parts.iter().fold(0x1234_5678_9abc_def0, |acc, p| mix(acc ^ p))
+    parts
+        .iter()
+        .fold(0x1234_5678_9abc_def0, |acc, p| mix(acc ^ p))
 }
 
 /// A uniform value in [0, 1) from a 64-bit hash.

@@ -54,12 +54,28 @@ pub(crate) fn spawn(
 
 fn apply(cmd: Cmd, engine: &mut Engine, subs: &mut HashMap<SeqId, Sub>, metrics: &Mutex<Metrics>) {
     match cmd {
-        Cmd::Add { id, spec, arrived, length, tx } => {
+        Cmd::Add {
+            id,
+            spec,
+            arrived,
+            length,
+            tx,
+        } => {
             let mut m = metrics.lock().expect("metrics");
             m.prompt_tokens += u64::from(spec.prompt_tokens);
             drop(m);
             engine.add(id, spec);
-            subs.insert(id, Sub { tx, arrived, admitted: None, first: None, last: None, length });
+            subs.insert(
+                id,
+                Sub {
+                    tx,
+                    arrived,
+                    admitted: None,
+                    first: None,
+                    last: None,
+                    length,
+                },
+            );
         }
         Cmd::Cancel(id) => {
             engine.cancel(id);
@@ -76,7 +92,11 @@ fn publish(engine: &Engine, metrics: &Mutex<Metrics>) {
     m.kv_usage = s.kv_usage;
 }
 
-async fn run(mut engine: Engine, mut rx: mpsc::UnboundedReceiver<Cmd>, metrics: Arc<Mutex<Metrics>>) {
+async fn run(
+    mut engine: Engine,
+    mut rx: mpsc::UnboundedReceiver<Cmd>,
+    metrics: Arc<Mutex<Metrics>>,
+) {
     let mut subs: HashMap<SeqId, Sub> = HashMap::new();
     let mut clock: Option<Instant> = None;
     loop {
@@ -124,8 +144,17 @@ async fn run(mut engine: Engine, mut rx: mpsc::UnboundedReceiver<Cmd>, metrics: 
         clock = Some(end);
         let mut m = metrics.lock().expect("metrics");
         for ev in step.events {
-            let StepEvent::Token { id, index, finished } = ev else { continue };
-            let Some(sub) = subs.get_mut(&id) else { continue };
+            let StepEvent::Token {
+                id,
+                index,
+                finished,
+            } = ev
+            else {
+                continue;
+            };
+            let Some(sub) = subs.get_mut(&id) else {
+                continue;
+            };
             m.generation_tokens += 1;
             match sub.last {
                 None => {
@@ -142,7 +171,8 @@ async fn run(mut engine: Engine, mut rx: mpsc::UnboundedReceiver<Cmd>, metrics: 
             }
             if finished {
                 m.e2e.observe((end - sub.arrived).as_secs_f64());
-                m.decode_time.observe((end - sub.first.unwrap_or(end)).as_secs_f64());
+                m.decode_time
+                    .observe((end - sub.first.unwrap_or(end)).as_secs_f64());
                 if sub.length {
                     m.success_length += 1;
                 } else {

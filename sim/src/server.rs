@@ -74,7 +74,10 @@ impl RunningSim {
             let _ = stop.send(());
         }
         if let Some(mut server) = self.server.take() {
-            if tokio::time::timeout(Duration::from_secs(2), &mut server).await.is_err() {
+            if tokio::time::timeout(Duration::from_secs(2), &mut server)
+                .await
+                .is_err()
+            {
                 server.abort();
             }
         }
@@ -118,7 +121,12 @@ fn bind(addr: SocketAddr) -> Result<TcpListener, SimError> {
             SimError::Bind { addr, source }
         }
     };
-    let socket = if addr.is_ipv4() { TcpSocket::new_v4() } else { TcpSocket::new_v6() }.map_err(err)?;
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()
+    } else {
+        TcpSocket::new_v6()
+    }
+    .map_err(err)?;
     socket.set_reuseaddr(true).map_err(err)?;
     socket.bind(addr).map_err(err)?;
     // A deep backlog: benchmarks open thousands of connections at once.
@@ -130,7 +138,10 @@ pub async fn start(args: SimArgs) -> Result<RunningSim, SimError> {
     let profile = args.profile()?;
     let faults = FaultPlan::parse(args.faults.as_deref(), args.seed)?;
     let listener = bind(args.listen)?;
-    let addr = listener.local_addr().map_err(|source| SimError::Bind { addr: args.listen, source })?;
+    let addr = listener.local_addr().map_err(|source| SimError::Bind {
+        addr: args.listen,
+        source,
+    })?;
     let metrics = Arc::new(Mutex::new(Metrics::default()));
     let engine = crate::engine::Engine::new(profile.clone());
     let max_sequence_tokens = engine.max_sequence_tokens();
@@ -151,15 +162,24 @@ pub async fn start(args: SimArgs) -> Result<RunningSim, SimError> {
     let app = router(shared);
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let server = tokio::spawn(async move {
-        let serve = axum::serve(listener, app.into_make_service_with_connect_info::<ConnFd>())
-            .with_graceful_shutdown(async {
-                let _ = stop_rx.await;
-            });
+        let serve = axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<ConnFd>(),
+        )
+        .with_graceful_shutdown(async {
+            let _ = stop_rx.await;
+        });
         if let Err(e) = serve.await {
             tracing::error!("infermeter sim server stopped: {e}");
         }
     });
-    Ok(RunningSim { addr, profile, stop: Some(stop_tx), server: Some(server), scheduler })
+    Ok(RunningSim {
+        addr,
+        profile,
+        stop: Some(stop_tx),
+        server: Some(server),
+        scheduler,
+    })
 }
 
 /// Start, announce on stderr, serve until Ctrl-C or SIGTERM.
@@ -193,9 +213,18 @@ fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/health", get(|| async { StatusCode::OK }))
         .route("/metrics", get(metrics))
-        .route("/version", get(|| async { axum::Json(json!({"version": env!("CARGO_PKG_VERSION")})) }))
+        .route(
+            "/version",
+            get(|| async { axum::Json(json!({"version": env!("CARGO_PKG_VERSION")})) }),
+        )
         .merge(protected)
-        .fallback(|| async { api_error(StatusCode::NOT_FOUND, "Not Found: no such route".into(), None) })
+        .fallback(|| async {
+            api_error(
+                StatusCode::NOT_FOUND,
+                "Not Found: no such route".into(),
+                None,
+            )
+        })
         .with_state(shared)
 }
 
@@ -263,14 +292,24 @@ async fn models(State(s): State<Arc<Shared>>) -> Response {
 
 async fn metrics(State(s): State<Arc<Shared>>) -> Response {
     let text = s.metrics.lock().expect("metrics").render(&s.served_name);
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], text).into_response()
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
 }
 
 fn parse_json(body: &Bytes) -> Result<Value, Response> {
     match serde_json::from_slice::<Value>(body) {
         Ok(v @ Value::Object(_)) => Ok(v),
         Ok(_) => Err(bad_request("request body must be a JSON object", "body")),
-        Err(e) => Err(bad_request(format!("request body is not valid JSON: {e}"), "body")),
+        Err(e) => Err(bad_request(
+            format!("request body is not valid JSON: {e}"),
+            "body",
+        )),
     }
 }
 
@@ -280,21 +319,33 @@ fn check_model(s: &Shared, v: &Value) -> Result<(), Response> {
         Some(Value::String(m)) if *m == s.served_name || *m == s.profile.model_id => Ok(()),
         Some(m) => Err(api_error(
             StatusCode::NOT_FOUND,
-            format!("The model `{}` does not exist. This server serves `{}`.", m.as_str().unwrap_or("?"), s.served_name),
+            format!(
+                "The model `{}` does not exist. This server serves `{}`.",
+                m.as_str().unwrap_or("?"),
+                s.served_name
+            ),
             Some("model"),
         )),
     }
 }
 
 fn parse_messages(v: &Value) -> Result<Vec<ChatMessage>, Response> {
-    let Some(arr) = v.get("messages").and_then(Value::as_array).filter(|a| !a.is_empty()) else {
-        return Err(bad_request("`messages` must be a non-empty array", "messages"));
+    let Some(arr) = v
+        .get("messages")
+        .and_then(Value::as_array)
+        .filter(|a| !a.is_empty())
+    else {
+        return Err(bad_request(
+            "`messages` must be a non-empty array",
+            "messages",
+        ));
     };
     arr.iter()
         .map(|m| {
-            let role = m.get("role").and_then(Value::as_str).ok_or_else(|| {
-                bad_request("every message needs a string `role`", "messages")
-            })?;
+            let role = m
+                .get("role")
+                .and_then(Value::as_str)
+                .ok_or_else(|| bad_request("every message needs a string `role`", "messages"))?;
             let content = match m.get("content") {
                 None | Some(Value::Null) => String::new(),
                 Some(Value::String(s)) => s.clone(),
@@ -303,9 +354,17 @@ fn parse_messages(v: &Value) -> Result<Vec<ChatMessage>, Response> {
                     .filter_map(|p| p.get("text").and_then(Value::as_str))
                     .collect::<Vec<_>>()
                     .join(""),
-                Some(_) => return Err(bad_request("message `content` must be a string or an array of parts", "messages")),
+                Some(_) => {
+                    return Err(bad_request(
+                        "message `content` must be a string or an array of parts",
+                        "messages",
+                    ))
+                }
             };
-            Ok(ChatMessage { role: role.to_string(), content })
+            Ok(ChatMessage {
+                role: role.to_string(),
+                content,
+            })
         })
         .collect()
 }
@@ -323,7 +382,10 @@ async fn tokenize(State(s): State<Arc<Shared>>, body: Bytes) -> Response {
             Ok(m) => m,
             Err(r) => return r,
         };
-        let add = v.get("add_generation_prompt").and_then(Value::as_bool).unwrap_or(true);
+        let add = v
+            .get("add_generation_prompt")
+            .and_then(Value::as_bool)
+            .unwrap_or(true);
         tokenizer::encode(&tokenizer::apply_chat_template(&messages, add))
     } else if let Some(p) = v.get("prompt").and_then(Value::as_str) {
         tokenizer::encode(p)
@@ -342,11 +404,11 @@ async fn detokenize(State(s): State<Arc<Shared>>, body: Bytes) -> Response {
     if let Err(r) = check_model(&s, &v) {
         return r;
     }
-    let Some(ids) = v
-        .get("tokens")
-        .and_then(Value::as_array)
-        .and_then(|a| a.iter().map(|t| t.as_u64().and_then(|t| u32::try_from(t).ok())).collect::<Option<Vec<u32>>>())
-    else {
+    let Some(ids) = v.get("tokens").and_then(Value::as_array).and_then(|a| {
+        a.iter()
+            .map(|t| t.as_u64().and_then(|t| u32::try_from(t).ok()))
+            .collect::<Option<Vec<u32>>>()
+    }) else {
         return bad_request("`tokens` must be an array of token ids", "tokens");
     };
     axum::Json(json!({"prompt": tokenizer::decode(&ids)})).into_response()
@@ -414,30 +476,46 @@ impl Job {
 
     fn content_chunk(&self, text: &str, finish: Option<&str>, usage: Option<Value>) -> Value {
         let choice = match self.kind {
-            Kind::Completion => json!({"index": 0, "text": text, "logprobs": null, "finish_reason": finish, "stop_reason": null}),
-            Kind::Chat => json!({"index": 0, "delta": {"content": text}, "logprobs": null, "finish_reason": finish}),
+            Kind::Completion => {
+                json!({"index": 0, "text": text, "logprobs": null, "finish_reason": finish, "stop_reason": null})
+            }
+            Kind::Chat => {
+                json!({"index": 0, "delta": {"content": text}, "logprobs": null, "finish_reason": finish})
+            }
         };
         self.chunk(json!([choice]), usage)
     }
 }
 
 fn unix_secs() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 /// CLOCK_MONOTONIC and the UNIX clock, in nanoseconds.
 fn timestamps() -> Value {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes one timespec through a valid pointer.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     let mono = ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128;
-    let unix = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
     json!({"mono_ns": mono as u64, "unix_ns": unix as u64})
 }
 
 /// Make closing this socket send a TCP RST instead of a FIN.
 fn set_linger_zero(fd: RawFd) {
-    let linger = libc::linger { l_onoff: 1, l_linger: 0 };
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
     // SAFETY: `fd` is the socket of the connection whose response is being written right now
     // (hyper holds it open while it polls this body); setsockopt only reads `linger`.
     unsafe {
@@ -473,30 +551,50 @@ fn as_bool(v: &Value, key: &str) -> Result<bool, Response> {
 fn reject_unsupported(v: &Value, kind: Kind) -> Result<(), Response> {
     let more_than_one = |k: &str| v.get(k).and_then(Value::as_u64).is_some_and(|n| n > 1);
     if more_than_one("n") {
-        return Err(bad_request("`n` > 1 is not supported by this server; send n = 1", "n"));
+        return Err(bad_request(
+            "`n` > 1 is not supported by this server; send n = 1",
+            "n",
+        ));
     }
     if more_than_one("best_of") {
-        return Err(bad_request("`best_of` > 1 is not supported by this server", "best_of"));
+        return Err(bad_request(
+            "`best_of` > 1 is not supported by this server",
+            "best_of",
+        ));
     }
     if v.get("echo").and_then(Value::as_bool) == Some(true) {
-        return Err(bad_request("`echo` is not supported by this server", "echo"));
+        return Err(bad_request(
+            "`echo` is not supported by this server",
+            "echo",
+        ));
     }
     let logprobs = match kind {
         Kind::Completion => v.get("logprobs").is_some_and(|l| !l.is_null()),
         Kind::Chat => v.get("logprobs").and_then(Value::as_bool) == Some(true),
     };
     if logprobs {
-        return Err(bad_request("`logprobs` is not supported by this server", "logprobs"));
+        return Err(bad_request(
+            "`logprobs` is not supported by this server",
+            "logprobs",
+        ));
     }
     if v.get("suffix").is_some_and(|s| !s.is_null()) {
-        return Err(bad_request("`suffix` is not supported by this server", "suffix"));
+        return Err(bad_request(
+            "`suffix` is not supported by this server",
+            "suffix",
+        ));
     }
     Ok(())
 }
 
 /// Prompt token ids for a completions request.
 fn completion_prompt(v: &Value) -> Result<Vec<u32>, Response> {
-    let err = || bad_request("`prompt` must be a string, a list of one string, or a list of token ids", "prompt");
+    let err = || {
+        bad_request(
+            "`prompt` must be a string, a list of one string, or a list of token ids",
+            "prompt",
+        )
+    };
     let ids = |a: &Vec<Value>| {
         a.iter()
             .map(|t| t.as_u64().and_then(|t| u32::try_from(t).ok()))
@@ -521,7 +619,10 @@ fn block_hashes(ids: &[u32], block: u32) -> Vec<u64> {
     let mut h = 0u64;
     ids.chunks_exact(block as usize)
         .map(|c| {
-            h = rng::combine(&[h, rng::combine(&c.iter().map(|&t| u64::from(t)).collect::<Vec<_>>())]);
+            h = rng::combine(&[
+                h,
+                rng::combine(&c.iter().map(|&t| u64::from(t)).collect::<Vec<_>>()),
+            ]);
             h
         })
         .collect()
@@ -535,7 +636,12 @@ async fn chat_completions(s: State<Arc<Shared>>, c: ConnectInfo<ConnFd>, body: B
     generate(s, c, body, Kind::Chat).await
 }
 
-async fn generate(State(s): State<Arc<Shared>>, ConnectInfo(conn): ConnectInfo<ConnFd>, body: Bytes, kind: Kind) -> Response {
+async fn generate(
+    State(s): State<Arc<Shared>>,
+    ConnectInfo(conn): ConnectInfo<ConnFd>,
+    body: Bytes,
+    kind: Kind,
+) -> Response {
     let arrived = Instant::now();
     let index = s.arrivals.fetch_add(1, Ordering::Relaxed);
     let fault = s.faults.for_request(index);
@@ -548,7 +654,8 @@ async fn generate(State(s): State<Arc<Shared>>, ConnectInfo(conn): ConnectInfo<C
         };
         let mut r = api_error(status, message.into(), None);
         if code == 429 {
-            r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }
         return r;
     }
@@ -558,23 +665,41 @@ async fn generate(State(s): State<Arc<Shared>>, ConnectInfo(conn): ConnectInfo<C
     }
 }
 
-fn prepare(s: &Shared, body: &Bytes, kind: Kind, fault: Fault, fd: RawFd) -> Result<(Job, SeqSpec, bool), Response> {
+fn prepare(
+    s: &Shared,
+    body: &Bytes,
+    kind: Kind,
+    fault: Fault,
+    fd: RawFd,
+) -> Result<(Job, SeqSpec, bool), Response> {
     let v = parse_json(body)?;
     check_model(s, &v)?;
     reject_unsupported(&v, kind)?;
     let stream = as_bool(&v, "stream")?;
     let options = v.get("stream_options").filter(|o| !o.is_null());
     if options.is_some() && !stream {
-        return Err(bad_request("`stream_options` can only be set when `stream` is true", "stream_options"));
+        return Err(bad_request(
+            "`stream_options` can only be set when `stream` is true",
+            "stream_options",
+        ));
     }
-    let include_usage = options.and_then(|o| o.get("include_usage")).and_then(Value::as_bool) == Some(true);
-    let continuous_usage =
-        include_usage && options.and_then(|o| o.get("continuous_usage_stats")).and_then(Value::as_bool) == Some(true);
+    let include_usage = options
+        .and_then(|o| o.get("include_usage"))
+        .and_then(Value::as_bool)
+        == Some(true);
+    let continuous_usage = include_usage
+        && options
+            .and_then(|o| o.get("continuous_usage_stats"))
+            .and_then(Value::as_bool)
+            == Some(true);
     let ids = match kind {
         Kind::Completion => completion_prompt(&v)?,
         Kind::Chat => {
             let messages = parse_messages(&v)?;
-            let add = v.get("add_generation_prompt").and_then(Value::as_bool).unwrap_or(true);
+            let add = v
+                .get("add_generation_prompt")
+                .and_then(Value::as_bool)
+                .unwrap_or(true);
             tokenizer::encode(&tokenizer::apply_chat_template(&messages, add))
         }
     };
@@ -608,14 +733,19 @@ fn prepare(s: &Shared, body: &Bytes, kind: Kind, fault: Fault, fd: RawFd) -> Res
     }
     let min_tokens = as_u32(&v, "min_tokens")?.unwrap_or(0);
     if min_tokens > max_tokens {
-        return Err(bad_request("`min_tokens` must not exceed `max_tokens`", "min_tokens"));
+        return Err(bad_request(
+            "`min_tokens` must not exceed `max_tokens`",
+            "min_tokens",
+        ));
     }
     let ignore_eos = as_bool(&v, "ignore_eos")?;
     let request_seed = v.get("seed").and_then(Value::as_u64).unwrap_or(0);
     let prompt_hash = rng::combine(&ids.iter().map(|&t| u64::from(t)).collect::<Vec<_>>());
     let gen_seed = rng::combine(&[s.seed, request_seed, prompt_hash]);
     // Where a model would emit EOS (geometric, mean MEAN_NATURAL_OUTPUT), fixed by the seeds.
-    let natural = 1.0 + (-(1.0 - rng::unit(rng::mix(gen_seed ^ 0xe05))).ln() * (MEAN_NATURAL_OUTPUT - 1.0)).floor();
+    let natural = 1.0
+        + (-(1.0 - rng::unit(rng::mix(gen_seed ^ 0xe05))).ln() * (MEAN_NATURAL_OUTPUT - 1.0))
+            .floor();
     let natural = natural.min(f64::from(u32::MAX)) as u32;
     let (output_tokens, finish_reason) = if ignore_eos || natural >= max_tokens {
         (max_tokens, "length")
@@ -647,7 +777,11 @@ fn prepare(s: &Shared, body: &Bytes, kind: Kind, fault: Fault, fd: RawFd) -> Res
     let spec = SeqSpec {
         prompt_tokens: prompt,
         output_tokens,
-        block_hashes: if s.profile.prefix_cache { block_hashes(&ids, s.profile.kv_block_size) } else { Vec::new() },
+        block_hashes: if s.profile.prefix_cache {
+            block_hashes(&ids, s.profile.kv_block_size)
+        } else {
+            Vec::new()
+        },
     };
     Ok((job, spec, stream))
 }
@@ -664,16 +798,38 @@ impl Drop for CancelGuard {
     }
 }
 
-async fn run_job(s: Arc<Shared>, job: Job, spec: SeqSpec, stream: bool, arrived: Instant) -> Response {
+async fn run_job(
+    s: Arc<Shared>,
+    job: Job,
+    spec: SeqSpec,
+    stream: bool,
+    arrived: Instant,
+) -> Response {
     // API-server work (templating, tokenising, scheduling hand-off) before the engine sees it.
     tokio::time::sleep(Duration::from_secs_f64(s.profile.frontend_latency)).await;
     let id = s.next_id.fetch_add(1, Ordering::Relaxed);
     let (tx, rx) = mpsc::unbounded_channel();
     let length = job.finish_reason == "length";
-    if s.cmds.send(Cmd::Add { id, spec, arrived, length, tx }).is_err() {
-        return api_error(StatusCode::SERVICE_UNAVAILABLE, "the simulator is shutting down".into(), None);
+    if s.cmds
+        .send(Cmd::Add {
+            id,
+            spec,
+            arrived,
+            length,
+            tx,
+        })
+        .is_err()
+    {
+        return api_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the simulator is shutting down".into(),
+            None,
+        );
     }
-    let guard = CancelGuard { id, cmds: s.cmds.clone() };
+    let guard = CancelGuard {
+        id,
+        cmds: s.cmds.clone(),
+    };
     if stream {
         let state = SseStream::new(job, rx, guard);
         let body = Body::from_stream(futures::stream::unfold(state, |mut st| async move {
@@ -690,7 +846,11 @@ async fn run_job(s: Arc<Shared>, job: Job, spec: SeqSpec, stream: bool, arrived:
     }
 }
 
-async fn whole_response(job: Job, mut rx: mpsc::UnboundedReceiver<Delivery>, guard: CancelGuard) -> Response {
+async fn whole_response(
+    job: Job,
+    mut rx: mpsc::UnboundedReceiver<Delivery>,
+    guard: CancelGuard,
+) -> Response {
     let mut text = String::new();
     let mut cached = 0;
     let mut produced = 0;
@@ -713,13 +873,20 @@ async fn whole_response(job: Job, mut rx: mpsc::UnboundedReceiver<Delivery>, gua
     }
     drop(guard);
     if produced < job.output_tokens {
-        return api_error(StatusCode::SERVICE_UNAVAILABLE, "the simulator is shutting down".into(), None);
+        return api_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the simulator is shutting down".into(),
+            None,
+        );
     }
     if job.fault == Fault::Reset {
         let fd = job.fd;
         let body = Body::from_stream(futures::stream::once(async move {
             set_linger_zero(fd);
-            Err::<Bytes, _>(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "simulated reset"))
+            Err::<Bytes, _>(std::io::Error::new(
+                std::io::ErrorKind::ConnectionReset,
+                "simulated reset",
+            ))
         }));
         return Response::builder()
             .header(header::CONTENT_TYPE, "application/json")
@@ -727,8 +894,12 @@ async fn whole_response(job: Job, mut rx: mpsc::UnboundedReceiver<Delivery>, gua
             .expect("valid response");
     }
     let choice = match job.kind {
-        Kind::Completion => json!({"index": 0, "text": text, "logprobs": null, "finish_reason": job.finish_reason, "stop_reason": null, "prompt_logprobs": null}),
-        Kind::Chat => json!({"index": 0, "message": {"role": "assistant", "content": text, "reasoning_content": null, "tool_calls": []}, "logprobs": null, "finish_reason": job.finish_reason, "stop_reason": null}),
+        Kind::Completion => {
+            json!({"index": 0, "text": text, "logprobs": null, "finish_reason": job.finish_reason, "stop_reason": null, "prompt_logprobs": null})
+        }
+        Kind::Chat => {
+            json!({"index": 0, "message": {"role": "assistant", "content": text, "reasoning_content": null, "tool_calls": []}, "logprobs": null, "finish_reason": job.finish_reason, "stop_reason": null})
+        }
     };
     let object = match job.kind {
         Kind::Completion => "text_completion",
@@ -798,7 +969,8 @@ impl SseStream {
     fn push_raw(&mut self, text: &str) {
         if self.job.fault == Fault::KeepAlive {
             let nl = self.nl();
-            self.out.push_back(Out::Raw(Bytes::from(format!(": keep-alive{nl}{nl}"))));
+            self.out
+                .push_back(Out::Raw(Bytes::from(format!(": keep-alive{nl}{nl}"))));
         }
         self.out.push_back(Out::Raw(Bytes::from(text.to_string())));
     }
@@ -806,9 +978,11 @@ impl SseStream {
     fn push_event(&mut self, v: Value, split: bool) {
         if self.job.fault == Fault::KeepAlive {
             let nl = self.nl();
-            self.out.push_back(Out::Raw(Bytes::from(format!(": keep-alive{nl}{nl}"))));
+            self.out
+                .push_back(Out::Raw(Bytes::from(format!(": keep-alive{nl}{nl}"))));
         }
-        self.out.push_back(if split { Out::Split(v) } else { Out::Event(v) });
+        self.out
+            .push_back(if split { Out::Split(v) } else { Out::Event(v) });
     }
 
     fn on_token(&mut self, index: u32, finished: bool) {
@@ -826,7 +1000,9 @@ impl SseStream {
         let mut split = false;
         if at_fault {
             match self.job.fault {
-                Fault::Stall(secs) => self.out.push_back(Out::Pause(Duration::from_secs_f64(secs))),
+                Fault::Stall(secs) => self
+                    .out
+                    .push_back(Out::Pause(Duration::from_secs_f64(secs))),
                 Fault::Reset => {
                     self.out.push_back(Out::Reset);
                     self.done = true;
@@ -856,7 +1032,9 @@ impl SseStream {
         let text = std::mem::take(&mut self.pending);
         self.pending_count = 0;
         let job = &self.job;
-        let usage = job.continuous_usage.then(|| job.usage(index + 1, self.cached));
+        let usage = job
+            .continuous_usage
+            .then(|| job.usage(index + 1, self.cached));
         let v = job.content_chunk(&text, finished.then_some(job.finish_reason), usage);
         self.push_event(v, split);
         if finished {
@@ -885,12 +1063,18 @@ impl SseStream {
                     Out::Reset => {
                         set_linger_zero(self.job.fd);
                         self.out.clear();
-                        return Some(Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "simulated reset")));
+                        return Some(Err(std::io::Error::new(
+                            std::io::ErrorKind::ConnectionReset,
+                            "simulated reset",
+                        )));
                     }
                     Out::Split(v) => {
                         let b = self.frame(v);
                         // Split after the first byte of the first multi-byte character.
-                        let at = b.iter().position(|&c| c >= 0xC0).map_or(b.len() / 2, |i| i + 1);
+                        let at = b
+                            .iter()
+                            .position(|&c| c >= 0xC0)
+                            .map_or(b.len() / 2, |i| i + 1);
                         self.out.push_front(Out::Raw(b.slice(at..)));
                         self.out.push_front(Out::Pause(SPLIT_PAUSE));
                         return Some(Ok(b.slice(..at)));

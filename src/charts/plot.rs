@@ -431,3 +431,56 @@ fn nice_ceiling(v: f64) -> f64 {
         .find(|&c| c >= v)
         .unwrap_or(10.0 * power)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs the tooltip formatter in Node with a hostile series name, as ECharts would call it.
+    #[test]
+    fn tooltip_formatter_escapes_series_names_and_formats_values() {
+        let plot = Plot {
+            x: XAxis::ConcurrentUsers,
+            y: vec![YAxis::new("Per-user decode speed", "tok/s")],
+            lines: vec![Line::plain(
+                "<img src=x onerror=alert(1)>",
+                0,
+                vec![(4.0, 1234.5)],
+            )],
+            thresholds: Vec::new(),
+            cursor: None,
+            theme: Theme::Light,
+        };
+        let json = serde_json::to_value(plot.to_chart()).unwrap();
+        let raw = json["tooltip"]["formatter"].as_str().unwrap();
+        let body = raw.trim_matches(|c| c == '#' || c == '*');
+        let script = format!(
+            "var fmt = {body};\nprocess.stdout.write(fmt([{{seriesIndex:0, seriesName:'<img src=x onerror=alert(1)>', marker:'', value:[4, 1234.5]}}]));"
+        );
+        let Ok(out) = std::process::Command::new("node")
+            .arg("-e")
+            .arg(&script)
+            .output()
+        else {
+            eprintln!("node not found: formatter not executed");
+            return;
+        };
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            text,
+            "Concurrent users: 4<br/>&lt;img src=x onerror=alert(1)&gt;: <b>1,235</b> tok/s"
+        );
+    }
+
+    #[test]
+    fn nice_ceiling_rounds_up_to_readable_tops() {
+        assert_eq!(nice_ceiling(23.0), 25.0);
+        assert_eq!(nice_ceiling(3.45), 5.0);
+        assert_eq!(nice_ceiling(80.5), 100.0);
+    }
+}

@@ -75,7 +75,7 @@ fn at(plot: &Plot, e: &Extreme) -> String {
     format!("{}, {}", e.series, position(plot.x, e.x))
 }
 
-/// "Per-user decode speed ranges from 172 tok/s (Chatbot, single user) down to 13.2 tok/s
+/// "Per-user decode speed ranges from 172.5 tok/s (Chatbot, single user) down to 13.2 tok/s
 /// (Tool Calling Agentic, 32 concurrent)." (higher is better).
 pub fn speed_range(plot: &Plot, what: &str) -> Option<String> {
     let (low, high) = extremes(plot)?;
@@ -238,7 +238,7 @@ mod tests {
     fn decode_sentence_reads_like_the_reference() {
         assert_eq!(
             speed_range(&reference_decode(), "Per-user decode speed").unwrap(),
-            "Per-user decode speed ranges from 172 tok/s (Chatbot, single user) down to \
+            "Per-user decode speed ranges from 172.5 tok/s (Chatbot, single user) down to \
              13.2 tok/s (Tool Calling Agentic, 32 concurrent)."
         );
     }

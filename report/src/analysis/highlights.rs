@@ -33,6 +33,8 @@ pub struct Highlights {
     /// Scenario id -> max safe queue depth from its burst series (`None` without a burst
     /// series or when even depth 1 exceeds the threshold).
     pub max_safe_queue_depth: BTreeMap<String, Option<SafeDepth>>,
+    /// Scenario id -> display name, for the summary keyed by name.
+    pub scenario_names: BTreeMap<String, String>,
     pub requests_ok: u64,
     /// Requests of every outcome over all levels.
     pub requests_total: u64,
@@ -95,6 +97,11 @@ pub fn highlights(report: &Report, ttft_threshold_s: f64) -> Highlights {
         best_ttft,
         ttft_threshold_s,
         max_safe_queue_depth,
+        scenario_names: report
+            .scenarios
+            .iter()
+            .map(|s| (s.id.clone(), s.name.clone()))
+            .collect(),
         requests_ok,
         requests_total,
         success_rate: (requests_total > 0).then(|| requests_ok as f64 / requests_total as f64),
@@ -104,13 +111,16 @@ pub fn highlights(report: &Report, ttft_threshold_s: f64) -> Highlights {
 impl Highlights {
     /// The machine-readable summary: exactly the keys `peak_decode_tok_s`,
     /// `max_system_tput_tok_s`, `max_system_tput_concurrency`, `best_ttft_s`, `success_rate`,
-    /// `requests_total`, `max_safe_queue_depth` (object keyed by scenario id); numbers or null.
+    /// `requests_total`, `max_safe_queue_depth` (object keyed by scenario name); numbers or null.
     pub fn summary_json(&self) -> Value {
         let value = |l: &Option<Located>| l.as_ref().map(|l| l.value);
         let depths: serde_json::Map<String, Value> = self
             .max_safe_queue_depth
             .iter()
-            .map(|(id, d)| (id.clone(), json!(d.map(|d| d.depth))))
+            .map(|(id, d)| {
+                let name = self.scenario_names.get(id).unwrap_or(id);
+                (name.clone(), json!(d.map(|d| d.depth)))
+            })
             .collect();
         json!({
             "peak_decode_tok_s": value(&self.peak_decode),
@@ -133,7 +143,7 @@ mod tests {
     fn scenario(id: &str) -> Scenario {
         Scenario {
             id: id.into(),
-            name: id.into(),
+            name: format!("Scenario {id}"),
             description: String::new(),
             input_tokens: 1024,
             output_tokens: 256,
@@ -209,7 +219,7 @@ mod tests {
         let depth = h.max_safe_queue_depth["chat"].unwrap().depth;
         assert_eq!(
             summary["max_safe_queue_depth"],
-            json!({"chat": depth, "long": null})
+            json!({"Scenario chat": depth, "Scenario long": null})
         );
         assert_eq!(summary["max_system_tput_concurrency"], json!(128));
         assert_eq!(summary["requests_total"], json!(262));

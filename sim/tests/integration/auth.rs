@@ -19,10 +19,39 @@ async fn api_key_guards_v1_but_not_health_or_metrics() {
     assert_eq!(tok.status, 401);
     let client = reqwest::Client::new();
     let base = format!("http://{}", sim.addr);
-    assert_eq!(client.get(format!("{base}/health")).send().await.unwrap().status(), 200);
-    assert_eq!(client.get(format!("{base}/metrics")).send().await.unwrap().status(), 200);
-    assert_eq!(client.get(format!("{base}/v1/models")).send().await.unwrap().status(), 401);
-    let models = client.get(format!("{base}/v1/models")).bearer_auth("s3cret-key").send().await.unwrap();
+    assert_eq!(
+        client
+            .get(format!("{base}/health"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    assert_eq!(
+        client
+            .get(format!("{base}/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    assert_eq!(
+        client
+            .get(format!("{base}/v1/models"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        401
+    );
+    let models = client
+        .get(format!("{base}/v1/models"))
+        .bearer_auth("s3cret-key")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(models.status(), 200);
     sim.shutdown().await;
 }

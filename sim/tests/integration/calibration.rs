@@ -11,7 +11,11 @@ fn every_reference_figure_is_within_15_percent() {
             r.reference,
             r.simulated,
             100.0 * r.relative_error(),
-            if r.note.is_some() { "  (bound only, see note)" } else { "" }
+            if r.note.is_some() {
+                "  (bound only, see note)"
+            } else {
+                ""
+            }
         );
         let ok = match r.note {
             None => r.relative_error().abs() <= 0.15,

@@ -7,11 +7,23 @@ async fn curl_streams_a_chat_completion() {
     let url = format!("{}/chat/completions", sim.base_url());
     let body = chat_body("hello curl", 6, r#","stream":true"#);
     let out = tokio::process::Command::new("curl")
-        .args(["-sS", "-N", "-H", "Content-Type: application/json", "-d", &body, &url])
+        .args([
+            "-sS",
+            "-N",
+            "-H",
+            "Content-Type: application/json",
+            "-d",
+            &body,
+            &url,
+        ])
         .output()
         .await
         .expect("curl runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     let events = sse_json(&text);
     assert_eq!(events.len(), 7, "{text}");
@@ -27,21 +39,35 @@ fn openai_python() -> Option<std::path::PathBuf> {
     let venv = std::path::Path::new(&home).join(".cache/infermeter/venv-openai");
     let py = venv.join("bin/python");
     let has = |py: &std::path::Path| {
-        std::process::Command::new(py).args(["-c", "import openai"]).output().is_ok_and(|o| o.status.success())
+        std::process::Command::new(py)
+            .args(["-c", "import openai"])
+            .output()
+            .is_ok_and(|o| o.status.success())
     };
     if has(&py) {
         return Some(py);
     }
-    let made = std::process::Command::new("python3").args(["-m", "venv"]).arg(&venv).status();
+    let made = std::process::Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .status();
     if !made.is_ok_and(|s| s.success()) {
-        eprintln!("SKIP openai client test: cannot create a venv at {}", venv.display());
+        eprintln!(
+            "SKIP openai client test: cannot create a venv at {}",
+            venv.display()
+        );
         return None;
     }
-    let pip = std::process::Command::new(&py).args(["-m", "pip", "install", "-q", "openai"]).output();
+    let pip = std::process::Command::new(&py)
+        .args(["-m", "pip", "install", "-q", "openai"])
+        .output();
     match pip {
         Ok(o) if o.status.success() && has(&py) => Some(py),
         Ok(o) => {
-            eprintln!("SKIP openai client test: pip install openai failed:\n{}", String::from_utf8_lossy(&o.stderr));
+            eprintln!(
+                "SKIP openai client test: pip install openai failed:\n{}",
+                String::from_utf8_lossy(&o.stderr)
+            );
             None
         }
         Err(e) => {
@@ -68,15 +94,24 @@ print(len(parts), usage.completion_tokens, usage.prompt_tokens, finish, r.usage.
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn official_openai_python_client_streams() {
-    let Some(py) = tokio::task::spawn_blocking(openai_python).await.unwrap() else { return };
+    let Some(py) = tokio::task::spawn_blocking(openai_python).await.unwrap() else {
+        return;
+    };
     let sim = sim_with(|a| a.api_key = Some("k3y".into())).await;
     let out = tokio::process::Command::new(py)
         .args(["-c", SCRIPT, &sim.base_url(), MODEL])
         .output()
         .await
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // 9 content chunks, 9 completion tokens, prompt = 3 template + "hi" + 2 + 3 = 9, length, 3
-    assert_eq!(String::from_utf8(out.stdout).unwrap().trim(), "9 9 9 length 3");
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap().trim(),
+        "9 9 9 length 3"
+    );
     sim.shutdown().await;
 }

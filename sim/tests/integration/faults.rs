@@ -19,7 +19,11 @@ async fn every_fault_kind_on_the_wire() {
         a.emit_timestamps = true;
     })
     .await;
-    let body = chat_body("go", 10, r#","stream":true,"stream_options":{"include_usage":true}"#);
+    let body = chat_body(
+        "go",
+        10,
+        r#","stream":true,"stream_options":{"include_usage":true}"#,
+    );
     let next = || {
         let body = body.clone();
         let addr = sim.addr;
@@ -28,7 +32,11 @@ async fn every_fault_kind_on_the_wire() {
 
     let r = next().await;
     assert_eq!(r.status, 429);
-    assert!(r.head.to_ascii_lowercase().contains("retry-after: 1"), "{}", r.head);
+    assert!(
+        r.head.to_ascii_lowercase().contains("retry-after: 1"),
+        "{}",
+        r.head
+    );
     let v: serde_json::Value = serde_json::from_slice(&r.body()).unwrap();
     assert_eq!(v["error"]["code"], 429);
     for code in [500, 503] {
@@ -50,7 +58,10 @@ async fn every_fault_kind_on_the_wire() {
     // stall:1 — a one-second silence between two consecutive tokens.
     let r = next().await;
     let events = sse_json(&r.text());
-    let ts: Vec<u64> = events.iter().map(|e| e["infermeter_ts"]["mono_ns"].as_u64().unwrap()).collect();
+    let ts: Vec<u64> = events
+        .iter()
+        .map(|e| e["infermeter_ts"]["mono_ns"].as_u64().unwrap())
+        .collect();
     let max_gap = ts.windows(2).map(|w| w[1] - w[0]).max().unwrap();
     assert!(max_gap >= 1_000_000_000, "{max_gap}");
     assert_eq!(contents(&events).len(), 10);
@@ -72,7 +83,10 @@ async fn every_fault_kind_on_the_wire() {
     let r = next().await;
     let text = r.text();
     let events = sse_json(&text);
-    let err = events.iter().find(|e| e.get("error").is_some()).expect("error event");
+    let err = events
+        .iter()
+        .find(|e| e.get("error").is_some())
+        .expect("error event");
     assert_eq!(err["error"]["code"], 500);
     assert_eq!(contents(&events).len(), 5);
     assert!(text.ends_with("data: [DONE]\n\n") && r.complete);
@@ -89,13 +103,23 @@ async fn every_fault_kind_on_the_wire() {
     let r = next().await;
     let c = contents(&sse_json(&r.text()));
     assert_eq!(c.len(), 3);
-    assert_eq!(c.iter().map(|s| s.matches(' ').count()).collect::<Vec<_>>(), vec![4, 4, 2]);
+    assert_eq!(
+        c.iter().map(|s| s.matches(' ').count()).collect::<Vec<_>>(),
+        vec![4, 4, 2]
+    );
 
     // keepalive: a comment line before every event.
     let r = next().await;
     let text = r.text();
-    assert_eq!(text.matches(": keep-alive\n\n").count(), 1 + 10 + 1 + 1, "{text}");
-    assert_eq!(contents(&sse_json(&text.replace(": keep-alive\n\n", ""))).len(), 10);
+    assert_eq!(
+        text.matches(": keep-alive\n\n").count(),
+        1 + 10 + 1 + 1,
+        "{text}"
+    );
+    assert_eq!(
+        contents(&sse_json(&text.replace(": keep-alive\n\n", ""))).len(),
+        10
+    );
 
     // crlf: CRLF line endings only.
     let r = next().await;
@@ -106,7 +130,11 @@ async fn every_fault_kind_on_the_wire() {
 
     // utf8split: one write ends inside a two-byte character; the next write completes it.
     let r = next().await;
-    let i = r.chunks.iter().position(|c| c.last() == Some(&0xC3)).expect("a chunk ending mid-character");
+    let i = r
+        .chunks
+        .iter()
+        .position(|c| c.last() == Some(&0xC3))
+        .expect("a chunk ending mid-character");
     assert_eq!(r.chunks[i + 1].first(), Some(&0xA9));
     assert!(std::str::from_utf8(&r.chunks[i]).is_err());
     let text = r.text();
@@ -128,21 +156,36 @@ async fn probabilistic_faults_are_seeded() {
         .await;
         let mut out = Vec::new();
         for _ in 0..30 {
-            out.push(raw_post(sim.addr, "/v1/chat/completions", &chat_body("x", 1, ""), None).await.status);
+            out.push(
+                raw_post(
+                    sim.addr,
+                    "/v1/chat/completions",
+                    &chat_body("x", 1, ""),
+                    None,
+                )
+                .await
+                .status,
+            );
         }
         sim.shutdown().await;
         out
     }
     let a = statuses(7).await;
     assert_eq!(a, statuses(7).await);
-    assert!(a.contains(&429) && a.contains(&503) && a.contains(&200), "{a:?}");
+    assert!(
+        a.contains(&429) && a.contains(&503) && a.contains(&200),
+        "{a:?}"
+    );
 }
 
 #[test]
 fn bad_fault_spec_is_rejected_at_start() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let err = rt
-        .block_on(infermeter_sim::start(infermeter_sim::SimArgs { faults: Some("explode=0.5".into()), ..fast_args() }))
+        .block_on(infermeter_sim::start(infermeter_sim::SimArgs {
+            faults: Some("explode=0.5".into()),
+            ..fast_args()
+        }))
         .err()
         .unwrap();
     assert!(err.to_string().contains("unknown fault"), "{err}");

@@ -7,7 +7,10 @@ use crate::support::*;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_thousand_concurrent_streams_complete() {
     let sim = sim_with(|a| a.max_num_seqs = 2048).await;
-    let client = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
     let url = format!("{}/chat/completions", sim.base_url());
     let start = std::time::Instant::now();
     let tasks: Vec<_> = (0..2000u32)
@@ -34,9 +37,15 @@ async fn two_thousand_concurrent_streams_complete() {
                 let events = sse_json(&text);
                 let content = events
                     .iter()
-                    .filter(|e| e["choices"][0]["delta"]["content"].as_str().is_some_and(|c| !c.is_empty()))
+                    .filter(|e| {
+                        e["choices"][0]["delta"]["content"]
+                            .as_str()
+                            .is_some_and(|c| !c.is_empty())
+                    })
                     .count() as u32;
-                let usage = events.last().unwrap()["usage"]["completion_tokens"].as_u64().unwrap() as u32;
+                let usage = events.last().unwrap()["usage"]["completion_tokens"]
+                    .as_u64()
+                    .unwrap() as u32;
                 (out, content, usage)
             })
         })
@@ -49,7 +58,14 @@ async fn two_thousand_concurrent_streams_complete() {
     }
     assert_eq!(n, 2000);
     eprintln!("2000 streams in {:.1}s", start.elapsed().as_secs_f64());
-    let metrics = reqwest::get(format!("http://{}/metrics", sim.addr)).await.unwrap().text().await.unwrap();
-    assert!(metrics.contains(&format!("vllm:time_to_first_token_seconds_count{{model_name=\"{MODEL}\"}} 2000")));
+    let metrics = reqwest::get(format!("http://{}/metrics", sim.addr))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(metrics.contains(&format!(
+        "vllm:time_to_first_token_seconds_count{{model_name=\"{MODEL}\"}} 2000"
+    )));
     sim.shutdown().await;
 }

@@ -47,7 +47,9 @@ impl Raw {
 /// POST JSON over a fresh connection and read until the server closes or finishes.
 pub async fn raw_post(addr: SocketAddr, path: &str, body: &str, key: Option<&str>) -> Raw {
     let mut s = TcpStream::connect(addr).await.unwrap();
-    let auth = key.map(|k| format!("Authorization: Bearer {k}\r\n")).unwrap_or_default();
+    let auth = key
+        .map(|k| format!("Authorization: Bearer {k}\r\n"))
+        .unwrap_or_default();
     let req = format!(
         "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n{auth}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
@@ -66,15 +68,22 @@ pub async fn raw_post(addr: SocketAddr, path: &str, body: &str, key: Option<&str
             }
         }
     }
-    let split = buf.windows(4).position(|w| w == b"\r\n\r\n").expect("response head");
+    let split = buf
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("response head");
     let head = String::from_utf8_lossy(&buf[..split]).to_string();
     let status = head[9..12].parse().unwrap();
     let mut rest = &buf[split + 4..];
     let mut chunks = Vec::new();
     let mut complete = false;
-    if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
         while let Some(eol) = rest.windows(2).position(|w| w == b"\r\n") {
-            let size = usize::from_str_radix(std::str::from_utf8(&rest[..eol]).unwrap().trim(), 16).unwrap();
+            let size = usize::from_str_radix(std::str::from_utf8(&rest[..eol]).unwrap().trim(), 16)
+                .unwrap();
             if size == 0 {
                 complete = true;
                 break;
@@ -89,7 +98,13 @@ pub async fn raw_post(addr: SocketAddr, path: &str, body: &str, key: Option<&str
         chunks.push(rest.to_vec());
         complete = error.is_none();
     }
-    Raw { status, head, chunks, complete, error }
+    Raw {
+        status,
+        head,
+        chunks,
+        complete,
+        error,
+    }
 }
 
 /// JSON payloads of the `data:` events of an SSE body (not `[DONE]`), in order.

@@ -1,0 +1,12 @@
+//! Integration tests of the `infermeter` binary against the simulator over loopback.
+
+#[path = "cli/common.rs"]
+mod common;
+#[path = "cli/faults.rs"]
+mod faults;
+#[path = "cli/interrupt.rs"]
+mod interrupt;
+#[path = "cli/secrets.rs"]
+mod secrets;
+#[path = "cli/suite_run.rs"]
+mod suite_run;

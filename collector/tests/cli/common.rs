@@ -1,0 +1,69 @@
+//! Shared helpers: a simulator on a free port, the built binary, output files.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use infermeter_report::RequestRecord;
+use infermeter_sim::{RunningSim, SimArgs};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_infermeter");
+
+/// The fast test GPU: real token lengths, little simulated time.
+pub fn fast_profiles() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fast-sim.toml")
+}
+
+pub fn fast_sim_args() -> SimArgs {
+    SimArgs {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        gpu: "test-fast".into(),
+        profiles: Some(fast_profiles()),
+        ..SimArgs::default()
+    }
+}
+
+pub async fn start_sim(args: SimArgs) -> RunningSim {
+    infermeter_sim::start(args).await.expect("simulator starts")
+}
+
+/// A fresh directory for one test's outputs.
+pub fn out_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Writes a small one-scenario suite.
+pub fn small_suite(dir: &Path, body: &str) -> PathBuf {
+    let path = dir.join("suite.toml");
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+pub async fn infermeter(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.args(args).env_remove("OPENAI_API_KEY").kill_on_drop(true);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.output().await.expect("infermeter runs")
+}
+
+pub fn read_records(report: &Path) -> Vec<RequestRecord> {
+    let mut name = report.file_name().unwrap().to_os_string();
+    name.push(".records.jsonl");
+    let text = std::fs::read_to_string(report.with_file_name(name)).expect("records file");
+    text.lines()
+        .map(|l| serde_json::from_str(l).expect("every line is a record"))
+        .collect()
+}
+
+pub fn text(out: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}

@@ -1,0 +1,94 @@
+//! Acceptance 4: SIGINT mid-run keeps every completed request and writes a partial report.
+
+use std::time::Duration;
+
+use infermeter_report::{load_report, RunStatus};
+
+use crate::common::*;
+
+const SUITE: &str = r#"
+name = "long"
+warmup = 1
+[[scenario]]
+id = "chatbot"
+name = "Chatbot"
+input_tokens = 1024
+output_tokens = 64
+[peak]
+levels = [1, 2]
+requests_per_slot = 1000
+min_seconds = 600
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigint_keeps_records_and_writes_a_partial_report() {
+    // The default (H100) profile: slow enough that the run is mid-level when interrupted.
+    let sim = start_sim(infermeter_sim::SimArgs {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        ..infermeter_sim::SimArgs::default()
+    })
+    .await;
+    let dir = out_dir("interrupt");
+    let suite = small_suite(&dir, SUITE);
+    let report = dir.join("report.json");
+    let mut child = tokio::process::Command::new(BIN)
+        .args([
+            "--quiet", "run", "--base-url", &sim.base_url(), "--suite", suite.to_str().unwrap(),
+            "--out", report.to_str().unwrap(), "--grace", "1",
+        ])
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let records_path = dir.join("report.json.records.jsonl");
+    // Wait until a few measured requests are on disk.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let measured = std::fs::read_to_string(&records_path)
+            .map(|t| t.lines().filter(|l| l.contains("\"warmup\":false")).count())
+            .unwrap_or(0);
+        if measured >= 3 {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no records after 60 s");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let pid = child.id().unwrap() as libc::pid_t;
+    // SAFETY: sending a signal to our own child process.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .expect("the run stops within the grace period")
+        .unwrap();
+    assert_eq!(status.code(), Some(130));
+
+    let partial = load_report(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert!(matches!(&partial.status, RunStatus::Partial { reason } if reason.contains("SIGINT")));
+    let records = read_records(&report);
+    assert_eq!(partial.records.as_ref().unwrap().count, records.len() as u64);
+    let measured: Vec<_> = records.iter().filter(|r| !r.warmup).collect();
+    assert!(measured.len() >= 3);
+    // Every completed request of the interrupted level is counted in the partial report.
+    let level = &partial.series[0].levels[0];
+    assert_eq!(level.requests.total(), measured.len() as u64);
+
+    // --resume picks the partial run up; a second SIGINT ends it again, records are kept.
+    let before = records.len();
+    let mut child = tokio::process::Command::new(BIN)
+        .args([
+            "--quiet", "run", "--base-url", &sim.base_url(), "--suite", suite.to_str().unwrap(),
+            "--out", report.to_str().unwrap(), "--grace", "1", "--resume",
+        ])
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    // SAFETY: as above.
+    unsafe { libc::kill(child.id().unwrap() as libc::pid_t, libc::SIGINT) };
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait()).await.unwrap().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let resumed = read_records(&report);
+    let warmups = resumed.iter().filter(|r| r.warmup).count();
+    assert!(warmups >= 2, "the resumed run warmed up again");
+    assert!(resumed.len() > before - measured.len(), "{} vs {before}", resumed.len());
+    sim.shutdown().await;
+}

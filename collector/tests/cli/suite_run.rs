@@ -1,0 +1,131 @@
+//! Acceptance 1: the four-scenario suite (quick) in peak and burst mode, validated and summarised.
+
+use std::path::Path;
+
+use infermeter_report::{load_report, LoadMode, RunStatus};
+
+use crate::common::*;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn four_scenario_quick_runs_validates_and_summarises() {
+    let sim = start_sim(fast_sim_args()).await;
+    let dir = out_dir("four-scenario-quick");
+    let report_path = dir.join("report.json");
+    let out = infermeter(
+        &[
+            "--quiet",
+            "run",
+            "--base-url",
+            &sim.base_url(),
+            "--suite",
+            "four-scenario",
+            "--quick",
+            "--gpu",
+            "Test GPU",
+            "--label",
+            "purpose=integration-test",
+            "--out",
+            report_path.to_str().unwrap(),
+        ],
+        &[],
+    )
+    .await;
+    assert!(out.status.success(), "{}", text(&out));
+    eprintln!("report for reuse: {}", report_path.display());
+
+    let report = load_report(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
+    assert_eq!(report.status, RunStatus::Complete);
+    assert_eq!(report.scenarios.len(), 4);
+    assert_eq!(report.metadata.engine.name, "infermeter-sim");
+    assert_eq!(report.metadata.labels["purpose"], "integration-test");
+    for mode in [LoadMode::Peak, LoadMode::Burst] {
+        let series: Vec<_> = report.series.iter().filter(|s| s.mode == mode).collect();
+        assert_eq!(series.len(), 4, "{mode:?}");
+        for s in series {
+            let levels: Vec<u32> = s.levels.iter().map(|l| l.concurrency).collect();
+            assert_eq!(levels, [1, 4, 16], "{} {mode:?}", s.scenario);
+            for l in &s.levels {
+                assert_eq!(l.requests.errored + l.requests.incomplete, 0);
+                let out_tokens = l.metrics.output_tokens.unwrap();
+                assert_eq!((out_tokens.min, out_tokens.max), (256.0, 256.0));
+                assert!(l.metrics.ttft_s.unwrap().mean > 0.0);
+                assert!(l.system_output_tok_s > 0.0);
+                assert!(l.client.is_some());
+            }
+        }
+    }
+    // Peak levels measure only the steady-state window: at N=4, the first wave of 4 is excluded.
+    let peak4 = &report.series[0].levels[1];
+    assert!(peak4.metrics.ttft_s.unwrap().count >= 4);
+    assert!(peak4.requests.total() > peak4.metrics.ttft_s.unwrap().count);
+
+    let records = read_records(&report_path);
+    assert_eq!(report.records.as_ref().unwrap().count, records.len() as u64);
+    assert!(records.iter().any(|r| r.warmup));
+    // Every prompt is unique, so nothing may come from a prefix cache.
+    assert!(records.iter().all(|r| r.cached_tokens.unwrap_or(0) == 0));
+
+    check_json_schema(&report_path);
+
+    let out = infermeter(&["summary", report_path.to_str().unwrap(), "--json"], &[]).await;
+    assert!(out.status.success(), "{}", text(&out));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut keys: Vec<&str> = summary.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "best_ttft_s",
+            "max_safe_queue_depth",
+            "max_system_tput_concurrency",
+            "max_system_tput_tok_s",
+            "peak_decode_tok_s",
+            "requests_total",
+            "success_rate"
+        ]
+    );
+    assert_eq!(summary["success_rate"], 1.0);
+    assert_eq!(summary["max_safe_queue_depth"].as_object().unwrap().len(), 4);
+
+    let out = infermeter(&["validate", report_path.to_str().unwrap()], &[]).await;
+    assert!(out.status.success(), "{}", text(&out));
+
+    // An existing report is never overwritten without --force.
+    let again = infermeter(
+        &[
+            "run", "--base-url", &sim.base_url(), "--suite", "four-scenario", "--quick", "--out",
+            report_path.to_str().unwrap(),
+        ],
+        &[],
+    )
+    .await;
+    assert!(!again.status.success());
+    assert!(text(&again).contains("--force") && text(&again).contains("report.json"));
+    sim.shutdown().await;
+}
+
+/// Checks the report against the generated JSON Schema when the repository has one.
+fn check_json_schema(report: &Path) {
+    let schema_path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/schema/report.schema.json");
+    let Ok(schema) = std::fs::read_to_string(&schema_path) else {
+        eprintln!("{} absent: JSON Schema check skipped", schema_path.display());
+        return;
+    };
+    let schema: serde_json::Value = serde_json::from_str(&schema).unwrap();
+    let instance: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator.iter_errors(&instance).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "schema violations: {errors:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn validate_explains_a_broken_report() {
+    let dir = out_dir("validate-broken");
+    let path = dir.join("broken.json");
+    std::fs::write(&path, r#"{"schema_version": "9.0.0"}"#).unwrap();
+    let out = infermeter(&["validate", path.to_str().unwrap()], &[]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).contains("newer"), "{}", text(&out));
+}
