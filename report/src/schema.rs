@@ -510,3 +510,24 @@ pub struct EngineTimings {
     pub predicted_n: Option<u64>,
     pub predicted_ms: Option<f64>,
 }
+
+impl Report {
+    /// The run's title: `metadata.title`, else "MODEL on Nx GPU". One definition for the
+    /// collector's `view` index and the viewer's header.
+    pub fn display_title(&self) -> String {
+        self.metadata.title.clone().unwrap_or_else(|| {
+            format!(
+                "{} on {}",
+                self.metadata.model.id,
+                self.metadata.hardware.gpu_label()
+            )
+        })
+    }
+}
+
+impl HardwareInfo {
+    /// "1x NVIDIA H100 PCIe".
+    pub fn gpu_label(&self) -> String {
+        format!("{}x {}", self.gpu_count, self.gpu_model)
+    }
+}

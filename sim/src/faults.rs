@@ -79,10 +79,12 @@ impl Fault {
             "keepalive" => Fault::KeepAlive,
             "crlf" => Fault::Crlf,
             "utf8split" => Fault::Utf8Split,
-            other => return Err(bad(format!(
+            other => {
+                return Err(bad(format!(
                 "unknown fault {other:?}; known: ok, 429, 500, 503, reset, stall:SECS, malformed, \
                      error, nodone, multi:K, keepalive, crlf, utf8split"
-            ))),
+            )))
+            }
         };
         if arg.is_some() && !matches!(f, Fault::Stall(_) | Fault::Multi(_)) {
             return Err(bad(format!("{s:?}: {name} takes no argument")));

@@ -34,6 +34,9 @@ const MEAN_NATURAL_OUTPUT: f64 = 300.0;
 /// Pause between the two halves of a `utf8split` chunk so they leave as separate writes.
 const SPLIT_PAUSE: Duration = Duration::from_millis(20);
 
+/// An error response from request validation (boxed: responses are large).
+type Rejection = Box<Response>;
+
 struct Shared {
     profile: Profile,
     served_name: String,
@@ -242,8 +245,12 @@ fn api_error(status: StatusCode, message: String, param: Option<&str>) -> Respon
     (status, axum::Json(body)).into_response()
 }
 
-fn bad_request(message: impl Into<String>, param: &str) -> Response {
-    api_error(StatusCode::BAD_REQUEST, message.into(), Some(param))
+fn bad_request(message: impl Into<String>, param: &str) -> Rejection {
+    Box::new(api_error(
+        StatusCode::BAD_REQUEST,
+        message.into(),
+        Some(param),
+    ))
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -302,7 +309,7 @@ async fn metrics(State(s): State<Arc<Shared>>) -> Response {
         .into_response()
 }
 
-fn parse_json(body: &Bytes) -> Result<Value, Response> {
+fn parse_json(body: &Bytes) -> Result<Value, Rejection> {
     match serde_json::from_slice::<Value>(body) {
         Ok(v @ Value::Object(_)) => Ok(v),
         Ok(_) => Err(bad_request("request body must be a JSON object", "body")),
@@ -313,11 +320,11 @@ fn parse_json(body: &Bytes) -> Result<Value, Response> {
     }
 }
 
-fn check_model(s: &Shared, v: &Value) -> Result<(), Response> {
+fn check_model(s: &Shared, v: &Value) -> Result<(), Rejection> {
     match v.get("model") {
         None | Some(Value::Null) => Ok(()),
         Some(Value::String(m)) if *m == s.served_name || *m == s.profile.model_id => Ok(()),
-        Some(m) => Err(api_error(
+        Some(m) => Err(Box::new(api_error(
             StatusCode::NOT_FOUND,
             format!(
                 "The model `{}` does not exist. This server serves `{}`.",
@@ -325,11 +332,11 @@ fn check_model(s: &Shared, v: &Value) -> Result<(), Response> {
                 s.served_name
             ),
             Some("model"),
-        )),
+        ))),
     }
 }
 
-fn parse_messages(v: &Value) -> Result<Vec<ChatMessage>, Response> {
+fn parse_messages(v: &Value) -> Result<Vec<ChatMessage>, Rejection> {
     let Some(arr) = v
         .get("messages")
         .and_then(Value::as_array)
@@ -372,15 +379,15 @@ fn parse_messages(v: &Value) -> Result<Vec<ChatMessage>, Response> {
 async fn tokenize(State(s): State<Arc<Shared>>, body: Bytes) -> Response {
     let v = match parse_json(&body) {
         Ok(v) => v,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     if let Err(r) = check_model(&s, &v) {
-        return r;
+        return *r;
     }
     let tokens = if v.get("messages").is_some() {
         let messages = match parse_messages(&v) {
             Ok(m) => m,
-            Err(r) => return r,
+            Err(r) => return *r,
         };
         let add = v
             .get("add_generation_prompt")
@@ -390,7 +397,7 @@ async fn tokenize(State(s): State<Arc<Shared>>, body: Bytes) -> Response {
     } else if let Some(p) = v.get("prompt").and_then(Value::as_str) {
         tokenizer::encode(p)
     } else {
-        return bad_request("send `prompt` (a string) or `messages` (a chat)", "prompt");
+        return *bad_request("send `prompt` (a string) or `messages` (a chat)", "prompt");
     };
     axum::Json(json!({"count": tokens.len(), "max_model_len": s.profile.max_model_len, "tokens": tokens, "token_strs": null}))
         .into_response()
@@ -399,17 +406,17 @@ async fn tokenize(State(s): State<Arc<Shared>>, body: Bytes) -> Response {
 async fn detokenize(State(s): State<Arc<Shared>>, body: Bytes) -> Response {
     let v = match parse_json(&body) {
         Ok(v) => v,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     if let Err(r) = check_model(&s, &v) {
-        return r;
+        return *r;
     }
     let Some(ids) = v.get("tokens").and_then(Value::as_array).and_then(|a| {
         a.iter()
             .map(|t| t.as_u64().and_then(|t| u32::try_from(t).ok()))
             .collect::<Option<Vec<u32>>>()
     }) else {
-        return bad_request("`tokens` must be an array of token ids", "tokens");
+        return *bad_request("`tokens` must be an array of token ids", "tokens");
     };
     axum::Json(json!({"prompt": tokenizer::decode(&ids)})).into_response()
 }
@@ -529,7 +536,7 @@ fn set_linger_zero(fd: RawFd) {
     }
 }
 
-fn as_u32(v: &Value, key: &str) -> Result<Option<u32>, Response> {
+fn as_u32(v: &Value, key: &str) -> Result<Option<u32>, Rejection> {
     match v.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(x) => x
@@ -540,7 +547,7 @@ fn as_u32(v: &Value, key: &str) -> Result<Option<u32>, Response> {
     }
 }
 
-fn as_bool(v: &Value, key: &str) -> Result<bool, Response> {
+fn as_bool(v: &Value, key: &str) -> Result<bool, Rejection> {
     match v.get(key) {
         None | Some(Value::Null) => Ok(false),
         Some(Value::Bool(b)) => Ok(*b),
@@ -548,7 +555,7 @@ fn as_bool(v: &Value, key: &str) -> Result<bool, Response> {
     }
 }
 
-fn reject_unsupported(v: &Value, kind: Kind) -> Result<(), Response> {
+fn reject_unsupported(v: &Value, kind: Kind) -> Result<(), Rejection> {
     let more_than_one = |k: &str| v.get(k).and_then(Value::as_u64).is_some_and(|n| n > 1);
     if more_than_one("n") {
         return Err(bad_request(
@@ -588,7 +595,7 @@ fn reject_unsupported(v: &Value, kind: Kind) -> Result<(), Response> {
 }
 
 /// Prompt token ids for a completions request.
-fn completion_prompt(v: &Value) -> Result<Vec<u32>, Response> {
+fn completion_prompt(v: &Value) -> Result<Vec<u32>, Rejection> {
     let err = || {
         bad_request(
             "`prompt` must be a string, a list of one string, or a list of token ids",
@@ -661,7 +668,7 @@ async fn generate(
     }
     match prepare(&s, &body, kind, fault, conn.0) {
         Ok((job, spec, stream)) => run_job(s, job, spec, stream, arrived).await,
-        Err(r) => r,
+        Err(r) => *r,
     }
 }
 
@@ -671,7 +678,7 @@ fn prepare(
     kind: Kind,
     fault: Fault,
     fd: RawFd,
-) -> Result<(Job, SeqSpec, bool), Response> {
+) -> Result<(Job, SeqSpec, bool), Rejection> {
     let v = parse_json(body)?;
     check_model(s, &v)?;
     reject_unsupported(&v, kind)?;

@@ -266,13 +266,11 @@ pub fn pieces(text: &str) -> Vec<&str> {
         if body > start || !bc.is_whitespace() {
             let mut end = body + bc.len_utf8();
             if bc.is_alphanumeric() {
-                let mut n = 1;
-                for ch in text[end..].chars() {
+                for (n, ch) in (1..).zip(text[end..].chars()) {
                     if !ch.is_alphanumeric() || n == MAX_WORD_CHARS {
                         break;
                     }
                     end += ch.len_utf8();
-                    n += 1;
                 }
             }
             out.push(&text[start..end]);
@@ -351,7 +349,7 @@ pub fn output_token(seed: u64, index: u32) -> &'static str {
     let h = crate::rng::mix(seed ^ u64::from(index).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     // Keep the multi-byte words rare (the last four); they exist so real clients see UTF-8.
     let plain = WORDS.len() - 4;
-    if h % 64 == 0 {
+    if h.is_multiple_of(64) {
         WORDS[plain + (h / 64 % 4) as usize]
     } else {
         WORDS[(h / 64 % plain as u64) as usize]

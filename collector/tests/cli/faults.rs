@@ -29,11 +29,12 @@ async fn outcomes(faults: &str, extra: &[&str]) -> Vec<(String, String)> {
     let dir = out_dir(&format!("fault-{}", faults.replace([':', '=', ','], "_")));
     let suite = small_suite(&dir, SUITE);
     let report = dir.join("report.json");
+    let base_url = sim.base_url();
     let mut args = vec![
         "--quiet",
         "run",
         "--base-url",
-        &sim.base_url(),
+        &base_url,
         "--model",
         "Qwen/Qwen3-Coder-30B-A3B-Instruct",
         "--suite",
