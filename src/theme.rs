@@ -75,18 +75,12 @@ const OKABE_ITO_DARK: [&str; 8] = [
     "#56B4E9", "#E69F00", "#009E73", "#F0E442", "#CC79A7", "#D55E00", "#0072B2", "#BBBBBB",
 ];
 
-/// Series colours for `theme`; series `i` uses `palette(theme)[i % len]`.
+/// Series colours for `theme`; ECharts cycles through them (`color` option).
 pub fn palette(theme: Theme) -> &'static [&'static str] {
     match theme {
         Theme::Light => &OKABE_ITO_LIGHT,
         Theme::Dark => &OKABE_ITO_DARK,
     }
-}
-
-/// Colour of series `index` (wraps around the palette).
-pub fn series_color(theme: Theme, index: usize) -> &'static str {
-    let colors = palette(theme);
-    colors[index % colors.len()]
 }
 
 #[cfg(test)]
@@ -102,7 +96,6 @@ mod tests {
         light.sort();
         dark.sort();
         assert_eq!(light, dark);
-        assert_eq!(series_color(Theme::Light, 8), series_color(Theme::Light, 0));
     }
 
     #[test]

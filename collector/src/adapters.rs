@@ -61,7 +61,9 @@ impl EngineKind {
     /// Detects the engine from the `/version` body and the metric family of `/metrics`.
     /// The version body goes first: the simulator speaks vLLM's metric dialect.
     pub fn detect(dialect: Option<Dialect>, version_body: Option<&str>) -> EngineKind {
-        let lower = version_body.map(str::to_ascii_lowercase).unwrap_or_default();
+        let lower = version_body
+            .map(str::to_ascii_lowercase)
+            .unwrap_or_default();
         for (word, kind) in [
             ("infermeter", EngineKind::Sim),
             ("sglang", EngineKind::Sglang),

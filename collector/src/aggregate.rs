@@ -175,7 +175,8 @@ fn trial_summary(
         .iter()
         .map(|t| level(concurrency, request_rate, std::slice::from_ref(t)))
         .collect();
-    let mean_of = |f: fn(&Level) -> Option<f64>| -> Vec<f64> { levels.iter().filter_map(f).collect() };
+    let mean_of =
+        |f: fn(&Level) -> Option<f64>| -> Vec<f64> { levels.iter().filter_map(f).collect() };
     let figures: [(&str, Vec<f64>); 5] = [
         ("ttft_s", mean_of(|l| l.metrics.ttft_s.map(|d| d.mean))),
         ("itl_s", mean_of(|l| l.metrics.itl_s.map(|d| d.mean))),
@@ -241,10 +242,14 @@ mod tests {
             end_s: 1.0,
         };
         let records = [r];
-        let l = level(1, None, &[Trial {
-            records: &records,
-            window,
-        }]);
+        let l = level(
+            1,
+            None,
+            &[Trial {
+                records: &records,
+                window,
+            }],
+        );
         let itl = l.metrics.itl_s.unwrap();
         assert_eq!(itl.count, 4);
         assert!((itl.mean - 0.4 / 4.0).abs() < 1e-12);
@@ -273,10 +278,14 @@ mod tests {
             start_s: 0.0,
             end_s: 2.0,
         };
-        let l = level(2, None, &[Trial {
-            records: &records,
-            window,
-        }]);
+        let l = level(
+            2,
+            None,
+            &[Trial {
+                records: &records,
+                window,
+            }],
+        );
         assert_eq!((l.requests.ok, l.requests.incomplete), (2, 1));
         assert_eq!(l.requests.error_kinds["disconnect"], 1);
         assert_eq!(l.metrics.ttft_s.unwrap().count, 1);
@@ -293,10 +302,20 @@ mod tests {
             start_s: 0.0,
             end_s: 3.0,
         };
-        let l = level(1, None, &[
-            Trial { records: &a, window: w },
-            Trial { records: &b, window: w },
-        ]);
+        let l = level(
+            1,
+            None,
+            &[
+                Trial {
+                    records: &a,
+                    window: w,
+                },
+                Trial {
+                    records: &b,
+                    window: w,
+                },
+            ],
+        );
         let t = l.trials.unwrap();
         assert_eq!(t.trials, 2);
         assert_eq!(t.intervals["ttft_s"].mean, 1.5);

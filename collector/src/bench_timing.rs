@@ -39,7 +39,13 @@ impl ClockMap {
                 let before = Instant::now();
                 let mono_ns = monotonic_ns();
                 let after = Instant::now();
-                (after - before, ClockMap { instant: before + (after - before) / 2, mono_ns })
+                (
+                    after - before,
+                    ClockMap {
+                        instant: before + (after - before) / 2,
+                        mono_ns,
+                    },
+                )
             })
             .min_by_key(|(width, _)| *width)
             .map(|(_, m)| m)
@@ -104,17 +110,38 @@ pub fn timing_row(streams: u32, exchanges: &[Exchange], clock: &ClockMap) -> Tim
 /// Starts a simulator with timestamps, drives each stream count and prints the table.
 pub async fn run(args: BenchTimingArgs) -> anyhow::Result<Vec<TimingRow>> {
     let max = args.streams.iter().copied().max().unwrap_or(1);
-    let sim = infermeter_sim::start(infermeter_sim::SimArgs {
+    let sim_args = infermeter_sim::SimArgs {
         listen: "127.0.0.1:0".parse().expect("literal address"),
         emit_timestamps: true,
         max_num_seqs: max.max(256),
         max_num_batched_tokens: (max * 64).max(8192),
         ..infermeter_sim::SimArgs::default()
-    })
-    .await
-    .context("cannot start the simulator")?;
+    };
+    // The simulator gets its own runtime and threads, so its work does not queue behind the
+    // client's tasks (and vice versa) as it would on one shared runtime.
+    let (url_tx, url_rx) = tokio::sync::oneshot::channel();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let sim_thread = std::thread::spawn(move || -> anyhow::Result<()> {
+        let rt = tokio::runtime::Runtime::new()?;
+        rt.block_on(async move {
+            let sim = infermeter_sim::start(sim_args)
+                .await
+                .context("cannot start the simulator")?;
+            let _ = url_tx.send(sim.base_url());
+            let _ = stop_rx.await;
+            sim.shutdown().await;
+            Ok(())
+        })
+    });
+    let Ok(base_url) = url_rx.await else {
+        return Err(sim_thread
+            .join()
+            .map_err(|_| anyhow::anyhow!("the simulator thread panicked"))?
+            .err()
+            .unwrap_or_else(|| anyhow::anyhow!("the simulator stopped early")));
+    };
     let driver = Driver::new(DriverConfig {
-        base_url: sim.base_url(),
+        base_url,
         api: Api::Chat,
         model: infermeter_sim::SimArgs::default().model,
         engine: EngineKind::Sim,
@@ -128,21 +155,29 @@ pub async fn run(args: BenchTimingArgs) -> anyhow::Result<Vec<TimingRow>> {
     let clock = ClockMap::calibrate();
     let mut rows = Vec::new();
     for &streams in &args.streams {
-        let tasks: Vec<_> = (0..streams)
-            .map(|_| {
-                let (driver, body) = (driver.clone(), body.clone());
-                tokio::spawn(async move { driver.send(body).await })
-            })
-            .collect();
-        let mut exchanges = Vec::with_capacity(tasks.len());
-        for t in tasks {
-            exchanges.push(t.await?);
-        }
+        // The first pass opens the connections; the second is measured on warm ones.
+        let _ = concurrent(&driver, &body, streams).await?;
+        let exchanges = concurrent(&driver, &body, streams).await?;
         rows.push(timing_row(streams, &exchanges, &clock));
     }
-    sim.shutdown().await;
+    let _ = stop_tx.send(());
+    let _ = sim_thread.join();
     println!("{}", table(&rows));
     Ok(rows)
+}
+
+async fn concurrent(driver: &Driver, body: &[u8], streams: u32) -> anyhow::Result<Vec<Exchange>> {
+    let tasks: Vec<_> = (0..streams)
+        .map(|_| {
+            let (driver, body) = (driver.clone(), body.to_vec());
+            tokio::spawn(async move { driver.send(body).await })
+        })
+        .collect();
+    let mut exchanges = Vec::with_capacity(tasks.len());
+    for t in tasks {
+        exchanges.push(t.await?);
+    }
+    Ok(exchanges)
 }
 
 /// The rows as a text table, milliseconds.
@@ -153,7 +188,13 @@ pub fn table(rows: &[TimingRow]) -> String {
     };
     let mut out = format!(
         "{:>8} {:>14} {:>14} {:>14} {:>14} {:>14} {:>7}\n",
-        "streams", "TTFT err p50", "TTFT err p99", "ITL err p50", "ITL err p99", "lag p99.9", "failed"
+        "streams",
+        "TTFT err p50",
+        "TTFT err p99",
+        "ITL err p50",
+        "ITL err p99",
+        "lag p99.9",
+        "failed"
     );
     for r in rows {
         out.push_str(&format!(

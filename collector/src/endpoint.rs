@@ -103,4 +103,3 @@ pub async fn discover(
     info.engine = (engine != EngineKind::Auto).then_some(engine);
     Ok(info)
 }
-

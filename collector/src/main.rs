@@ -9,7 +9,8 @@ use tracing_subscriber::EnvFilter;
 
 fn init_logging(opts: &Opts) {
     let default = if opts.quiet { "warn" } else { "info" };
-    let filter = EnvFilter::try_from_env("INFERMETER_LOG").unwrap_or_else(|_| EnvFilter::new(default));
+    let filter =
+        EnvFilter::try_from_env("INFERMETER_LOG").unwrap_or_else(|_| EnvFilter::new(default));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
@@ -39,7 +40,8 @@ fn main() -> ExitCode {
                 RunEnd::Interrupted(_) => Ok(ExitCode::from(130)),
             },
             Command::Summary(args) => {
-                let report = infermeter::summary::read_report(&args.report).map_err(anyhow::Error::msg)?;
+                let report =
+                    infermeter::summary::read_report(&args.report).map_err(anyhow::Error::msg)?;
                 println!(
                     "{}",
                     infermeter::summary::summary(&report, args.json, args.ttft_threshold)

@@ -95,7 +95,10 @@ mod tests {
         assert!(matches!(prepare(&path, false, false), Ok(Start::Fresh)));
         write_atomic(&path, b"{}").unwrap();
         let err = prepare(&path, false, false).unwrap_err();
-        assert!(err.contains("report.json") && err.contains("--force"), "{err}");
+        assert!(
+            err.contains("report.json") && err.contains("--force"),
+            "{err}"
+        );
         assert!(matches!(prepare(&path, true, false), Ok(Start::Fresh)));
         assert!(prepare(&path, false, true)
             .unwrap_err()

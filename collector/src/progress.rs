@@ -61,7 +61,12 @@ impl Progress {
         }
         bar.set_prefix(label.to_string());
         bar.enable_steady_tick(Duration::from_millis(200));
-        if let Some(old) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).replace(bar) {
+        if let Some(old) = self
+            .bar
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .replace(bar)
+        {
             old.finish_and_clear();
         }
     }

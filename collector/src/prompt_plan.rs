@@ -2,14 +2,18 @@
 //! the very start of the prompt, so no prefix cache can help and no request waits on building
 //! a long prompt while the clock runs.
 
+use anyhow::Context;
 use rand::Rng;
 
+use crate::cli::Api;
 use crate::driver::Driver;
+use crate::prompt::{PromptBody, PromptBuilder, Tokenizer};
 use crate::scheduler::Prepared;
 use crate::suite::Suite;
 
-/// Stands where the per-request id goes; same width as the id.
-const ID_PLACEHOLDER: &str = "QQQQQQQQQQQQQQQQ";
+/// Stands where the per-request id goes. Ids are 16 decimal digits: digit runs of one width
+/// tokenize to the same count, so every request keeps the aligned length.
+const ID_PLACEHOLDER: &str = "0000000000000000";
 
 /// Prepared bodies for every scenario of a suite.
 #[derive(Debug)]
@@ -27,37 +31,51 @@ struct Template {
 }
 
 impl PromptPlan {
-    /// Builds the templates for `suite`'s scenarios (once, before the first level).
-    pub fn new(driver: &Driver, suite: &Suite) -> PromptPlan {
-        let templates = suite
-            .scenarios
-            .iter()
-            .map(|s| {
-                let (text, input_tokens) = prompt_text(s.input_tokens);
-                let body = driver.body(&format!("{ID_PLACEHOLDER}{text}"), s.output_tokens);
-                let id_at = find(&body, ID_PLACEHOLDER.as_bytes())
-                    .expect("the placeholder survives JSON encoding");
-                Template {
-                    body,
-                    id_at,
-                    input_tokens,
-                }
-            })
-            .collect();
-        PromptPlan {
-            templates,
-            run_nonce: rand::rng().random(),
+    /// Aligns one prompt per scenario with the best tokenizer available (`--tokenizer`, the
+    /// server's `/tokenize`, else an estimate) and renders its request body.
+    pub async fn new(
+        driver: &Driver,
+        suite: &Suite,
+        tokenizer: Tokenizer,
+        api: Api,
+    ) -> anyhow::Result<PromptPlan> {
+        let builder = PromptBuilder::new(tokenizer, 0);
+        let mut templates = Vec::with_capacity(suite.scenarios.len());
+        for s in &suite.scenarios {
+            let built = builder
+                .build(s.input_tokens, ID_PLACEHOLDER, api)
+                .await
+                .with_context(|| format!("cannot build the prompt of scenario \"{}\"", s.id))?;
+            let text = match &built.body {
+                PromptBody::Text(t) => t.clone(),
+                PromptBody::Messages(m) => m.iter().map(|m| m.content.as_str()).collect(),
+            };
+            let body = driver.body(&text, s.output_tokens);
+            let marker = format!("[{ID_PLACEHOLDER}]");
+            let id_at = find(&body, marker.as_bytes())
+                .expect("the id placeholder survives JSON encoding")
+                + 1;
+            templates.push(Template {
+                body,
+                id_at,
+                input_tokens: Some(built.expected_tokens),
+            });
         }
+        Ok(PromptPlan {
+            templates,
+            run_nonce: rand::rng().random_range(0..10_000),
+        })
     }
 
-    /// The body of request `index` of `scenario` (position `scenario_index` in the suite).
-    pub fn prepare(&self, scenario_index: usize, index: u64) -> Prepared {
-        let t = &self.templates[scenario_index];
+    /// The body of request `index` of the suite's scenario number `scenario`.
+    pub fn prepare(&self, scenario: usize, index: u64) -> Prepared {
+        let t = &self.templates[scenario];
         let mut body = t.body.clone();
         let id = format!(
-            "{:08x}{:08x}",
+            "{:04}{:02}{:010}",
             self.run_nonce,
-            (index as u32) ^ ((scenario_index as u32) << 24) ^ ((index >> 32) as u32)
+            scenario % 100,
+            index % 10_000_000_000
         );
         body[t.id_at..t.id_at + ID_PLACEHOLDER.len()].copy_from_slice(id.as_bytes());
         Prepared {
@@ -69,18 +87,4 @@ impl PromptPlan {
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
-}
-
-/// Interim prompt text of about `target` tokens (one short word each), until exact
-/// tokenizer-based prompts are wired in.
-fn prompt_text(target: u32) -> (String, Option<u32>) {
-    // The id, the chat template and the instruction take a few tokens of the budget.
-    let words = target.saturating_sub(16) as usize;
-    let mut text = String::with_capacity(words * 6 + 64);
-    text.push_str(" Continue the list:");
-    for i in 0..words {
-        text.push(' ');
-        text.push_str(["alpha", "beta", "gamma", "delta"][i % 4]);
-    }
-    (text, None)
 }

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use infermeter_report::{
-    EngineInfo, HardwareInfo, LoadMode, Measurement, Metadata, ModelInfo, Outcome, Report,
-    RecordsLink, RequestRecord, RunStatus, Scenario, Series, TestParameters, TokenSource,
+    EngineInfo, HardwareInfo, LoadMode, Measurement, Metadata, ModelInfo, Outcome, RecordsLink,
+    Report, RequestRecord, RunStatus, Scenario, Series, TestParameters, TokenSource,
     SCHEMA_VERSION,
 };
 use tokio::sync::watch;
@@ -20,10 +20,11 @@ use crate::cli::{ModeName, RunArgs};
 use crate::driver::{ApiKey, Driver, DriverConfig};
 use crate::endpoint::{self, ServerInfo};
 use crate::output::{self, Start};
-use crate::progress::Progress;
-use crate::records::{self, RecordWriter};
 use crate::power::PowerSampler;
+use crate::progress::Progress;
+use crate::prompt::Tokenizer;
 use crate::prompt_plan::PromptPlan;
+use crate::records::{self, RecordWriter};
 use crate::scheduler::{self, LevelContext, Load};
 use crate::scrape::{self, Scraper};
 use crate::suite::Suite;
@@ -67,6 +68,9 @@ fn redact_url(url: &str) -> String {
         None => url.to_string(),
     }
 }
+
+/// Complete levels per (scenario, mode) of a resumed run.
+type DoneLevels = BTreeMap<(String, LoadMode), usize>;
 
 /// One level of the plan.
 #[derive(Debug, Clone)]
@@ -137,7 +141,10 @@ fn max_in_flight(levels: &[PlannedLevel]) -> usize {
 }
 
 /// Listens for Ctrl-C and SIGTERM; the receiver flips to true and the name is kept.
-fn stop_signal() -> (watch::Receiver<bool>, std::sync::Arc<std::sync::Mutex<&'static str>>) {
+fn stop_signal() -> (
+    watch::Receiver<bool>,
+    std::sync::Arc<std::sync::Mutex<&'static str>>,
+) {
     let (tx, rx) = watch::channel(false);
     let which = std::sync::Arc::new(std::sync::Mutex::new("signal"));
     let seen = which.clone();
@@ -176,10 +183,7 @@ struct Outputs {
 impl Outputs {
     fn write_record(&self, r: &RequestRecord) {
         if let Err(e) = self.records.write(r) {
-            tracing::error!(
-                "cannot append to {}: {e}",
-                self.records.path().display()
-            );
+            tracing::error!("cannot append to {}: {e}", self.records.path().display());
         }
         self.count.fetch_add(1, Ordering::Relaxed);
     }
@@ -209,7 +213,10 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<RunEnd> {
     }
     let levels = plan(&suite, &args.modes);
     if levels.is_empty() {
-        bail!("suite \"{}\" has no level for the modes asked (--modes)", suite.name);
+        bail!(
+            "suite \"{}\" has no level for the modes asked (--modes)",
+            suite.name
+        );
     }
     let start = output::prepare(&args.out, args.force, args.resume).map_err(anyhow::Error::msg)?;
     let key = api_key(&args)?;
@@ -236,7 +243,12 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<RunEnd> {
         EngineKind::Auto => info.engine.unwrap_or(EngineKind::Auto),
         chosen => chosen,
     };
-    tracing::info!(model, engine = engine.display_name(), suite = suite.name, "starting");
+    tracing::info!(
+        model,
+        engine = engine.display_name(),
+        suite = suite.name,
+        "starting"
+    );
     let driver = Driver::new(DriverConfig {
         base_url: args.base_url.clone(),
         api: args.api,
@@ -248,7 +260,24 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<RunEnd> {
         total_timeout: args.total_timeout(),
         max_in_flight: max_in_flight(&levels),
     })?;
-    let prompts = PromptPlan::new(&driver, &suite);
+    let tokenizer = match &args.tokenizer {
+        Some(path) => Tokenizer::from_path(path)?,
+        None => match Tokenizer::from_server(
+            side_client.clone(),
+            &args.base_url,
+            &model,
+            key.as_ref().map(ApiKey::expose),
+        )
+        .await
+        {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::debug!("no server tokenizer: {e:#}");
+                Tokenizer::estimate()
+            }
+        },
+    };
+    let prompts = PromptPlan::new(&driver, &suite, tokenizer, args.api).await?;
 
     let records_path = records::records_path(&args.out);
     let (mut report, done_levels) = match start {
@@ -292,13 +321,23 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<RunEnd> {
         }
         if !warmed[planned.scenario] {
             warmed[planned.scenario] = true;
-            warmup(&driver, &prompts, planned.scenario, scenario, suite.warmup, &outputs).await;
+            warmup(
+                &driver,
+                &prompts,
+                planned.scenario,
+                scenario,
+                suite.warmup,
+                &outputs,
+            )
+            .await;
         }
         let label = format!("{} {} @{}", scenario.id, mode.label(), planned.record_label);
         progress.start_level(
             &label,
             match planned.load {
-                Load::Burst { concurrency } => Some(u64::from(concurrency) * u64::from(args.trials)),
+                Load::Burst { concurrency } => {
+                    Some(u64::from(concurrency) * u64::from(args.trials))
+                }
                 _ => None,
             },
         );
@@ -346,7 +385,12 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<RunEnd> {
         let concurrency = match planned.load {
             // Rate levels are keyed by observed peak in flight, kept increasing for the schema.
             Load::Rate { .. } => {
-                let observed = runs.iter().map(|r| r.max_in_flight).max().unwrap_or(1).max(1);
+                let observed = runs
+                    .iter()
+                    .map(|r| r.max_in_flight)
+                    .max()
+                    .unwrap_or(1)
+                    .max(1);
                 let previous = series.levels.last().map_or(0, |l| l.concurrency);
                 observed.max(previous + 1)
             }
@@ -361,7 +405,9 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<RunEnd> {
             progress.finish_level(&label, &level);
             series.levels.push(level.clone());
         }
-        report.warnings.extend(level_warnings(&label, scenario, &suite, &trials, &level));
+        report
+            .warnings
+            .extend(level_warnings(&label, scenario, &suite, &trials, &level));
         if interrupted {
             if has_data {
                 report.warnings.push(format!(
@@ -442,13 +488,22 @@ async fn warmup(
             outcome: ex.outcome,
         };
         if record.outcome != Outcome::Ok {
-            tracing::warn!(scenario = scenario.id, "warmup request failed: {:?}", record.outcome);
+            tracing::warn!(
+                scenario = scenario.id,
+                "warmup request failed: {:?}",
+                record.outcome
+            );
         }
         outputs.write_record(&record);
     }
 }
 
-fn series_for<'r>(report: &'r mut Report, scenario: &str, mode: LoadMode, suite: &Suite) -> &'r mut Series {
+fn series_for<'r>(
+    report: &'r mut Report,
+    scenario: &str,
+    mode: LoadMode,
+    suite: &Suite,
+) -> &'r mut Series {
     let at = match report
         .series
         .iter()
@@ -484,7 +539,10 @@ fn level_warnings(
         .filter(|r| r.outcome == Outcome::Ok)
         .collect();
     let mut warnings = Vec::new();
-    let cached = ok.iter().filter(|r| r.cached_tokens.unwrap_or(0) > 0).count();
+    let cached = ok
+        .iter()
+        .filter(|r| r.cached_tokens.unwrap_or(0) > 0)
+        .count();
     if cached > 0 && !suite.prompt_caching {
         warnings.push(format!(
             "{label}: {cached} request(s) reported cached prompt tokens in a no-cache suite; TTFT may be optimistic"
@@ -503,7 +561,10 @@ fn level_warnings(
     let target = f64::from(scenario.input_tokens);
     let off_input = ok
         .iter()
-        .filter(|r| r.input_tokens.is_some_and(|n| (f64::from(n) - target).abs() > target * 0.02 + 2.0))
+        .filter(|r| {
+            r.input_tokens
+                .is_some_and(|n| (f64::from(n) - target).abs() > target * 0.02 + 2.0)
+        })
         .count();
     if off_input > 0 {
         warnings.push(format!(
@@ -531,7 +592,9 @@ fn new_report(
 ) -> Report {
     let mut labels: BTreeMap<String, String> = args.labels.iter().cloned().collect();
     if let Some(len) = info.max_model_len {
-        labels.entry("max_model_len".into()).or_insert(len.to_string());
+        labels
+            .entry("max_model_len".into())
+            .or_insert(len.to_string());
     }
     let simulated = engine == EngineKind::Sim;
     Report {
@@ -585,13 +648,15 @@ fn new_report(
 
 /// Prepares a resumed run: the level that was running when the run stopped is measured again,
 /// so its records and figures are dropped. Returns the number of complete levels per series.
-fn resume(
-    mut report: Report,
-    records_path: &Path,
-) -> anyhow::Result<(Report, BTreeMap<(String, LoadMode), usize>)> {
+fn resume(mut report: Report, records_path: &Path) -> anyhow::Result<(Report, DoneLevels)> {
     let mut all = records::read_records(records_path).map_err(anyhow::Error::msg)?;
     if let Some(last) = all.iter().rev().find(|r| !r.warmup).cloned() {
-        all.retain(|r| r.warmup || !(r.scenario == last.scenario && r.mode == last.mode && r.concurrency == last.concurrency));
+        all.retain(|r| {
+            r.warmup
+                || !(r.scenario == last.scenario
+                    && r.mode == last.mode
+                    && r.concurrency == last.concurrency)
+        });
         records::rewrite_records(records_path, &all)
             .with_context(|| format!("cannot rewrite {}", records_path.display()))?;
         if let Some(series) = report
@@ -600,7 +665,9 @@ fn resume(
             .find(|s| s.scenario == last.scenario && s.mode == last.mode)
         {
             match last.mode {
-                LoadMode::Rate => series.levels.truncate(last.concurrency.saturating_sub(1) as usize),
+                LoadMode::Rate => series
+                    .levels
+                    .truncate(last.concurrency.saturating_sub(1) as usize),
                 _ => series.levels.retain(|l| l.concurrency != last.concurrency),
             }
         }

@@ -182,7 +182,12 @@ impl Recorder<'_, '_> {
     /// Records the requests still in flight as they finish. Waits for all of them unless a stop
     /// arrives (or has arrived): then only for the grace period, and the rest are cut.
     /// Returns whether a stop was seen.
-    async fn drain(&mut self, set: &mut JoinSet<Done>, in_window: bool, from_schedule: bool) -> bool {
+    async fn drain(
+        &mut self,
+        set: &mut JoinSet<Done>,
+        in_window: bool,
+        from_schedule: bool,
+    ) -> bool {
         let mut stop = self.ctx.stop.clone();
         let mut deadline: Option<tokio::time::Instant> = None;
         loop {
@@ -258,7 +263,13 @@ async fn run_peak(
         }
         let scheduled = Instant::now();
         window_start.get_or_insert(scheduled);
-        spawn(&mut set, ctx, next_index, scheduled, (ctx.prepare)(next_index));
+        spawn(
+            &mut set,
+            ctx,
+            next_index,
+            scheduled,
+            (ctx.prepare)(next_index),
+        );
         next_index += 1;
     };
     // Requests still running straddle the drain: record them, outside the window.
@@ -369,7 +380,12 @@ async fn run_rate(
 }
 
 /// Arrival offsets from the level start for `duration` at `rate` per second.
-pub fn arrival_offsets(rate: f64, arrivals: Arrivals, duration: Duration, seed: u64) -> Vec<Duration> {
+pub fn arrival_offsets(
+    rate: f64,
+    arrivals: Arrivals,
+    duration: Duration,
+    seed: u64,
+) -> Vec<Duration> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut t = 0.0;
     let mut offsets = Vec::new();

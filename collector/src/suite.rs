@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use infermeter_report::presets::{ScenarioPreset, CAPACITY_SCENARIOS, CONTEXT_SWEEP, FOUR_SCENARIOS};
+use infermeter_report::presets::{
+    ScenarioPreset, CAPACITY_SCENARIOS, CONTEXT_SWEEP, FOUR_SCENARIOS,
+};
 use infermeter_report::{Arrivals, Scenario};
 use serde::Deserialize;
 
@@ -150,7 +152,10 @@ impl Suite {
         };
         if let Some(p) = &self.peak {
             if !increasing(&p.levels) || p.requests_per_slot == 0 {
-                return bad("[peak] levels must be increasing and at least 1, requests_per_slot at least 1".into());
+                return bad(
+                    "[peak] levels must be increasing and at least 1, requests_per_slot at least 1"
+                        .into(),
+                );
             }
         }
         if let Some(b) = &self.burst {
@@ -164,7 +169,10 @@ impl Suite {
                 && r.rates.windows(2).all(|w| w[0] < w[1])
                 && r.duration_s > 0.0;
             if !ok {
-                return bad("[rate] rates must be increasing positive numbers and duration_s positive".into());
+                return bad(
+                    "[rate] rates must be increasing positive numbers and duration_s positive"
+                        .into(),
+                );
             }
         }
         if self.peak.is_none() && self.burst.is_none() && self.rate.is_none() {
@@ -237,6 +245,10 @@ mod tests {
             "name='x'\n[[scenario]]\nid='a'\nname='A'\ninput_tokens=1\noutput_tokens=0\n[burst]\nlevels=[1]",
         )
         .unwrap();
-        assert!(suite.check().unwrap_err().to_string().contains("output_tokens"));
+        assert!(suite
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("output_tokens"));
     }
 }

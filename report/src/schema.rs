@@ -138,7 +138,8 @@ pub struct TestParameters {
 pub enum RunStatus {
     #[default]
     Complete,
-    /// Interrupted; the levels present were measured in full, `reason` says why it stopped.
+    /// Interrupted: `reason` says why. Levels before the last were measured in full; the level in
+    /// progress is kept with the requests that completed (a warning names it).
     Partial { reason: String },
 }
 

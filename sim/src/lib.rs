@@ -35,9 +35,9 @@ pub struct SimArgs {
     /// GPU profile id, e.g. h100-pcie, h100-sxm, h200, b200, a100-80gb, l40s, rtx-pro-6000.
     #[arg(long, default_value = "h100-pcie")]
     pub gpu: String,
-    /// Number of GPUs (tensor parallel). Default: the model's default_gpus, else 1.
-    #[arg(long)]
-    pub gpus: Option<u32>,
+    /// Number of GPUs (tensor parallel).
+    #[arg(long, default_value_t = 1)]
+    pub gpus: u32,
     /// Require `Authorization: Bearer KEY` on /v1 and tokenizer routes.
     #[arg(long, env = "INFERMETER_SIM_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,
@@ -70,7 +70,7 @@ impl Default for SimArgs {
             listen: SocketAddr::from(([127, 0, 0, 1], 8000)),
             model: "qwen3-coder-30b-a3b".into(),
             gpu: "h100-pcie".into(),
-            gpus: None,
+            gpus: 1,
             api_key: None,
             profiles: None,
             max_num_seqs: 256,
@@ -87,7 +87,7 @@ impl SimArgs {
     /// The deployment these options describe.
     pub fn profile(&self) -> Result<engine::Profile, SimError> {
         let set = profiles::ProfileSet::load(self.profiles.as_deref())?;
-        let mut p = set.resolve(&self.model, &self.gpu, self.gpus)?;
+        let mut p = set.resolve(&self.model, &self.gpu, Some(self.gpus))?;
         p.max_num_seqs = self.max_num_seqs.max(1);
         p.max_num_batched_tokens = self.max_num_batched_tokens.max(1);
         p.prefix_cache = self.prefix_cache;
@@ -104,7 +104,8 @@ pub enum SimError {
     UnknownModel { model: String, known: String },
     #[error(
         "model {model} needs {weights_gb:.0} GB for weights but {gpus} x {gpu} offer {budget_gb:.0} GB \
-         at 90% utilisation with room for a KV cache; use more GPUs (--gpus) or a bigger GPU (--gpu)"
+         at 90% utilisation with room for a KV cache; use more GPUs (e.g. --gpus {suggested_gpus}) or a \
+         bigger GPU (--gpu)"
     )]
     DoesNotFit {
         model: String,
@@ -112,6 +113,7 @@ pub enum SimError {
         gpus: u32,
         gpu: String,
         budget_gb: f64,
+        suggested_gpus: u32,
     },
     #[error("profiles {path}: {message}")]
     Profiles { path: String, message: String },

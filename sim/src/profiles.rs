@@ -224,6 +224,17 @@ impl ProfileSet {
                 gpus,
                 gpu: gpu.to_string(),
                 budget_gb: g.vram_gb * n * self.defaults.gpu_memory_utilization,
+                suggested_gpus: (1..=64)
+                    .find(|k| {
+                        g.vram_gb
+                            * GB
+                            * f64::from(*k)
+                            * (self.defaults.gpu_memory_utilization - 0.05)
+                            > weight_bytes + g.reserved_gb * GB * f64::from(*k)
+                    })
+                    .unwrap_or(64)
+                    .max(m.default_gpus.unwrap_or(1))
+                    .max(gpus + 1),
             });
         }
         let (experts, active_experts) = (f64::from(m.experts), f64::from(m.active_experts));

@@ -2,12 +2,12 @@
 
 use leptos::prelude::*;
 
-use crate::state::ReportContext;
+use crate::state::ViewState;
 use crate::theme::Theme;
 
 /// Switches light/dark; the choice is part of the view state (and so of the URL).
 #[component]
-pub fn ThemeToggle(view_state: RwSignal<crate::state::ViewState>) -> impl IntoView {
+pub fn ThemeToggle(view_state: RwSignal<ViewState>) -> impl IntoView {
     let dark = move || view_state.with(|v| v.theme == Theme::Dark);
     view! {
         <button type="button" class="theme-toggle" data-testid="theme-toggle"
@@ -17,9 +17,4 @@ pub fn ThemeToggle(view_state: RwSignal<crate::state::ViewState>) -> impl IntoVi
             {move || if dark() { "Light theme" } else { "Dark theme" }}
         </button>
     }
-}
-
-/// The view state of the page, for controls outside sections.
-pub fn use_report_context() -> Option<ReportContext> {
-    use_context::<ReportContext>()
 }

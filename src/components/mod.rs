@@ -1,15 +1,17 @@
-//! Reusable view pieces shared by every section: the ECharts chart, error panel, highlight cards,
-//! theme toggle, and the escaping and export helpers they rely on.
+//! Reusable view pieces shared by every section: the ECharts chart (with its export helpers),
+//! error panel, highlight cards and theme toggle.
+//!
+//! Escaping: report text reaches the page only as Leptos text nodes and attributes (escaped by
+//! Leptos) and as ECharts canvas text; the charts' HTML tooltip formatter escapes series names
+//! itself (`charts::plot`). `tests/browser/` checks a hostile model name stays inert.
 
 pub mod chart;
 pub mod controls;
 pub mod error_panel;
-pub mod escape;
 pub mod export;
 pub mod highlight;
 
 pub use chart::ChartView;
 pub use controls::ThemeToggle;
 pub use error_panel::ErrorPanel;
-pub use escape::{escape_html, escape_template};
 pub use highlight::{HighlightCard, HighlightGrid};

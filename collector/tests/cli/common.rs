@@ -43,7 +43,9 @@ pub fn small_suite(dir: &Path, body: &str) -> PathBuf {
 
 pub async fn infermeter(args: &[&str], envs: &[(&str, &str)]) -> Output {
     let mut cmd = tokio::process::Command::new(BIN);
-    cmd.args(args).env_remove("OPENAI_API_KEY").kill_on_drop(true);
+    cmd.args(args)
+        .env_remove("OPENAI_API_KEY")
+        .kill_on_drop(true);
     for (k, v) in envs {
         cmd.env(k, v);
     }

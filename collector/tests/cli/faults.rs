@@ -63,7 +63,11 @@ async fn outcomes(faults: &str, extra: &[&str]) -> Vec<(String, String)> {
 async fn expect(faults: &str, extra: &[&str], status: &str, kind: &str) {
     let got = outcomes(faults, extra).await;
     for (s, k) in &got {
-        assert_eq!((s.as_str(), k.as_str()), (status, kind), "fault {faults}: {got:?}");
+        assert_eq!(
+            (s.as_str(), k.as_str()),
+            (status, kind),
+            "fault {faults}: {got:?}"
+        );
     }
 }
 
@@ -80,12 +84,24 @@ async fn broken_streams_are_incomplete() {
     expect("malformed=1", &[], "incomplete", "malformed_sse").await;
     expect("error=1", &[], "incomplete", "error_event").await;
     expect("nodone=1", &[], "incomplete", "closed_without_done").await;
-    expect("stall:3=1", &["--total-timeout", "1"], "incomplete", "timeout_total").await;
+    expect(
+        "stall:3=1",
+        &["--total-timeout", "1"],
+        "incomplete",
+        "timeout_total",
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn odd_but_valid_streams_succeed() {
-    for fault in ["keepalive=1", "crlf=1", "utf8split=1", "stall:0.5=1", "multi:4=1"] {
+    for fault in [
+        "keepalive=1",
+        "crlf=1",
+        "utf8split=1",
+        "stall:0.5=1",
+        "multi:4=1",
+    ] {
         expect(fault, &[], "ok", "").await;
     }
 }
@@ -102,8 +118,14 @@ async fn multi_token_chunks_are_counted_per_token() {
     let report = dir.join("report.json");
     let out = infermeter(
         &[
-            "--quiet", "run", "--base-url", &sim.base_url(), "--suite", suite.to_str().unwrap(),
-            "--out", report.to_str().unwrap(),
+            "--quiet",
+            "run",
+            "--base-url",
+            &sim.base_url(),
+            "--suite",
+            suite.to_str().unwrap(),
+            "--out",
+            report.to_str().unwrap(),
         ],
         &[],
     )
@@ -112,10 +134,20 @@ async fn multi_token_chunks_are_counted_per_token() {
     sim.shutdown().await;
     for r in read_records(&report) {
         assert_eq!(r.output_tokens, Some(16));
-        assert_eq!(r.chunks.iter().map(|c| c.tokens).sum::<u32>(), 16, "{:?}", r.chunks);
-        assert!(r.chunks.len() < 16, "chunks carry several tokens: {:?}", r.chunks);
+        assert_eq!(
+            r.chunks.iter().map(|c| c.tokens).sum::<u32>(),
+            16,
+            "{:?}",
+            r.chunks
+        );
+        assert!(
+            r.chunks.len() < 16,
+            "chunks carry several tokens: {:?}",
+            r.chunks
+        );
     }
-    let report = infermeter_report::load_report(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let report =
+        infermeter_report::load_report(&std::fs::read_to_string(&report).unwrap()).unwrap();
     let m = &report.series[0].levels[0].metrics;
     // Per-token ITL has one sample per token after the first chunk; inter-chunk one per gap.
     assert!(m.itl_s.unwrap().count > m.inter_chunk_s.unwrap().count);
@@ -127,12 +159,24 @@ async fn refused_connections_are_connect_errors() {
     let suite = small_suite(&dir, SUITE);
     let report = dir.join("report.json");
     // A port nothing listens on: bind, read the port, close.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let base = format!("http://127.0.0.1:{port}/v1");
     let out = infermeter(
         &[
-            "--quiet", "run", "--base-url", &base, "--model", "m", "--suite",
-            suite.to_str().unwrap(), "--out", report.to_str().unwrap(),
+            "--quiet",
+            "run",
+            "--base-url",
+            &base,
+            "--model",
+            "m",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--out",
+            report.to_str().unwrap(),
         ],
         &[],
     )

@@ -33,8 +33,16 @@ async fn sigint_keeps_records_and_writes_a_partial_report() {
     let report = dir.join("report.json");
     let mut child = tokio::process::Command::new(BIN)
         .args([
-            "--quiet", "run", "--base-url", &sim.base_url(), "--suite", suite.to_str().unwrap(),
-            "--out", report.to_str().unwrap(), "--grace", "1",
+            "--quiet",
+            "run",
+            "--base-url",
+            &sim.base_url(),
+            "--suite",
+            suite.to_str().unwrap(),
+            "--out",
+            report.to_str().unwrap(),
+            "--grace",
+            "1",
         ])
         .kill_on_drop(true)
         .spawn()
@@ -49,7 +57,10 @@ async fn sigint_keeps_records_and_writes_a_partial_report() {
         if measured >= 3 {
             break;
         }
-        assert!(tokio::time::Instant::now() < deadline, "no records after 60 s");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no records after 60 s"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let pid = child.id().unwrap() as libc::pid_t;
@@ -64,7 +75,10 @@ async fn sigint_keeps_records_and_writes_a_partial_report() {
     let partial = load_report(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert!(matches!(&partial.status, RunStatus::Partial { reason } if reason.contains("SIGINT")));
     let records = read_records(&report);
-    assert_eq!(partial.records.as_ref().unwrap().count, records.len() as u64);
+    assert_eq!(
+        partial.records.as_ref().unwrap().count,
+        records.len() as u64
+    );
     let measured: Vec<_> = records.iter().filter(|r| !r.warmup).collect();
     assert!(measured.len() >= 3);
     // Every completed request of the interrupted level is counted in the partial report.
@@ -75,8 +89,17 @@ async fn sigint_keeps_records_and_writes_a_partial_report() {
     let before = records.len();
     let mut child = tokio::process::Command::new(BIN)
         .args([
-            "--quiet", "run", "--base-url", &sim.base_url(), "--suite", suite.to_str().unwrap(),
-            "--out", report.to_str().unwrap(), "--grace", "1", "--resume",
+            "--quiet",
+            "run",
+            "--base-url",
+            &sim.base_url(),
+            "--suite",
+            suite.to_str().unwrap(),
+            "--out",
+            report.to_str().unwrap(),
+            "--grace",
+            "1",
+            "--resume",
         ])
         .kill_on_drop(true)
         .spawn()
@@ -84,11 +107,18 @@ async fn sigint_keeps_records_and_writes_a_partial_report() {
     tokio::time::sleep(Duration::from_secs(3)).await;
     // SAFETY: as above.
     unsafe { libc::kill(child.id().unwrap() as libc::pid_t, libc::SIGINT) };
-    let status = tokio::time::timeout(Duration::from_secs(20), child.wait()).await.unwrap().unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(status.code(), Some(130));
     let resumed = read_records(&report);
     let warmups = resumed.iter().filter(|r| r.warmup).count();
     assert!(warmups >= 2, "the resumed run warmed up again");
-    assert!(resumed.len() > before - measured.len(), "{} vs {before}", resumed.len());
+    assert!(
+        resumed.len() > before - measured.len(),
+        "{} vs {before}",
+        resumed.len()
+    );
     sim.shutdown().await;
 }

@@ -26,7 +26,10 @@ fn assert_no_key_in(dir: &std::path::Path, out: &std::process::Output, secret: &
             path.display()
         );
     }
-    assert!(!text(out).contains(secret), "the key leaked to stdout/stderr");
+    assert!(
+        !text(out).contains(secret),
+        "the key leaked to stdout/stderr"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -41,15 +44,24 @@ async fn api_key_never_appears_in_outputs_or_logs() {
     let report = dir.join("report.json");
     let out = infermeter(
         &[
-            "run", "--base-url", &sim.base_url(), "--suite", suite.to_str().unwrap(), "--out",
-            report.to_str().unwrap(), "--log-format", "json",
+            "run",
+            "--base-url",
+            &sim.base_url(),
+            "--suite",
+            suite.to_str().unwrap(),
+            "--out",
+            report.to_str().unwrap(),
+            "--log-format",
+            "json",
         ],
         &[("OPENAI_API_KEY", KEY), ("INFERMETER_LOG", "debug")],
     )
     .await;
     assert!(out.status.success(), "{}", text(&out));
     let records = read_records(&report);
-    assert!(records.iter().all(|r| r.outcome == infermeter_report::Outcome::Ok));
+    assert!(records
+        .iter()
+        .all(|r| r.outcome == infermeter_report::Outcome::Ok));
     assert_no_key_in(&dir, &out, KEY);
 
     // A wrong key from a file: requests fail with 401, and that key does not leak either.
@@ -59,9 +71,17 @@ async fn api_key_never_appears_in_outputs_or_logs() {
     let report2 = dir.join("report2.json");
     let out = infermeter(
         &[
-            "run", "--base-url", &sim.base_url(), "--model", "Qwen/Qwen3-Coder-30B-A3B-Instruct",
-            "--suite", suite.to_str().unwrap(), "--out", report2.to_str().unwrap(),
-            "--api-key-file", key_file.to_str().unwrap(),
+            "run",
+            "--base-url",
+            &sim.base_url(),
+            "--model",
+            "Qwen/Qwen3-Coder-30B-A3B-Instruct",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--out",
+            report2.to_str().unwrap(),
+            "--api-key-file",
+            key_file.to_str().unwrap(),
         ],
         &[("INFERMETER_LOG", "debug")],
     )
@@ -69,10 +89,13 @@ async fn api_key_never_appears_in_outputs_or_logs() {
     assert!(out.status.success(), "{}", text(&out));
     std::fs::remove_file(&key_file).unwrap();
     let records = read_records(&report2);
-    assert!(records.iter().all(|r| matches!(
-        &r.outcome,
-        infermeter_report::Outcome::Errored { kind, .. } if kind == "http_401"
-    )), "{records:?}");
+    assert!(
+        records.iter().all(|r| matches!(
+            &r.outcome,
+            infermeter_report::Outcome::Errored { kind, .. } if kind == "http_401"
+        )),
+        "{records:?}"
+    );
     assert_no_key_in(&dir, &out, wrong);
     sim.shutdown().await;
 }

@@ -70,7 +70,12 @@ async fn four_scenario_quick_runs_validates_and_summarises() {
     let out = infermeter(&["summary", report_path.to_str().unwrap(), "--json"], &[]).await;
     assert!(out.status.success(), "{}", text(&out));
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let mut keys: Vec<&str> = summary.as_object().unwrap().keys().map(String::as_str).collect();
+    let mut keys: Vec<&str> = summary
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     keys.sort();
     assert_eq!(
         keys,
@@ -85,7 +90,10 @@ async fn four_scenario_quick_runs_validates_and_summarises() {
         ]
     );
     assert_eq!(summary["success_rate"], 1.0);
-    assert_eq!(summary["max_safe_queue_depth"].as_object().unwrap().len(), 4);
+    assert_eq!(
+        summary["max_safe_queue_depth"].as_object().unwrap().len(),
+        4
+    );
 
     let out = infermeter(&["validate", report_path.to_str().unwrap()], &[]).await;
     assert!(out.status.success(), "{}", text(&out));
@@ -93,7 +101,13 @@ async fn four_scenario_quick_runs_validates_and_summarises() {
     // An existing report is never overwritten without --force.
     let again = infermeter(
         &[
-            "run", "--base-url", &sim.base_url(), "--suite", "four-scenario", "--quick", "--out",
+            "run",
+            "--base-url",
+            &sim.base_url(),
+            "--suite",
+            "four-scenario",
+            "--quick",
+            "--out",
             report_path.to_str().unwrap(),
         ],
         &[],
@@ -109,14 +123,20 @@ fn check_json_schema(report: &Path) {
     let schema_path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/schema/report.schema.json");
     let Ok(schema) = std::fs::read_to_string(&schema_path) else {
-        eprintln!("{} absent: JSON Schema check skipped", schema_path.display());
+        eprintln!(
+            "{} absent: JSON Schema check skipped",
+            schema_path.display()
+        );
         return;
     };
     let schema: serde_json::Value = serde_json::from_str(&schema).unwrap();
     let instance: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
     let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator.iter_errors(&instance).map(|e| e.to_string()).collect();
+    let errors: Vec<String> = validator
+        .iter_errors(&instance)
+        .map(|e| e.to_string())
+        .collect();
     assert!(errors.is_empty(), "schema violations: {errors:#?}");
 }
 

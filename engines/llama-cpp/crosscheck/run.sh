@@ -50,6 +50,7 @@ COMMANDS="$OUT/commands.txt"
 # run LOG CMD...: records the exact command line, runs it, keeps its output in LOG.
 run() {
     local logfile="$1"; shift
+    mkdir -p "$(dirname "$logfile")"
     printf '%q ' "$@" >>"$COMMANDS"; echo >>"$COMMANDS"
     local start=$SECONDS
     if ! "$@" >"$logfile" 2>&1; then
@@ -75,21 +76,19 @@ run_aiperf() {
 
 run_guidellm() {
     local api="$1" conc="$2" n_in="$3" n_out="$4" dir="$5"
-    local request_type
-    case "$api" in
-        chat) request_type=chat_completions ;;
-        completions) request_type=text_completions ;;
-    esac
     mkdir -p "$dir"
-    run "$dir.log" env HF_HUB_OFFLINE=1 GUIDELLM__LOGGING__CONSOLE_LOG_LEVEL=WARNING "$GUIDELLM_BIN" run \
-        --backend "kind=openai_http,target=$SERVER_URL,model=$MODEL_NAME" \
-        --request-format "$request_type" \
-        --backend-kwargs "{\"extras\": {\"body\": {\"ignore_eos\": true, \"cache_prompt\": false}}}" \
+    # guidellm adds ignore_eos and max_tokens itself when the data fixes output_tokens; the JSON
+    # form of --backend is the only way to pass extra body fields (cache_prompt).
+    local path=/v1/completions
+    [[ "$api" == chat ]] && path=/v1/chat/completions
+    local backend="{\"kind\":\"openai_http\",\"target\":\"$SERVER_URL\",\"model\":\"$MODEL_NAME\",\"request_format\":\"$path\",\"extras\":{\"body\":{\"cache_prompt\":false}}}"
+    run "$dir.log" env HF_HUB_OFFLINE=1 "$GUIDELLM_BIN" run \
+        --backend "$backend" \
         --profile "kind=concurrent,streams=$conc" \
         --constraint "kind=max_requests,count=$((PER_SLOT * conc))" \
         --data "kind=synthetic_text,prompt_tokens=$n_in,output_tokens=$n_out" \
         --tokenizer "kind=huggingface_auto,model=$TOKENIZER_DIR" \
-        --output "kind=json,path=$dir/benchmarks.json"
+        --output "kind=json,path=$dir/benchmarks.json" --disable-console-interactive
 }
 
 run_infermeter() {
@@ -106,6 +105,8 @@ warmup = 2
 [[scenario]]
 id = "s${n_in}x${n_out}"
 name = "${n_in} in / ${n_out} out"
+# With a tokenizer.json infermeter aligns the chat message content (not the template) to this
+# count, which is what the peers' --isl / prompt_tokens mean too.
 input_tokens = $n_in
 output_tokens = $n_out
 

@@ -307,12 +307,38 @@ async fn startup_errors_are_actionable() {
     let err = infermeter_sim::start(infermeter_sim::SimArgs {
         model: "deepseek-r1".into(),
         gpu: "l40s".into(),
-        gpus: Some(1),
+        gpus: 1,
         ..fast_args()
     })
     .await
     .err()
     .unwrap();
     assert!(err.to_string().contains("--gpus"), "{err}");
+    sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn full_batch_makes_requests_queue() {
+    // One sequence at a time: the second request's first token comes after the first's last.
+    let sim = sim_with(|a| {
+        a.max_num_seqs = 1;
+        a.emit_timestamps = true;
+    })
+    .await;
+    let body = chat_body("queue", 20, r#","stream":true"#);
+    let (a, b) = tokio::join!(
+        raw_post(sim.addr, "/v1/chat/completions", &body, None),
+        raw_post(sim.addr, "/v1/chat/completions", &body, None)
+    );
+    let times = |r: &Raw| -> Vec<u64> {
+        sse_json(&r.text())
+            .iter()
+            .map(|e| e["infermeter_ts"]["mono_ns"].as_u64().unwrap())
+            .collect()
+    };
+    let (ta, tb) = (times(&a), times(&b));
+    assert_eq!((ta.len(), tb.len()), (21, 21));
+    let (first, second) = if ta[0] < tb[0] { (ta, tb) } else { (tb, ta) };
+    assert!(second[1] > first[20], "{first:?} {second:?}");
     sim.shutdown().await;
 }

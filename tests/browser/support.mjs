@@ -1,0 +1,93 @@
+// Shared by the browser tests, the benchmark and the screenshot script: a static file server for
+// dist/ (under a sub-path, as a real deployment may be) and headless Debian chromium.
+import { createServer } from 'node:http';
+import { createReadStream, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { extname, join, normalize, resolve } from 'node:path';
+import { homedir } from 'node:os';
+
+const root = resolve(new URL('../..', import.meta.url).pathname);
+export const distDir = join(root, 'dist');
+const testsDir = join(root, 'tests');
+/// The app is served under this sub-path; test inputs under `<BASE>fixtures/` (= tests/).
+export const BASE = '/viewer/';
+
+const require = createRequire(import.meta.url);
+const cache = process.env.INFERMETER_CACHE ?? join(homedir(), '.cache/infermeter');
+const { chromium } = require(join(cache, 'npm/node_modules/playwright-core'));
+
+const types = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript',
+  '.wasm': 'application/wasm', '.css': 'text/css', '.json': 'application/json', '.png': 'image/png',
+};
+
+/// Serves dist/ at BASE and tests/ at BASE + 'fixtures/' on 127.0.0.1, a random port.
+export async function startServer() {
+  const server = createServer((req, res) => {
+    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    if (!path.startsWith(BASE)) { res.writeHead(404).end(); return; }
+    const rest = path.slice(BASE.length);
+    const [dir, sub] = rest.startsWith('fixtures/') ? [testsDir, rest.slice(9)] : [distDir, rest || 'index.html'];
+    const file = normalize(join(dir, sub));
+    if (!file.startsWith(dir)) { res.writeHead(403).end(); return; }
+    try {
+      if (!statSync(file).isFile()) throw new Error('not a file');
+    } catch {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      return;
+    }
+    res.writeHead(200, { 'content-type': types[extname(file)] ?? 'application/octet-stream' });
+    createReadStream(file).pipe(res);
+  });
+  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+  const url = `http://127.0.0.1:${server.address().port}${BASE}`;
+  return { url, close: () => new Promise((ok) => server.close(ok)) };
+}
+
+export function launchBrowser() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/// A page that records what must never happen: uncaught errors, wasm panics, dialogs
+/// (alert() from injected markup) and requests leaving 127.0.0.1.
+export async function newPage(browser, viewport = { width: 1280, height: 900 }) {
+  const page = await browser.newPage({ viewport });
+  const problems = { pageErrors: [], panics: [], dialogs: [], external: [] };
+  page.on('pageerror', (e) => problems.pageErrors.push(String(e)));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /panicked|RuntimeError|unreachable/.test(m.text())) problems.panics.push(m.text());
+  });
+  page.on('dialog', async (d) => { problems.dialogs.push(d.message()); await d.dismiss(); });
+  page.on('request', (r) => {
+    const u = new URL(r.url());
+    if (!['127.0.0.1', ''].includes(u.hostname) && !u.protocol.startsWith('data') && !u.protocol.startsWith('blob')) {
+      problems.external.push(r.url());
+    }
+  });
+  return { page, problems };
+}
+
+/// Waits until every chart on the page has drawn its canvas.
+export async function chartsDrawn(page, timeout = 15000) {
+  await page.waitForFunction(() => {
+    const charts = [...document.querySelectorAll('[data-testid="chart"] .chart-canvas')];
+    return charts.length > 0 && charts.every((c) => c.querySelector('canvas'));
+  }, null, { timeout });
+}
+
+/// Screen position of data point `dataIndex` of series `seriesIndex` in the chart `chartId`.
+export async function pointPosition(page, chartId, seriesIndex = 0, dataIndex = 0) {
+  return page.evaluate(([id, s, d]) => {
+    const host = document.querySelector(`[data-chart-id="${id}"] .chart-canvas`);
+    const chart = window.echarts.getInstanceByDom(host);
+    const option = chart.getOption();
+    const value = option.series[s].data[d];
+    const [x, y] = chart.convertToPixel({ seriesIndex: s }, value.value ?? value);
+    const box = host.getBoundingClientRect();
+    return { x: box.left + x, y: box.top + y, value };
+  }, [chartId, seriesIndex, dataIndex]);
+}

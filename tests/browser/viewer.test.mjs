@@ -1,0 +1,297 @@
+// Browser tests of the built viewer (dist/, from scripts/build-viewer.sh) in headless chromium.
+// Run: node --test tests/browser/
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { chartsDrawn, launchBrowser, newPage, pointPosition, startServer } from './support.mjs';
+
+const SAMPLE = 'data/reports/sample-synthetic.json';
+const SECTIONS = ['header', 'highlights', 'scenarios', 'glossary', 'fastest', 'scale-up',
+  'throughput', 'capacity', 'deep-dive', 'power', 'methodology', 'experience'];
+const malformedDir = new URL('../malformed/', import.meta.url).pathname;
+const MALFORMED = readdirSync(malformedDir).filter((f) => f.endsWith('.json')).sort();
+const XSS = '<img src=x onerror=alert(1)>';
+
+let server;
+let browser;
+before(async () => {
+  server = await startServer();
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+function reportUrl(report, extra = '') {
+  return `${server.url}?report=${encodeURIComponent(report)}${extra}`;
+}
+
+function assertClean(problems) {
+  assert.deepEqual(problems.pageErrors, [], 'uncaught page errors');
+  assert.deepEqual(problems.panics, [], 'wasm panics');
+  assert.deepEqual(problems.dialogs, [], 'dialogs opened');
+  assert.deepEqual(problems.external, [], 'requests leaving the local server');
+}
+
+/// The ECharts tooltip of chart `id` (its HTML lives inside the chart's host element).
+function tooltip(page, id) {
+  return page.locator(`[data-chart-id="${id}"] .chart-canvas > div:not(:first-child)`);
+}
+
+async function firstSlider(page, kind) {
+  const slider = page.locator(`[data-testid^="slider-${kind}-"]`).first();
+  const testid = await slider.getAttribute('data-testid');
+  return { slider, useCase: testid.slice(`slider-${kind}-`.length) };
+}
+
+describe('landing page', () => {
+  test('lists the bundled reports and opens one', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(server.url);
+    const link = page.getByTestId('report-list').getByRole('link').first();
+    await link.click();
+    await page.getByTestId('section-header').waitFor();
+    assert.match(page.url(), /report=data%2Freports%2Fsample-synthetic\.json/);
+    assertClean(problems);
+  });
+});
+
+describe('bundled report', () => {
+  test('every section renders and every chart draws', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl(SAMPLE));
+    for (const name of SECTIONS) {
+      await page.getByTestId(`section-${name}`).waitFor({ timeout: 15000 });
+    }
+    await chartsDrawn(page);
+    const charts = await page.getByTestId('chart').count();
+    assert.ok(charts >= 10, `only ${charts} charts`);
+    assert.equal(await page.getByTestId('error-panel').count(), 0);
+    assertClean(problems);
+  });
+
+  test('hovering a data point shows its exact value; clicking pins the tooltip', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl(SAMPLE));
+    await chartsDrawn(page);
+    const id = 'fastest.decode';
+    await page.locator(`[data-chart-id="${id}"]`).scrollIntoViewIfNeeded();
+    const point = await pointPosition(page, id, 0, 0);
+    await page.mouse.move(point.x, point.y);
+    const tip = tooltip(page, id);
+    await tip.waitFor({ state: 'visible' });
+    const y = point.value[1];
+    const shown = Math.abs(y) >= 100 ? Math.round(y).toLocaleString('en-US') : String(Number(y.toPrecision(3)));
+    assert.ok((await tip.innerText()).includes(shown), `tooltip "${await tip.innerText()}" lacks ${shown}`);
+
+    await page.mouse.click(point.x, point.y);
+    await page.locator(`[data-chart-id="${id}"][data-pinned="true"]`).waitFor();
+    await page.mouse.move(5, 5);
+    await page.waitForTimeout(300);
+    assert.ok(await tip.isVisible(), 'a pinned tooltip stays when the mouse leaves');
+    await page.locator(`[data-chart-id="${id}"]`).getByTestId('chart-unpin').click();
+    await page.locator(`[data-chart-id="${id}"][data-pinned="false"]`).waitFor();
+    assertClean(problems);
+  });
+
+  test('moving a TTFT slider changes the capacity figure', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl(SAMPLE));
+    await chartsDrawn(page);
+    const { slider, useCase } = await firstSlider(page, 'ttft');
+    const figure = page.getByTestId(`capacity-figure-${useCase}`);
+    const before = await figure.innerText();
+    await slider.focus(); // keyboard reachable
+    await page.keyboard.press('Home');
+    await page.waitForFunction(([sel, old]) => document.querySelector(sel)?.innerText !== old,
+      [`[data-testid="capacity-figure-${useCase}"]`, before]);
+    assert.notEqual(await figure.innerText(), before);
+    assert.match(page.url(), new RegExp(`uc\\.${useCase}\\.ttft=`));
+    assertClean(problems);
+  });
+
+  test('a URL with state reproduces the view', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl(SAMPLE));
+    await chartsDrawn(page);
+    const { slider, useCase } = await firstSlider(page, 'ttft');
+    await slider.focus();
+    await page.keyboard.press('Home');
+    await page.getByTestId('stat-select').selectOption('p99');
+    await page.getByTestId('theme-toggle').press('Enter');
+    const figure = await page.getByTestId(`capacity-figure-${useCase}`).innerText();
+    const sliderValue = await slider.inputValue();
+    const url = page.url();
+    assert.match(url, /stat=p99/);
+    assert.match(url, /theme=dark/);
+
+    const second = await newPage(browser);
+    await second.page.goto(url);
+    await chartsDrawn(second.page);
+    assert.equal(await second.page.getByTestId(`capacity-figure-${useCase}`).innerText(), figure);
+    assert.equal(await second.page.locator(`[data-testid="slider-ttft-${useCase}"]`).inputValue(), sliderValue);
+    assert.equal(await second.page.getByTestId('stat-select').inputValue(), 'p99');
+    assert.equal(await second.page.locator('html').getAttribute('data-theme'), 'dark');
+    assertClean(problems);
+    assertClean(second.problems);
+  });
+
+  test('PNG and CSV export download the chart', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl(SAMPLE));
+    await chartsDrawn(page);
+    const chart = page.locator('[data-chart-id="fastest.decode"]');
+    const [png] = await Promise.all([page.waitForEvent('download'), chart.getByTestId('export-png').click()]);
+    assert.equal(png.suggestedFilename(), 'fastest-decode.png');
+    const pngBytes = readFileSync(await png.path());
+    assert.equal(pngBytes.subarray(1, 4).toString(), 'PNG');
+    const [csv] = await Promise.all([page.waitForEvent('download'), chart.getByTestId('export-csv').click()]);
+    assert.equal(csv.suggestedFilename(), 'fastest-decode.csv');
+    const rows = readFileSync(await csv.path(), 'utf8').trim().split('\n');
+    assert.ok(rows.length > 4, 'CSV has data rows');
+    assert.match(rows[0], /^series,/);
+    assertClean(problems);
+  });
+
+  test('the embed view shows exactly one chart', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl(SAMPLE, '&chart=fastest.decode'));
+    await chartsDrawn(page);
+    assert.equal(await page.getByTestId('chart').count(), 1);
+    assert.equal(await page.getByTestId('chart').getAttribute('data-chart-id'), 'fastest.decode');
+    assert.equal(await page.locator('[data-testid^="section-"]').count(), 0);
+    assertClean(problems);
+  });
+
+  test('an unknown embed chart id is an error, not a blank page', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl(SAMPLE, '&chart=no.such.chart'));
+    await page.getByTestId('error-panel').waitFor();
+    assert.match(await page.getByTestId('error-panel').innerText(), /no\.such\.chart/);
+    assertClean(problems);
+  });
+});
+
+describe('bad input', () => {
+  test('a valid small report loads (control for the corpus)', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl('fixtures/browser/fixtures/valid-small.json'));
+    await page.getByTestId('section-header').waitFor();
+    await chartsDrawn(page);
+    assert.equal(await page.getByTestId('error-panel').count(), 0);
+    assertClean(problems);
+  });
+
+  for (const file of MALFORMED) {
+    test(`malformed input ${file} shows the error panel`, async () => {
+      const { page, problems } = await newPage(browser);
+      await page.goto(reportUrl(`fixtures/malformed/${file}`));
+      const panel = page.getByTestId('error-panel');
+      await panel.waitFor({ timeout: 10000 });
+      const detail = await page.getByTestId('error-detail').innerText();
+      assert.ok(detail.includes(file), `the panel names the input: ${detail}`);
+      assert.ok(detail.length > file.length + 10, `the panel says what is wrong: ${detail}`);
+      assert.equal(await page.locator('[data-testid^="section-"]').count(), 0);
+      assertClean(problems);
+    });
+  }
+
+  test('the error says where: line and column, or the JSON path', async () => {
+    const { page } = await newPage(browser);
+    await page.goto(reportUrl('fixtures/malformed/truncated.json'));
+    assert.match(await page.getByTestId('error-detail').innerText(), /line \d+, column \d+/);
+    await page.goto(reportUrl('fixtures/malformed/percentiles-out-of-order.json'));
+    assert.match(await page.getByTestId('error-detail').innerText(), /series\[0\]\.levels\[0\]\.metrics\.ttft_s/);
+    await page.goto(reportUrl('fixtures/malformed/wrong-major-version.json'));
+    assert.match(await page.getByTestId('error-detail').innerText(), /2\.0\.0/);
+  });
+
+  test('a missing report URL shows the HTTP error', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl('fixtures/nope.json'));
+    assert.match(await page.getByTestId('error-detail').innerText(), /404/);
+    assertClean(problems);
+  });
+
+  test('the file picker opens reports and rejects malformed ones', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(server.url);
+    await page.getByTestId('landing').waitFor();
+    await page.getByTestId('file-input').first().setInputFiles(join(malformedDir, 'unknown-scenario.json'));
+    await page.getByTestId('error-panel').waitFor();
+    assert.match(await page.getByTestId('error-detail').innerText(), /unknown-scenario\.json.*no_such_scenario/s);
+    const valid = new URL('fixtures/valid-small.json', import.meta.url).pathname;
+    await page.getByTestId('file-input').first().setInputFiles(valid);
+    await page.getByTestId('section-header').waitFor();
+    assert.equal(await page.getByTestId('error-panel').count(), 0);
+    assertClean(problems);
+  });
+
+  test('dropping a file on the page opens it', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(server.url);
+    await page.getByTestId('landing').waitFor();
+    const text = readFileSync(join(malformedDir, 'truncated.json'), 'utf8');
+    const transfer = await page.evaluateHandle((t) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([t], 'dropped.json', { type: 'application/json' }));
+      return dt;
+    }, text);
+    await page.getByTestId('drop-zone').dispatchEvent('drop', { dataTransfer: transfer });
+    await page.getByTestId('error-panel').waitFor();
+    assert.match(await page.getByTestId('error-detail').innerText(), /dropped\.json/);
+    assertClean(problems);
+  });
+
+  test('markup in report text shows as text and runs nothing, tooltips included', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl('fixtures/browser/fixtures/hostile-names.json'));
+    await page.getByTestId('section-header').waitFor();
+    await chartsDrawn(page);
+    assert.ok((await page.locator('body').innerText()).includes(XSS), 'shown literally');
+    const ids = await page.getByTestId('chart').evaluateAll((els) => els.map((e) => e.dataset.chartId));
+    for (const id of ids) {
+      const chart = page.locator(`[data-chart-id="${id}"]`);
+      await chart.scrollIntoViewIfNeeded();
+      const hasPoint = await page.evaluate((cid) => {
+        const host = document.querySelector(`[data-chart-id="${cid}"] .chart-canvas`);
+        const s = window.echarts.getInstanceByDom(host).getOption().series;
+        return s.length > 0 && (s[0].data ?? []).length > 0;
+      }, id);
+      if (!hasPoint) continue;
+      const p = await pointPosition(page, id, 0, 0);
+      await page.mouse.move(p.x, p.y);
+      await page.mouse.click(p.x, p.y);
+    }
+    await page.waitForTimeout(300);
+    assert.ok(await page.locator('.chart-canvas div').filter({ hasText: 'onerror' }).count() > 0,
+      'the hostile name reached a tooltip (so the check below means something)');
+    assert.equal(await page.locator('img[src="x"]').count(), 0);
+    assert.equal(await page.locator('script:not([src])').filter({ hasText: 'alert' }).count(), 0);
+    assertClean(problems);
+  });
+});
+
+describe('controls', () => {
+  test('the theme toggle and statistic are labelled and keyboard reachable', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl(SAMPLE));
+    await chartsDrawn(page);
+    const toggle = page.getByRole('button', { name: 'Dark theme' });
+    await toggle.focus();
+    await page.keyboard.press('Enter');
+    assert.equal(await page.locator('html').getAttribute('data-theme'), 'dark');
+    assert.equal(await toggle.getAttribute('aria-pressed'), 'true');
+    await page.getByLabel('Statistic').selectOption('p90');
+    assert.match(page.url(), /stat=p90/);
+    const unlabelled = await page.locator('input, select, button').evaluateAll((els) => els.filter((e) => {
+      const label = e.getAttribute('aria-label') || e.labels?.[0]?.innerText || e.innerText || e.title;
+      return !label || !label.trim();
+    }).map((e) => e.outerHTML.slice(0, 80)));
+    assert.deepEqual(unlabelled, [], 'every control has a label');
+    assertClean(problems);
+  });
+});
