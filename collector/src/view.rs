@@ -145,16 +145,11 @@ fn served_name(n: usize, path: &Path) -> String {
 
 fn index_entry(name: &str, report: &Report) -> serde_json::Value {
     let meta = &report.metadata;
-    let gpu = format!("{}x {}", meta.hardware.gpu_count, meta.hardware.gpu_model);
-    let title = meta
-        .title
-        .clone()
-        .unwrap_or_else(|| format!("{} on {gpu}", meta.model.id));
     json!({
         "path": format!("reports/{name}"),
-        "title": title,
+        "title": report.display_title(),
         "model": meta.model.id,
-        "gpu": gpu,
+        "gpu": meta.hardware.gpu_label(),
         "engine": meta.engine.name,
         "synthetic": meta.synthetic,
     })

@@ -10,20 +10,6 @@ use super::findings::position;
 use crate::charts::plot::XAxis;
 use crate::components::{HighlightCard, HighlightGrid};
 
-/// "Qwen/Qwen3.5-35B-A3B-FP8 on 1x NVIDIA H100" unless the report has a title.
-pub fn title(report: &Report) -> String {
-    report
-        .metadata
-        .title
-        .clone()
-        .unwrap_or_else(|| format!("{} on {}", report.metadata.model.id, gpu(report)))
-}
-
-/// "1x NVIDIA H100 80GB HBM3".
-pub fn gpu(report: &Report) -> String {
-    let hw = &report.metadata.hardware;
-    format!("{}x {}", hw.gpu_count, hw.gpu_model)
-}
 
 /// "35B MoE, 3B active params, FP8" from whatever the report states.
 pub fn architecture(report: &Report) -> Option<String> {
@@ -189,7 +175,7 @@ pub fn HeaderSection() -> impl IntoView {
         <section class="report-header" data-testid="section-header">
             <p class="eyebrow">"Inference Benchmark"</p>
             {move || ctx.reports.with(|reports| reports.iter().enumerate().map(|(i, report)| {
-                let heading = title(report);
+                let heading = report.display_title();
                 let synthetic = report.metadata.synthetic.then(|| {
                     let source = report.metadata.source.clone().unwrap_or_default();
                     view! {
@@ -220,7 +206,7 @@ pub fn HeaderSection() -> impl IntoView {
                         {partial}
                         <dl class="facts">
                             <dt>"Model"</dt><dd data-testid="model">{report.metadata.model.id.clone()}</dd>
-                            <dt>"GPU"</dt><dd data-testid="gpu">{gpu(report)}</dd>
+                            <dt>"GPU"</dt><dd data-testid="gpu">{report.metadata.hardware.gpu_label()}</dd>
                             {architecture(report).map(|a| view! { <dt>"Architecture"</dt><dd>{a}</dd> })}
                             <dt>"Scenarios"</dt>
                             <dd>{report.scenarios.iter().map(|s| s.name.clone()).collect::<Vec<_>>().join(", ")}</dd>
@@ -304,7 +290,7 @@ mod tests {
         let mut untitled = report.clone();
         untitled.metadata.title = None;
         assert_eq!(
-            title(&untitled),
+            untitled.display_title(),
             "Qwen/Qwen3.5-35B-A3B-FP8 on 1x NVIDIA H100 80GB HBM3"
         );
     }

@@ -154,14 +154,21 @@ async fn eos_min_tokens_and_validation() {
     let sim = sim_with(|_| {}).await;
     let base = format!("http://{}", sim.addr);
     let url = format!("{base}/v1/completions");
+    // Concurrently, so the whole sample takes about one request's time.
+    let replies = futures::future::join_all((0..40).map(|i| {
+        let url = url.clone();
+        async move {
+            post_json(
+                &url,
+                json!({"prompt": format!("question number {i}"), "max_tokens": 400}),
+            )
+            .await
+        }
+    }))
+    .await;
     let mut lengths = Vec::new();
     let mut stops = 0;
-    for i in 0..40 {
-        let (s, c) = post_json(
-            &url,
-            json!({"prompt": format!("question number {i}"), "max_tokens": 400}),
-        )
-        .await;
+    for (s, c) in replies {
         assert_eq!(s, 200);
         let n = c["usage"]["completion_tokens"].as_u64().unwrap();
         assert!((1..=400).contains(&n));
