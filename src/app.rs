@@ -50,10 +50,12 @@ pub fn App() -> impl IntoView {
         open_files(dropped_files(&ev));
     });
 
-    let has_input = move || files.with(Option::is_some) || !report_urls.get().is_empty();
-    let embed = move || view_state.with(|v| v.chart.is_some());
+    // Memos: the page is rebuilt only when its kind changes, not on every slider move.
+    let has_input =
+        Memo::new(move |_| files.with(Option::is_some) || report_urls.with(|u| !u.is_empty()));
+    let embed = Memo::new(move |_| view_state.with(|v| v.chart.is_some()));
     view! {
-        {move || match (has_input(), embed()) {
+        {move || match (has_input.get(), embed.get()) {
             (false, _) => view! { <Landing view_state open_files /> }.into_any(),
             (true, true) => view! {
                 <Loaded reports view_state>

@@ -1,10 +1,14 @@
-//! Engine differences in one place: how to detect an engine and which extra request fields it
-//! takes to produce exactly `max_tokens` output tokens.
+//! Engine differences in one place: how to detect an engine, which extra request fields it
+//! takes (exact output length, per-chunk token counts, no prompt cache) and what it says about
+//! its own build.
+
+use std::time::Duration;
 
 use clap::ValueEnum;
 use serde_json::{Map, Value};
 
-use crate::scrape::Dialect;
+use crate::driver::ApiKey;
+use crate::scrape::{server_root, Dialect};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum EngineKind {
@@ -45,11 +49,33 @@ impl EngineKind {
                 body.insert("ignore_eos".into(), Value::Bool(true));
                 body.insert("min_tokens".into(), output_tokens.into());
             }
+            // llama.cpp has no `min_tokens` (it drops unknown fields): `ignore_eos` with the
+            // `max_tokens` every body carries gives the exact length.
             EngineKind::Llamacpp => {
                 body.insert("ignore_eos".into(), Value::Bool(true));
-                body.insert("n_predict".into(), output_tokens.into());
             }
             EngineKind::Tgi | EngineKind::Ollama => {}
+        }
+    }
+
+    /// Adds every extra field the engine takes: exact output length, running token counts on
+    /// each chunk, and (in a no-cache suite) no prompt cache.
+    pub fn request_extras(
+        self,
+        body: &mut Map<String, Value>,
+        output_tokens: u32,
+        prompt_caching: bool,
+    ) {
+        self.fixed_length_fields(body, output_tokens);
+        if self == EngineKind::Llamacpp {
+            // Every content chunk then carries `timings.predicted_n`, the running token count:
+            // llama.cpp's `continuous_usage_stats`. A chunk can hold 0 or 2 tokens.
+            body.insert("timings_per_token".into(), Value::Bool(true));
+            if !prompt_caching {
+                // The unique prompt prefix already defeats the cache but for the template's
+                // first tokens; this makes `cache_n` 0 so every prompt token is computed.
+                body.insert("cache_prompt".into(), Value::Bool(false));
+            }
         }
     }
 
@@ -69,6 +95,9 @@ impl EngineKind {
             ("sglang", EngineKind::Sglang),
             ("ollama", EngineKind::Ollama),
             ("tensorrt", EngineKind::Trtllm),
+            // llama.cpp's `/v1/models` says `"owned_by": "llamacpp"`.
+            ("llamacpp", EngineKind::Llamacpp),
+            ("llama.cpp", EngineKind::Llamacpp),
         ] {
             if lower.contains(word) {
                 return kind;
@@ -84,6 +113,27 @@ impl EngineKind {
             None => EngineKind::Auto,
         }
     }
+}
+
+/// llama.cpp's `/props`: its build (`build_info`, e.g. "b1-0c1e570"). Only llama.cpp serves
+/// this shape, so an answer also identifies the engine when `/metrics` is off.
+pub async fn llamacpp_build(
+    client: &reqwest::Client,
+    base_url: &str,
+    key: Option<&ApiKey>,
+) -> Option<String> {
+    let mut request = client
+        .get(format!("{}/props", server_root(base_url)))
+        .timeout(Duration::from_secs(10));
+    if let Some(key) = key {
+        request = key.authorize(request);
+    }
+    let response = request.send().await.ok()?.error_for_status().ok()?;
+    let props: Value = response.json().await.ok()?;
+    props
+        .get("build_info")
+        .and_then(Value::as_str)
+        .map(String::from)
 }
 
 #[cfg(test)]
@@ -109,6 +159,14 @@ mod tests {
             EngineKind::detect(None, Some("ollama 0.5")),
             EngineKind::Ollama
         );
+        assert_eq!(
+            EngineKind::detect(None, Some(" llamacpp")),
+            EngineKind::Llamacpp
+        );
+        assert_eq!(
+            EngineKind::detect(Some(Dialect::LlamaCpp), None),
+            EngineKind::Llamacpp
+        );
     }
 
     #[test]
@@ -120,5 +178,21 @@ mod tests {
         let mut body = Map::new();
         EngineKind::Ollama.fixed_length_fields(&mut body, 256);
         assert!(body.is_empty());
+    }
+
+    #[test]
+    fn llamacpp_extras() {
+        let mut body = Map::new();
+        EngineKind::Llamacpp.request_extras(&mut body, 32, false);
+        assert_eq!(body["ignore_eos"], Value::Bool(true));
+        assert_eq!(body["timings_per_token"], Value::Bool(true));
+        assert_eq!(body["cache_prompt"], Value::Bool(false));
+        assert!(!body.contains_key("min_tokens"));
+        let mut body = Map::new();
+        EngineKind::Llamacpp.request_extras(&mut body, 32, true);
+        assert!(!body.contains_key("cache_prompt"));
+        let mut body = Map::new();
+        EngineKind::Vllm.request_extras(&mut body, 32, false);
+        assert!(!body.contains_key("cache_prompt") && !body.contains_key("timings_per_token"));
     }
 }

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use infermeter_report::stats::confidence_interval_95;
 use infermeter_report::{
-    Distribution, Level, LevelMetrics, Outcome, RequestCounts, RequestRecord, TrialSummary,
+    Distribution, EngineTimings, Level, LevelMetrics, Outcome, RequestCounts, RequestRecord,
+    ServerMetrics, TrialSummary,
 };
 
 /// The measurement window of one trial of a level, seconds after that trial's start.
@@ -62,6 +63,38 @@ pub fn level(concurrency: u32, request_rate: Option<f64>, trials: &[Trial<'_>]) 
         client: None,
         trials: trial_summary(concurrency, request_rate, trials),
     }
+}
+
+/// The engine's own per-request speeds (llama.cpp `timings`) over the measured requests, as
+/// server figures; `None` when the engine reports no timings.
+pub fn engine_speeds(trials: &[Trial<'_>]) -> Option<ServerMetrics> {
+    let timings: Vec<&EngineTimings> = trials
+        .iter()
+        .flat_map(|t| t.records.iter())
+        .filter(|r| !r.warmup && r.in_window && r.outcome == Outcome::Ok)
+        .filter_map(|r| r.engine_timings.as_ref())
+        .collect();
+    let rate = |n: Option<u64>, ms: Option<f64>| match (n, ms) {
+        (Some(n), Some(ms)) if n > 0 && ms > 0.0 => Some(n as f64 / ms * 1000.0),
+        _ => None,
+    };
+    let prefill: Vec<f64> = timings
+        .iter()
+        .filter_map(|t| rate(t.prompt_n, t.prompt_ms))
+        .collect();
+    // `predicted_ms` runs from the first token (sampled at the end of the prefill) to the
+    // last, so it spans `predicted_n - 1` tokens: the client's decode tok/s definition.
+    let decode: Vec<f64> = timings
+        .iter()
+        .filter_map(|t| rate(t.predicted_n.map(|n| n.saturating_sub(1)), t.predicted_ms))
+        .collect();
+    let metrics = ServerMetrics {
+        engine_prefill_tok_s: Distribution::from_samples(&prefill),
+        engine_decode_tok_s: Distribution::from_samples(&decode),
+        ..ServerMetrics::default()
+    };
+    (metrics.engine_prefill_tok_s.is_some() || metrics.engine_decode_tok_s.is_some())
+        .then_some(metrics)
 }
 
 /// Output tokens whose chunks arrived inside the window, from every request (a request that
@@ -292,6 +325,41 @@ mod tests {
         // Tokens inside [0, 2]: 2 + 2 from the failed stream, none from the late one.
         assert!((l.system_output_tok_s - 2.0).abs() < 1e-12);
         assert!(l.trials.is_none());
+    }
+
+    #[test]
+    fn engine_speeds_come_from_measured_timings() {
+        let timed = |prompt_n, prompt_ms, predicted_n, predicted_ms| {
+            let mut r = ok(0, 0.0, &[(0.1, 1), (0.2, 1)]);
+            r.engine_timings = Some(EngineTimings {
+                prompt_n: Some(prompt_n),
+                prompt_ms: Some(prompt_ms),
+                predicted_n: Some(predicted_n),
+                predicted_ms: Some(predicted_ms),
+            });
+            r
+        };
+        let mut warm = timed(1, 1.0, 2, 1.0);
+        warm.warmup = true;
+        let records = [timed(100, 200.0, 33, 320.0), timed(50, 50.0, 11, 50.0), warm];
+        let trial = Trial {
+            records: &records,
+            window: Window {
+                start_s: 0.0,
+                end_s: 1.0,
+            },
+        };
+        let server = engine_speeds(&[trial]).unwrap();
+        let prefill = server.engine_prefill_tok_s.unwrap();
+        assert_eq!((prefill.count, prefill.min, prefill.max), (2, 500.0, 1000.0));
+        let decode = server.engine_decode_tok_s.unwrap();
+        assert_eq!((decode.count, decode.min, decode.max), (2, 100.0, 200.0));
+        let untimed = [ok(0, 0.0, &[(0.1, 1)])];
+        let trial = Trial {
+            records: &untimed,
+            window: trial.window,
+        };
+        assert!(engine_speeds(&[trial]).is_none());
     }
 
     #[test]

@@ -145,6 +145,7 @@ pub async fn run(args: BenchTimingArgs) -> anyhow::Result<Vec<TimingRow>> {
         api: Api::Chat,
         model: infermeter_sim::SimArgs::default().model,
         engine: EngineKind::Sim,
+        prompt_caching: false,
         api_key: None,
         connect_timeout: Duration::from_secs(10),
         first_token_timeout: Duration::from_secs(120),

@@ -71,7 +71,7 @@ pub struct RunArgs {
     /// Model id; discovered from /v1/models when omitted.
     #[arg(long)]
     pub model: Option<String>,
-    /// Suite: a built-in name (four-scenario, capacity, context-sweep) or a TOML file.
+    /// Suite: a built-in name (four-scenario, capacity, context-sweep, llama-cpu) or a TOML file.
     #[arg(long)]
     pub suite: String,
     /// Report path; per-request records go to `<out>.records.jsonl`.

@@ -50,6 +50,7 @@ pub struct Driver {
     api: Api,
     model: String,
     engine: EngineKind,
+    prompt_caching: bool,
     api_key: Option<ApiKey>,
     first_token_timeout: Duration,
     total_timeout: Duration,
@@ -62,6 +63,8 @@ pub struct DriverConfig {
     pub api: Api,
     pub model: String,
     pub engine: EngineKind,
+    /// The suite's `prompt_caching`: when false, engines that can are told not to cache.
+    pub prompt_caching: bool,
     pub api_key: Option<ApiKey>,
     pub connect_timeout: Duration,
     pub first_token_timeout: Duration,
@@ -145,11 +148,12 @@ struct ServerTimestamp {
     mono_ns: u64,
 }
 
+/// llama.cpp's per-request `timings` (running, with `timings_per_token`, on every chunk).
 #[derive(Debug, Deserialize)]
 struct RawTimings {
     prompt_n: Option<u64>,
     prompt_ms: Option<f64>,
-    predicted_n: Option<u64>,
+    predicted_n: Option<u32>,
     predicted_ms: Option<f64>,
 }
 
@@ -187,6 +191,7 @@ impl Driver {
             api: config.api,
             model: config.model,
             engine: config.engine,
+            prompt_caching: config.prompt_caching,
             api_key: config.api_key,
             first_token_timeout: config.first_token_timeout,
             total_timeout: config.total_timeout,
@@ -216,7 +221,8 @@ impl Driver {
             stream_options["continuous_usage_stats"] = true.into();
         }
         body.insert("stream_options".into(), stream_options);
-        self.engine.fixed_length_fields(&mut body, output_tokens);
+        self.engine
+            .request_extras(&mut body, output_tokens, self.prompt_caching);
         serde_json::to_vec(&Value::Object(body)).expect("JSON of plain values")
     }
 
@@ -283,7 +289,10 @@ impl Driver {
             });
         }
         let mut events = response.bytes_stream().eventsource();
-        let mut continuous_usage = false;
+        // Set when the engine reports a running output count on content chunks (vLLM's
+        // `continuous_usage_stats`, llama.cpp's `timings_per_token`).
+        let mut running_counts = false;
+        let mut counted = 0;
         let mut done = false;
         loop {
             let deadline = if ex.first_token.is_none() {
@@ -330,23 +339,31 @@ impl Driver {
                     detail: snippet(&error.to_string()),
                 });
             }
+            let carries_output = chunk.choices.iter().any(Choice::carries_output);
+            // A running count on a content chunk: this chunk's share is the increase since the
+            // last one (0 or 2 happen: llama.cpp holds back a token ending in half a UTF-8
+            // character and sends control tokens as empty text, which is not a content event).
+            let running = chunk
+                .usage
+                .as_ref()
+                .and_then(|u| u.completion_tokens)
+                .or(chunk.timings.as_ref().and_then(|t| t.predicted_n));
+            let mut tokens = 1;
+            if let (true, Some(total)) = (carries_output, running) {
+                running_counts = true;
+                tokens = total.saturating_sub(counted);
+                counted = total;
+            }
             if let Some(t) = chunk.timings {
                 ex.engine_timings = Some(EngineTimings {
                     prompt_n: t.prompt_n,
                     prompt_ms: t.prompt_ms,
-                    predicted_n: t.predicted_n,
+                    predicted_n: t.predicted_n.map(u64::from),
                     predicted_ms: t.predicted_ms,
                 });
             }
-            let carries_output = chunk.choices.iter().any(Choice::carries_output);
-            let mut tokens = 1;
             if let Some(usage) = &chunk.usage {
                 if let Some(completion) = usage.completion_tokens {
-                    if carries_output {
-                        // Cumulative count on every chunk: this chunk's share is the increase.
-                        continuous_usage = true;
-                        tokens = completion.saturating_sub(ex.output_tokens.unwrap_or(0));
-                    }
                     ex.output_tokens = Some(completion);
                 }
                 ex.prompt_tokens = usage.prompt_tokens.or(ex.prompt_tokens);
@@ -367,7 +384,7 @@ impl Driver {
                 });
             }
         }
-        ex.token_source = match (continuous_usage, ex.output_tokens.is_some()) {
+        ex.token_source = match (running_counts, ex.output_tokens.is_some()) {
             (true, _) => TokenSource::ContinuousUsage,
             (false, true) => TokenSource::Usage,
             (false, false) => TokenSource::Chunks,

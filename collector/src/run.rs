@@ -14,7 +14,7 @@ use infermeter_report::{
 };
 use tokio::sync::watch;
 
-use crate::adapters::EngineKind;
+use crate::adapters::{self, EngineKind};
 use crate::aggregate::{self, Trial};
 use crate::cli::{ModeName, RunArgs};
 use crate::driver::{ApiKey, Driver, DriverConfig};
@@ -225,7 +225,7 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<RunEnd> {
         .clone()
         .unwrap_or_else(|| scrape::metrics_url(&args.base_url));
     let side_client = crate::driver::http_client(args.connect_timeout(), 4)?;
-    let info = endpoint::discover(
+    let mut info = endpoint::discover(
         &side_client,
         &args.base_url,
         &metrics_url,
@@ -239,10 +239,19 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<RunEnd> {
         .clone()
         .or(info.model.clone())
         .expect("discover insists on a model when none is given");
-    let engine = match args.engine {
+    let mut engine = match args.engine {
         EngineKind::Auto => info.engine.unwrap_or(EngineKind::Auto),
         chosen => chosen,
     };
+    if matches!(engine, EngineKind::Auto | EngineKind::Llamacpp) && info.version.is_none() {
+        // llama.cpp has no /version; its /props names the build (and the engine when its
+        // /metrics is off and /v1/models did not say).
+        if let Some(build) = adapters::llamacpp_build(&side_client, &args.base_url, key.as_ref()).await
+        {
+            engine = EngineKind::Llamacpp;
+            info.version = Some(build);
+        }
+    }
     tracing::info!(
         model,
         engine = engine.display_name(),
@@ -254,6 +263,7 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<RunEnd> {
         api: args.api,
         model: model.clone(),
         engine,
+        prompt_caching: suite.prompt_caching,
         api_key: key.clone(),
         connect_timeout: args.connect_timeout(),
         first_token_timeout: args.first_token_timeout(),
@@ -397,7 +407,14 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<RunEnd> {
             _ => planned.record_label,
         };
         let mut level = aggregate::level(concurrency, planned.request_rate, &trials);
-        level.server = server;
+        level.server = match (server, aggregate::engine_speeds(&trials)) {
+            (Some(scraped), Some(speeds)) => Some(infermeter_report::ServerMetrics {
+                engine_prefill_tok_s: speeds.engine_prefill_tok_s,
+                engine_decode_tok_s: speeds.engine_decode_tok_s,
+                ..scraped
+            }),
+            (scraped, speeds) => scraped.or(speeds),
+        };
         level.power = power_stats;
         level.client = runs.last().map(|r| r.client.clone());
         let has_data = level.requests.total() > 0;

@@ -80,7 +80,7 @@ fn default_arrivals() -> Arrivals {
 /// Why a suite cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum SuiteError {
-    #[error("suite \"{0}\" is neither a built-in suite (four-scenario, capacity, context-sweep) nor a readable file: {1}")]
+    #[error("suite \"{0}\" is neither a built-in suite (four-scenario, capacity, context-sweep, llama-cpu) nor a readable file: {1}")]
     Unreadable(String, std::io::Error),
     #[error("suite file {0} is not valid: {1}")]
     Parse(String, toml::de::Error),
@@ -102,6 +102,7 @@ impl Suite {
         };
         let suite = match presets {
             Some(presets) => Suite::builtin(name_or_path, presets),
+            None if name_or_path == "llama-cpu" => Suite::llama_cpu(),
             None => {
                 let text = std::fs::read_to_string(Path::new(name_or_path))
                     .map_err(|e| SuiteError::Unreadable(name_or_path.into(), e))?;
@@ -125,6 +126,40 @@ impl Suite {
             }),
             burst: Some(BurstPlan {
                 levels: BURST_LEVELS.to_vec(),
+            }),
+            rate: None,
+        }
+    }
+
+    /// A small engine on a CPU (llama.cpp's tiny-llama in `engines/llama-cpp`, 4 slots of 4,096
+    /// tokens): inputs that prefill in well under a second to a few seconds, a short fixed
+    /// reply, and levels up to twice the slots so the burst series shows queueing.
+    fn llama_cpu() -> Suite {
+        let scenario = |input_tokens: u32, name: &str| Scenario {
+            id: format!("cpu-{input_tokens}"),
+            name: name.into(),
+            description: format!(
+                "{input_tokens} input tokens, 32 output tokens: sized for a small model on a CPU."
+            ),
+            input_tokens,
+            output_tokens: 32,
+        };
+        Suite {
+            name: "llama-cpu".into(),
+            prompt_caching: false,
+            warmup: default_warmup(),
+            scenarios: vec![
+                scenario(64, "Short prompt 64"),
+                scenario(256, "Medium prompt 256"),
+                scenario(1024, "Long prompt 1K"),
+            ],
+            peak: Some(PeakPlan {
+                levels: vec![1, 2, 4],
+                requests_per_slot: default_requests_per_slot(),
+                min_seconds: 5.0,
+            }),
+            burst: Some(BurstPlan {
+                levels: vec![1, 4, 8],
             }),
             rate: None,
         }
@@ -218,6 +253,19 @@ mod tests {
         assert_eq!(four.peak.as_ref().unwrap().levels, PEAK_LEVELS);
         let sweep = Suite::load("context-sweep").unwrap();
         assert_eq!(sweep.scenarios.len(), 8);
+    }
+
+    #[test]
+    fn llama_cpu_fits_four_slots_of_4k() {
+        let cpu = Suite::load("llama-cpu").unwrap();
+        let inputs: Vec<u32> = cpu.scenarios.iter().map(|s| s.input_tokens).collect();
+        assert_eq!(inputs, [64, 256, 1024]);
+        assert!(cpu.scenarios.iter().all(|s| s.output_tokens == 32));
+        assert_eq!(cpu.peak.as_ref().unwrap().levels, [1, 2, 4]);
+        assert_eq!(cpu.burst.as_ref().unwrap().levels, [1, 4, 8]);
+        let quick = cpu.quick();
+        assert_eq!(quick.peak.as_ref().unwrap().levels, [1, 4]);
+        assert_eq!(quick.burst.as_ref().unwrap().levels, [1, 8]);
     }
 
     #[test]

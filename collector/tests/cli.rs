@@ -6,6 +6,8 @@ mod common;
 mod faults;
 #[path = "cli/interrupt.rs"]
 mod interrupt;
+#[path = "cli/llama_cpp.rs"]
+mod llama_cpp;
 #[path = "cli/secrets.rs"]
 mod secrets;
 #[path = "cli/suite_run.rs"]

@@ -726,4 +726,35 @@ mod tests {
         assert!(p.experts_touched(32) > p.experts_touched(8));
         assert!(p.experts_touched(100_000) <= 128.0 + 1e-9);
     }
+
+    #[test]
+    fn tensor_parallel_speeds_decode_sublinearly() {
+        let set = ProfileSet::builtin();
+        let decode = |gpus| {
+            let p = set.resolve("llama-3.1-8b", "h100-sxm", Some(gpus)).unwrap();
+            simulate(&p, &Workload::uniform(1, 1000, 100, Arrival::Burst))[0].decode_tps()
+        };
+        let (one, two) = (decode(1), decode(2));
+        assert!(two > one * 1.2 && two < one * 2.0, "{one} {two}");
+    }
+
+    #[test]
+    fn moe_batches_cost_more_than_dense_batches() {
+        let set = ProfileSet::builtin();
+        let growth = |model: &str| {
+            let p = set.resolve(model, "h100-sxm", Some(1)).unwrap();
+            let batch = |n| {
+                vec![
+                    BatchEntry {
+                        tokens: 1,
+                        context: 100
+                    };
+                    n
+                ]
+            };
+            p.step_time(&batch(32)) / p.step_time(&batch(1))
+        };
+        let (moe, dense) = (growth("qwen3.5-35b-a3b-fp8"), growth("llama-3.1-8b"));
+        assert!(moe > dense * 1.3, "moe x{moe:.2} dense x{dense:.2}");
+    }
 }

@@ -25,8 +25,9 @@
 //! | `crlf` | CRLF line endings |
 //! | `utf8split` | the halfway token is ` café`, and its chunk is written in two parts split inside `é` |
 //!
-//! Status faults apply to every endpoint under `/v1`; the others apply to streamed completions
-//! (`stall` and `reset` also to non-streamed ones).
+//! Only generation requests (`/v1/completions`, `/v1/chat/completions`) count and get faults.
+//! Status faults apply to streamed and non-streamed requests alike, as do `stall` and `reset`;
+//! the others shape the SSE stream and so only affect streamed requests.
 
 use crate::rng;
 use crate::SimError;

@@ -23,8 +23,8 @@ use std::path::PathBuf;
 pub use calibration::{calibration_table, CalibrationRow};
 pub use server::{run, start, RunningSim};
 
-/// Options of `infermeter sim`.
-#[derive(clap::Args, Debug, Clone)]
+/// Options of `infermeter sim`. `Debug` is written by hand so the API key never reaches a log.
+#[derive(clap::Args, Clone)]
 pub struct SimArgs {
     /// Address to serve on (use 127.0.0.1:0 for any free port).
     #[arg(long, default_value = "127.0.0.1:8000")]
@@ -62,6 +62,25 @@ pub struct SimArgs {
     /// Seed for EOS draws and faults.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+}
+
+impl std::fmt::Debug for SimArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimArgs")
+            .field("listen", &self.listen)
+            .field("model", &self.model)
+            .field("gpu", &self.gpu)
+            .field("gpus", &self.gpus)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("profiles", &self.profiles)
+            .field("max_num_seqs", &self.max_num_seqs)
+            .field("max_num_batched_tokens", &self.max_num_batched_tokens)
+            .field("prefix_cache", &self.prefix_cache)
+            .field("emit_timestamps", &self.emit_timestamps)
+            .field("faults", &self.faults)
+            .field("seed", &self.seed)
+            .finish()
+    }
 }
 
 impl Default for SimArgs {
@@ -126,4 +145,49 @@ pub enum SimError {
         addr: SocketAddr,
         source: std::io::Error,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        sim: SimArgs,
+    }
+
+    #[test]
+    fn cli_defaults_match_default_impl() {
+        Cli::command().debug_assert();
+        let parsed = Cli::try_parse_from(["sim"]).unwrap().sim;
+        let d = SimArgs::default();
+        assert_eq!(parsed.listen, d.listen);
+        assert_eq!(
+            (parsed.model, parsed.gpu, parsed.gpus),
+            (d.model, d.gpu, d.gpus)
+        );
+        assert_eq!(
+            (parsed.max_num_seqs, parsed.max_num_batched_tokens),
+            (256, 8192)
+        );
+        assert!(!parsed.prefix_cache && !parsed.emit_timestamps);
+        let p = Cli::try_parse_from([
+            "sim",
+            "--gpu",
+            "h200",
+            "--gpus",
+            "2",
+            "--faults",
+            "reset=0.1",
+        ])
+        .unwrap()
+        .sim;
+        assert_eq!(
+            (p.gpu.as_str(), p.gpus, p.faults.as_deref()),
+            ("h200", 2, Some("reset=0.1"))
+        );
+    }
 }

@@ -13,6 +13,7 @@ use crate::SimError;
 pub const DEFAULT_PROFILES: &str = include_str!("../profiles.toml");
 
 const GB: f64 = 1e9;
+const GIB: f64 = (1u64 << 30) as f64;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -25,7 +26,7 @@ pub struct Defaults {
 #[serde(deny_unknown_fields)]
 pub struct GpuSpec {
     pub name: String,
-    pub vram_gb: f64,
+    pub vram_gib: f64,
     pub mem_bw_gbs: f64,
     pub tflops_bf16: f64,
     pub tflops_fp8: f64,
@@ -205,13 +206,13 @@ impl ProfileSet {
         let kv_pool = match knobs.kv_cache_gb {
             Some(gb) => gb * GB,
             None => {
-                g.vram_gb * GB * n * self.defaults.gpu_memory_utilization
+                g.vram_gib * GIB * n * self.defaults.gpu_memory_utilization
                     - weight_bytes
                     - g.reserved_gb * GB * n
             }
         };
-        // Sliding-window layers hold at most `sliding_window` tokens per sequence; charge them
-        // to the pool up front for a typical batch so the full-attention pool stays honest.
+        // The pool is sized by full-attention KV only: sliding-window layers hold at most
+        // `sliding_window` tokens per sequence, small next to it (their reads are still timed).
         let kv_capacity_tokens = if kv_bytes_per_token > 0.0 {
             (kv_pool / kv_bytes_per_token).floor()
         } else {
@@ -223,11 +224,11 @@ impl ProfileSet {
                 weights_gb: weight_bytes / GB,
                 gpus,
                 gpu: gpu.to_string(),
-                budget_gb: g.vram_gb * n * self.defaults.gpu_memory_utilization,
+                budget_gb: g.vram_gib * GIB / GB * n * self.defaults.gpu_memory_utilization,
                 suggested_gpus: (1..=64)
                     .find(|k| {
-                        g.vram_gb
-                            * GB
+                        g.vram_gib
+                            * GIB
                             * f64::from(*k)
                             * (self.defaults.gpu_memory_utilization - 0.05)
                             > weight_bytes + g.reserved_gb * GB * f64::from(*k)
@@ -332,10 +333,10 @@ mod tests {
     fn override_file_merges_keys() {
         let set = ProfileSet::from_sources(&[
             ("a", DEFAULT_PROFILES),
-            ("b", "[gpu.h200]\nvram_gb = 1000.0\n[gpu.mine]\nname='x'\nvram_gb=10.0\nmem_bw_gbs=1.0\ntflops_bf16=1.0\ntflops_fp8=1.0\ntflops_fp4=1.0\ninterconnect_gbs=1.0\nallreduce_latency_us=1.0\nmem_efficiency=1.0\nflop_efficiency=1.0\nreserved_gb=0.0\n"),
+            ("b", "[gpu.h200]\nvram_gib = 1000.0\n[gpu.mine]\nname='x'\nvram_gib=10.0\nmem_bw_gbs=1.0\ntflops_bf16=1.0\ntflops_fp8=1.0\ntflops_fp4=1.0\ninterconnect_gbs=1.0\nallreduce_latency_us=1.0\nmem_efficiency=1.0\nflop_efficiency=1.0\nreserved_gb=0.0\n"),
         ])
         .unwrap();
-        assert_eq!(set.gpu["h200"].vram_gb, 1000.0);
+        assert_eq!(set.gpu["h200"].vram_gib, 1000.0);
         assert_eq!(set.gpu["h200"].mem_bw_gbs, 4800.0);
         assert!(set.gpu.contains_key("mine"));
     }

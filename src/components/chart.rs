@@ -158,8 +158,8 @@ pub fn ChartView(
         let applied = live.with_value(|l| {
             l.as_ref().map(|l| {
                 // Replace series wholesale (their count may change); merge the rest so the
-                // update animates from the previous state.
-                let opts = json!({"replaceMerge": ["series", "xAxis", "yAxis"]});
+                // update animates. Replacing axes too would detach the tooltip's axis pointer.
+                let opts = json!({"replaceMerge": ["series"]});
                 l.instance.set_option(&option, &to_js(&opts))
             })
         });

@@ -10,7 +10,6 @@ use super::findings::position;
 use crate::charts::plot::XAxis;
 use crate::components::{HighlightCard, HighlightGrid};
 
-
 /// "35B MoE, 3B active params, FP8" from whatever the report states.
 pub fn architecture(report: &Report) -> Option<String> {
     let m = &report.metadata.model;

@@ -191,9 +191,10 @@ describe('bad input', () => {
       await page.goto(reportUrl(`fixtures/malformed/${file}`));
       const panel = page.getByTestId('error-panel');
       await panel.waitFor({ timeout: 10000 });
+      const text = await panel.innerText();
+      assert.ok(text.includes(`fixtures/malformed/${file}`), `the panel names the input: ${text}`);
       const detail = await page.getByTestId('error-detail').innerText();
-      assert.ok(detail.includes(file), `the panel names the input: ${detail}`);
-      assert.ok(detail.length > file.length + 10, `the panel says what is wrong: ${detail}`);
+      assert.ok(detail.trim().length > 10, `the panel says what is wrong: ${detail}`);
       assert.equal(await page.locator('[data-testid^="section-"]').count(), 0);
       assertClean(problems);
     });
@@ -222,7 +223,7 @@ describe('bad input', () => {
     await page.getByTestId('landing').waitFor();
     await page.getByTestId('file-input').first().setInputFiles(join(malformedDir, 'unknown-scenario.json'));
     await page.getByTestId('error-panel').waitFor();
-    assert.match(await page.getByTestId('error-detail').innerText(), /unknown-scenario\.json.*no_such_scenario/s);
+    assert.match(await page.getByTestId('error-panel').innerText(), /unknown-scenario\.json.*no_such_scenario/s);
     const valid = new URL('fixtures/valid-small.json', import.meta.url).pathname;
     await page.getByTestId('file-input').first().setInputFiles(valid);
     await page.getByTestId('section-header').waitFor();
@@ -242,7 +243,7 @@ describe('bad input', () => {
     }, text);
     await page.getByTestId('drop-zone').dispatchEvent('drop', { dataTransfer: transfer });
     await page.getByTestId('error-panel').waitFor();
-    assert.match(await page.getByTestId('error-detail').innerText(), /dropped\.json/);
+    assert.match(await page.getByTestId('error-panel').innerText(), /dropped\.json.*line \d+, column \d+/s);
     assertClean(problems);
   });
 

@@ -57,7 +57,7 @@ run() {
         tail -n 30 "$logfile" >&2
         die "command failed (full output in $logfile): $*"
     fi
-    log "  done in $((SECONDS - start)) s"
+    log "  done in $((SECONDS - start)) s (load average $(cut -d" " -f1-3 /proc/loadavg))"
 }
 
 run_aiperf() {

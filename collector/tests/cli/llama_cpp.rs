@@ -1,0 +1,289 @@
+//! A real engine: llama.cpp's `llama-server` on CPU (engines/llama-cpp), measured through the
+//! built binary with `--engine auto`, then checked against the engine's own `timings`.
+//!
+//! Needs `INFERMETER_LLAMA_SERVER`, `INFERMETER_LLAMA_MODEL` and `INFERMETER_LLAMA_TOKENIZER`
+//! (the lines `engines/llama-cpp/setup.sh` prints). Without them it says why and passes, except
+//! under `CI=true`, where a skipped real-engine test would hide a broken setup.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use infermeter_report::{load_report, LoadMode, Outcome, RequestRecord, RunStatus, TokenSource};
+
+use crate::common::*;
+
+const OUTPUT_TOKENS: u32 = 32;
+const INPUTS: [u32; 3] = [64, 256, 1024];
+
+struct LlamaPaths {
+    server: PathBuf,
+    model: PathBuf,
+    tokenizer: PathBuf,
+}
+
+fn llama_paths() -> Option<LlamaPaths> {
+    let var = |name| std::env::var_os(name).map(PathBuf::from);
+    match (
+        var("INFERMETER_LLAMA_SERVER"),
+        var("INFERMETER_LLAMA_MODEL"),
+        var("INFERMETER_LLAMA_TOKENIZER"),
+    ) {
+        (Some(server), Some(model), Some(tokenizer)) => Some(LlamaPaths {
+            server,
+            model,
+            tokenizer,
+        }),
+        _ => {
+            let why = "INFERMETER_LLAMA_SERVER, INFERMETER_LLAMA_MODEL and INFERMETER_LLAMA_TOKENIZER \
+                       are not all set; run `bash engines/llama-cpp/setup.sh` and export the \
+                       LLAMA_SERVER, MODEL_GGUF and TOKENIZER_DIR it prints under these names";
+            if std::env::var("CI").is_ok_and(|v| v == "true") {
+                panic!("the llama.cpp test cannot run under CI=true: {why}");
+            }
+            eprintln!("SKIPPED llama.cpp test: {why}");
+            None
+        }
+    }
+}
+
+/// The server process, killed when the test ends (also on panic).
+struct LlamaServer {
+    child: Child,
+    base_url: String,
+    log: PathBuf,
+}
+
+impl Drop for LlamaServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl LlamaServer {
+    /// `-t 1`: on two cores the collector needs the other one.
+    async fn start(paths: &LlamaPaths, dir: &Path) -> LlamaServer {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let log = dir.join("llama-server.log");
+        let log_file = std::fs::File::create(&log).unwrap();
+        let child = Command::new(&paths.server)
+            .args(["-m".as_ref(), paths.model.as_os_str()])
+            .args(["-a", "tiny-llama", "--host", "127.0.0.1", "--port"])
+            .arg(port.to_string())
+            .args(["-c", "16384", "-np", "4", "-t", "1", "--metrics", "--no-webui"])
+            .stdin(Stdio::null())
+            .stdout(log_file.try_clone().unwrap())
+            .stderr(log_file)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", paths.server.display()));
+        let mut server = LlamaServer {
+            child,
+            base_url: format!("http://127.0.0.1:{port}/v1"),
+            log,
+        };
+        server.wait_healthy(port).await;
+        server
+    }
+
+    async fn wait_healthy(&mut self, port: u16) {
+        let client = reqwest::Client::new();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("llama-server exited ({status}):\n{}", self.log_tail());
+            }
+            let health = client
+                .get(format!("http://127.0.0.1:{port}/health"))
+                .send()
+                .await;
+            if health.is_ok_and(|r| r.status().is_success()) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("llama-server not healthy after 120 s:\n{}", self.log_tail());
+    }
+
+    fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(30)..].join("\n")
+    }
+}
+
+fn suite_toml(name: &str, inputs: &[u32], modes: &str) -> String {
+    let mut toml = format!("name = '{name}'\nwarmup = 1\n");
+    for input in inputs {
+        toml.push_str(&format!(
+            "[[scenario]]\nid = 'in-{input}'\nname = 'In {input}'\ninput_tokens = {input}\noutput_tokens = {OUTPUT_TOKENS}\n"
+        ));
+    }
+    toml + modes
+}
+
+async fn run_suite(server: &LlamaServer, dir: &Path, suite: &str, extra: &[&str]) -> PathBuf {
+    let suite = small_suite(dir, suite);
+    let report = dir.join("report.json");
+    let mut args = vec![
+        "--quiet",
+        "run",
+        "--base-url",
+        &server.base_url,
+        "--suite",
+        suite.to_str().unwrap(),
+        "--gpu",
+        "CPU (no GPU)",
+        "--out",
+        report.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = infermeter(&args, &[]).await;
+    assert!(
+        out.status.success(),
+        "{}\nllama-server log:\n{}",
+        text(&out),
+        server.log_tail()
+    );
+    let out = infermeter(&["validate", report.to_str().unwrap()], &[]).await;
+    assert!(out.status.success(), "{}", text(&out));
+    report
+}
+
+fn ok_measured(records: &[RequestRecord]) -> Vec<&RequestRecord> {
+    let measured: Vec<&RequestRecord> = records.iter().filter(|r| !r.warmup).collect();
+    for r in &measured {
+        assert_eq!(r.outcome, Outcome::Ok, "{r:?}");
+    }
+    measured
+}
+
+/// Output length exact from usage, and the chunks' running counts add up to it.
+fn check_output(r: &RequestRecord) {
+    assert_eq!(r.output_tokens, Some(OUTPUT_TOKENS), "{r:?}");
+    let chunk_tokens: u32 = r.chunks.iter().map(|c| c.tokens).sum();
+    assert_eq!(chunk_tokens, OUTPUT_TOKENS, "{r:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn llama_cpp_cpu_matches_its_own_timings() {
+    let Some(paths) = llama_paths() else {
+        return;
+    };
+    let dir = out_dir("llama-cpp");
+    let server = LlamaServer::start(&paths, &dir).await;
+    let tokenizer = paths.tokenizer.to_str().unwrap();
+
+    // Completions: the HF tokenizer counts the raw prompt exactly, so input lengths are exact.
+    let modes = "[peak]\nlevels = [1, 4]\nrequests_per_slot = 2\nmin_seconds = 0\n\
+                 [burst]\nlevels = [1, 4]\n";
+    let report_path = run_suite(
+        &server,
+        &dir,
+        &suite_toml("llama-test", &INPUTS, modes),
+        &["--api", "completions", "--tokenizer", tokenizer],
+    )
+    .await;
+    let report = load_report(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
+    assert_eq!(report.status, RunStatus::Complete);
+    assert_eq!(report.metadata.engine.name, "llama.cpp", "auto-detected");
+    let version = report.metadata.engine.version.clone().unwrap_or_default();
+    assert!(version.starts_with('b'), "build_info from /props: {version}");
+    assert_eq!(
+        report.measurement.output_token_source,
+        TokenSource::ContinuousUsage
+    );
+    // Lengths and cache as asked (a busy machine may still add a client-lag warning).
+    assert!(
+        report.warnings.iter().all(|w| w.contains("sent requests late")),
+        "{:?}",
+        report.warnings
+    );
+    assert_eq!(report.series.len(), INPUTS.len() * 2);
+    for series in &report.series {
+        for level in &series.levels {
+            let server_metrics = level.server.as_ref().expect("server metrics");
+            assert_eq!(server_metrics.dialect.as_deref(), Some("llamacpp"));
+            let engine_decode = server_metrics.engine_decode_tok_s.expect("engine decode");
+            let client_decode = level.metrics.decode_tok_s.unwrap();
+            assert_eq!(engine_decode.count, client_decode.count);
+            assert!(server_metrics.engine_prefill_tok_s.is_some());
+        }
+    }
+    assert!(report
+        .series
+        .iter()
+        .any(|s| s.mode == LoadMode::Peak && s.levels.iter().any(|l| l.concurrency == 4)));
+
+    let records = read_records(&report_path);
+    let measured = ok_measured(&records);
+    assert!(measured.len() >= INPUTS.len() * (2 + 8 + 1 + 4));
+    let mut decode_ratios = Vec::new();
+    let mut ttft_minus_prompt_ms = Vec::new();
+    for r in &measured {
+        check_output(r);
+        let asked = report
+            .scenarios
+            .iter()
+            .find(|s| s.id == r.scenario)
+            .unwrap()
+            .input_tokens;
+        assert_eq!(r.input_tokens, Some(asked), "usage.prompt_tokens: {r:?}");
+        // `cache_prompt: false`: no prompt token came from the cache, all were computed.
+        assert_eq!(r.cached_tokens, Some(0), "{r:?}");
+        let t = r.engine_timings.expect("timings on every request");
+        assert_eq!(t.prompt_n, Some(u64::from(asked)));
+        assert_eq!(t.predicted_n, Some(u64::from(OUTPUT_TOKENS)));
+        let (ttft, e2e) = (r.ttft_s.unwrap(), r.e2e_s.unwrap());
+        let client_decode = f64::from(OUTPUT_TOKENS - 1) / (e2e - ttft);
+        let predicted_ms = t.predicted_ms.unwrap();
+        let engine_per_second = t.predicted_n.unwrap() as f64 / predicted_ms * 1000.0;
+        decode_ratios.push(client_decode / engine_per_second);
+        // TTFT holds the whole prefill (plus any wait for a slot and the trip to the client).
+        let prompt_ms = t.prompt_ms.unwrap();
+        ttft_minus_prompt_ms.push(ttft * 1000.0 - prompt_ms);
+        assert!(ttft * 1000.0 + 0.01 >= prompt_ms, "TTFT {ttft} s < {t:?}");
+    }
+    decode_ratios.sort_by(f64::total_cmp);
+    ttft_minus_prompt_ms.sort_by(f64::total_cmp);
+    let (lo, mid, hi) = (
+        decode_ratios[0],
+        decode_ratios[decode_ratios.len() / 2],
+        decode_ratios[decode_ratios.len() - 1],
+    );
+    eprintln!(
+        "llama.cpp, {} requests: client decode tok/s / engine predicted_per_second min {lo:.3} median {mid:.3} max {hi:.3}; TTFT - prompt_ms min {:.1} ms median {:.1} ms",
+        decode_ratios.len(),
+        ttft_minus_prompt_ms[0],
+        ttft_minus_prompt_ms[ttft_minus_prompt_ms.len() / 2],
+    );
+    // Measured 0.95..0.99 (median 0.97 = 31/32: the engine divides by all 32 tokens, the
+    // client by the 31 gaps after the first). A 1.5x error in either clock or count fails.
+    assert!(lo > 0.7 && hi < 1.3, "decode ratios {decode_ratios:?}");
+
+    // Chat: the role-only first chunk, usage on a separate `choices: []` chunk.
+    let chat_dir = out_dir("llama-cpp-chat");
+    let report_path = run_suite(
+        &server,
+        &chat_dir,
+        &suite_toml("llama-chat-test", &[64], "[burst]\nlevels = [4]\n"),
+        &["--engine", "llamacpp", "--tokenizer", tokenizer],
+    )
+    .await;
+    let report = load_report(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
+    assert_eq!(report.metadata.engine.api.as_deref(), Some("chat"));
+    let records = read_records(&report_path);
+    let measured = ok_measured(&records);
+    assert_eq!(measured.len(), 4);
+    for r in measured {
+        check_output(r);
+        // The chat template adds its tokens to the 64 of the message.
+        assert!(r.input_tokens.unwrap() > 64, "{r:?}");
+        assert!(r.ttft_s.unwrap() > 0.0 && r.engine_timings.is_some());
+    }
+}
