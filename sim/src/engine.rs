@@ -52,6 +52,10 @@ pub struct Profile {
     pub step_overhead: f64,
     pub seq_overhead: f64,
     pub frontend_latency: f64,
+    /// Largest batch (sequences in a step) run through captured CUDA graphs; larger steps run
+    /// eagerly and pay `eager_step_overhead` seconds of kernel launches on top.
+    pub cuda_graph_max_batch: u32,
+    pub eager_step_overhead: f64,
     pub routing_locality: f64,
     pub max_num_seqs: u32,
     pub max_num_batched_tokens: u32,
@@ -128,10 +132,15 @@ impl Profile {
         } else {
             0.0
         };
+        let eager = if batch.len() > self.cuda_graph_max_batch as usize {
+            self.eager_step_overhead
+        } else {
+            0.0
+        };
         StepCost {
             compute: gemm_flops / self.flops + attention_flops / self.attn_flops,
             memory: (weights + kv_read) / self.mem_bw,
-            overhead: self.step_overhead + self.seq_overhead * batch.len() as f64,
+            overhead: self.step_overhead + self.seq_overhead * batch.len() as f64 + eager,
             tensor_parallel,
         }
     }

@@ -48,6 +48,10 @@ pub struct Knobs {
     pub prefill_efficiency: Option<f64>,
     pub decode_efficiency: Option<f64>,
     pub routing_locality: Option<f64>,
+    /// Largest batch (sequences per step) with a captured CUDA graph; bigger steps run eagerly.
+    pub cuda_graph_max_batch: Option<u32>,
+    /// Extra kernel-launch time of an eager step.
+    pub eager_step_overhead_ms: Option<f64>,
     /// Fixed KV-cache pool over all GPUs, replacing the memory-budget computation.
     pub kv_cache_gb: Option<f64>,
 }
@@ -184,6 +188,8 @@ impl ProfileSet {
                     prefill_efficiency,
                     decode_efficiency,
                     routing_locality,
+                    cuda_graph_max_batch,
+                    eager_step_overhead_ms,
                     kv_cache_gb
                 );
             }
@@ -286,6 +292,8 @@ impl ProfileSet {
             step_overhead: knobs.step_overhead_ms.unwrap_or(1.0) * 1e-3,
             seq_overhead: knobs.seq_overhead_us.unwrap_or(20.0) * 1e-6,
             frontend_latency: knobs.frontend_latency_ms.unwrap_or(5.0) * 1e-3,
+            cuda_graph_max_batch: knobs.cuda_graph_max_batch.unwrap_or(u32::MAX),
+            eager_step_overhead: knobs.eager_step_overhead_ms.unwrap_or(0.0) * 1e-3,
             routing_locality: knobs.routing_locality.unwrap_or(0.0).clamp(0.0, 0.999),
             max_num_seqs: 256,
             max_num_batched_tokens: 8192,
