@@ -91,3 +91,14 @@ export async function pointPosition(page, chartId, seriesIndex = 0, dataIndex = 
     return { x: box.left + x, y: box.top + y, value };
   }, [chartId, seriesIndex, dataIndex]);
 }
+
+/// Waits until chart `chartId` has no animation running (ECharts ignores the pointer meanwhile).
+export async function chartSettled(page, chartId) {
+  await page.evaluate((id) => new Promise((ok) => {
+    const host = document.querySelector(`[data-chart-id="${id}"] .chart-canvas`);
+    const chart = window.echarts.getInstanceByDom(host);
+    const idle = () => !chart.getZr().animation._running && !chart.getZr().animation._head;
+    if (idle()) { ok(); return; }
+    chart.on('finished', function done() { chart.off('finished', done); ok(); });
+  }), chartId);
+}
