@@ -2,43 +2,250 @@
 //! the same workloads, computed on the virtual clock with the collector's definitions:
 //! per-user decode tok/s = (output tokens - 1) / (E2E - TTFT), averaged over requests;
 //! system throughput = per-user decode x concurrency; scaling efficiency = system / (single-user x N).
+//!
+//! [`REFERENCES`] is the one list of reference figures; [`Reference::value`] turns measured levels
+//! into a figure, so the virtual-time table here and `infermeter calibrate` (real time, through the
+//! collector) compute every figure the same way.
 
 use crate::engine::{simulate, Arrival, Profile, RequestTiming, Workload};
 use crate::profiles::ProfileSet;
 
-/// One reference figure and the simulator's value for it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CalibrationRow {
-    pub label: String,
-    pub reference: f64,
-    pub simulated: f64,
-    /// Set when the reference figure contradicts the rest of its own report, so no physical model
-    /// can match it together with the other rows; says why and what is checked instead.
-    pub note: Option<String>,
+/// One model on `gpus` GPUs of one kind (profile ids).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Deployment {
+    pub model: &'static str,
+    pub gpu: &'static str,
+    pub gpus: u32,
 }
 
-impl CalibrationRow {
-    /// simulated / reference - 1.
-    pub fn relative_error(&self) -> f64 {
-        self.simulated / self.reference - 1.0
+/// Which figure of a peak-mode (closed loop, exactly N in flight) sweep a reference states.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Figure {
+    /// Mean per-user decode tok/s at `concurrency`.
+    DecodeTokS,
+    /// Mean TTFT (s) at `concurrency`.
+    TtftS,
+    /// Per-user decode x `concurrency`.
+    SystemTokS,
+    /// Highest system tok/s over every level measured (the reference reached it at `concurrency`).
+    PeakSystemTokS,
+    /// System tok/s at `concurrency` / (single-user decode x `concurrency`), in %.
+    ScalingEfficiencyPct,
+}
+
+/// One published figure and the workload it was measured on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reference {
+    /// Deployment and scenario, as the table prints it.
+    pub setup: &'static str,
+    pub deployment: Deployment,
+    pub input_tokens: u32,
+    pub output_tokens: u32,
+    pub concurrency: u32,
+    pub figure: Figure,
+    pub value: f64,
+}
+
+/// Aggregates of one peak-mode level.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LevelResult {
+    pub concurrency: u32,
+    pub decode_tps: f64,
+    pub ttft: f64,
+}
+
+impl LevelResult {
+    pub fn system_tps(&self) -> f64 {
+        self.decode_tps * f64::from(self.concurrency)
     }
 }
 
-/// Why the Qwen3-Coder scaling-efficiency row cannot be matched together with the peak row.
-pub const INCONSISTENT_EFFICIENCY: &str = "reference 002 reports 2,961 tok/s at 24 in flight and \
-39% x 152.9 x 32 = 1,908 tok/s at 32, i.e. throughput falling by a third from 24 to 32; its own \
-RAG row (54%, 2,614 tok/s at 32) shows no KV-cache or batch limit near 32. A roofline engine's \
-throughput never falls with concurrency without such a limit, so within +-15% the two rows \
-exclude each other (peak >= 2,517 but @32 <= 2,194). We match the peak; this row is checked as \
-a bound: simulated efficiency at 32 lies between the reference 39% and 80%.";
+impl Reference {
+    /// What the table calls this figure.
+    pub fn figure_label(&self) -> String {
+        let n = self.concurrency;
+        match (self.figure, n) {
+            (Figure::DecodeTokS, 1) => "single-user decode tok/s".into(),
+            (Figure::TtftS, 1) => "single-user TTFT s".into(),
+            (Figure::DecodeTokS, _) => format!("per-user decode tok/s @{n}"),
+            (Figure::TtftS, _) => format!("TTFT s @{n}"),
+            (Figure::SystemTokS, _) => format!("system tok/s @{n}"),
+            (Figure::PeakSystemTokS, _) => format!("peak system tok/s (reference: @{n})"),
+            (Figure::ScalingEfficiencyPct, _) => format!("scaling efficiency @{n} %"),
+        }
+    }
 
-/// Aggregates of one peak-mode (closed loop, exactly N in flight) level.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LevelResult {
-    pub concurrency: usize,
-    pub decode_tps: f64,
-    pub ttft: f64,
-    pub system_tps: f64,
+    /// Concurrency levels this figure needs measured.
+    pub fn levels_needed(&self) -> Vec<u32> {
+        match self.figure {
+            Figure::ScalingEfficiencyPct => vec![1, self.concurrency],
+            _ => vec![self.concurrency],
+        }
+    }
+
+    /// The figure from the levels measured on this reference's workload; `None` when a level it
+    /// needs is missing.
+    pub fn value(&self, levels: &[LevelResult]) -> Option<f64> {
+        let at = |n: u32| levels.iter().find(|l| l.concurrency == n);
+        let here = at(self.concurrency);
+        match self.figure {
+            Figure::DecodeTokS => here.map(|l| l.decode_tps),
+            Figure::TtftS => here.map(|l| l.ttft),
+            Figure::SystemTokS => here.map(LevelResult::system_tps),
+            Figure::PeakSystemTokS => levels.iter().map(LevelResult::system_tps).reduce(f64::max),
+            Figure::ScalingEfficiencyPct => {
+                let single = at(1)?.decode_tps;
+                here.map(|l| 100.0 * l.system_tps() / (single * f64::from(self.concurrency)))
+            }
+        }
+    }
+
+    /// Whether `other` runs the same deployment and request shape (so shares its levels).
+    pub fn same_workload(&self, other: &Reference) -> bool {
+        (self.deployment, self.input_tokens, self.output_tokens)
+            == (other.deployment, other.input_tokens, other.output_tokens)
+    }
+}
+
+const QWEN3_CODER: Deployment = Deployment {
+    model: "qwen3-coder-30b-a3b",
+    gpu: "h100-pcie",
+    gpus: 1,
+};
+const QWEN35: Deployment = Deployment {
+    model: "qwen3.5-35b-a3b-fp8",
+    gpu: "h100-sxm",
+    gpus: 1,
+};
+const STEP: Deployment = Deployment {
+    model: "step-3.7-flash",
+    gpu: "rtx-pro-6000",
+    gpus: 2,
+};
+
+const fn reference(
+    setup: &'static str,
+    deployment: Deployment,
+    (input_tokens, output_tokens): (u32, u32),
+    concurrency: u32,
+    figure: Figure,
+    value: f64,
+) -> Reference {
+    Reference {
+        setup,
+        deployment,
+        input_tokens,
+        output_tokens,
+        concurrency,
+        figure,
+        value,
+    }
+}
+
+const CODER_CHAT: &str = "Qwen3-Coder-30B-A3B 1xH100-PCIe chat 1024/128";
+const QWEN35_CHAT: &str = "Qwen3.5-35B-A3B-FP8 1xH100-SXM chat 1024/256";
+const QWEN35_TOOL: &str = "Qwen3.5-35B-A3B-FP8 1xH100-SXM tool 32768/256";
+const STEP_1K: &str = "Step-3.7-Flash NVFP4 2xRTX-Pro-6000 1K/1024";
+const STEP_32K: &str = "Step-3.7-Flash NVFP4 2xRTX-Pro-6000 32K/1024";
+const STEP_256K: &str = "Step-3.7-Flash NVFP4 2xRTX-Pro-6000 256K/1024";
+/// 256K context including the 1024 output tokens (the model's maximum length).
+const INPUT_256K: u32 = 256 * 1024 - 1024;
+
+/// Every published figure we calibrate against (reference 002: Qwen3-Coder; 001: Qwen3.5;
+/// 003: Step-3.7-Flash).
+pub const REFERENCES: [Reference; 14] = [
+    reference(
+        CODER_CHAT,
+        QWEN3_CODER,
+        (1024, 128),
+        1,
+        Figure::DecodeTokS,
+        152.9,
+    ),
+    reference(
+        CODER_CHAT,
+        QWEN3_CODER,
+        (1024, 128),
+        1,
+        Figure::TtftS,
+        0.030,
+    ),
+    reference(
+        CODER_CHAT,
+        QWEN3_CODER,
+        (1024, 128),
+        8,
+        Figure::SystemTokS,
+        1121.0,
+    ),
+    reference(
+        CODER_CHAT,
+        QWEN3_CODER,
+        (1024, 128),
+        24,
+        Figure::PeakSystemTokS,
+        2961.0,
+    ),
+    reference(
+        CODER_CHAT,
+        QWEN3_CODER,
+        (1024, 128),
+        32,
+        Figure::ScalingEfficiencyPct,
+        39.0,
+    ),
+    reference(
+        QWEN35_CHAT,
+        QWEN35,
+        (1024, 256),
+        1,
+        Figure::DecodeTokS,
+        172.5,
+    ),
+    reference(QWEN35_CHAT, QWEN35, (1024, 256), 1, Figure::TtftS, 0.20),
+    reference(
+        QWEN35_TOOL,
+        QWEN35,
+        (32768, 256),
+        32,
+        Figure::DecodeTokS,
+        13.2,
+    ),
+    reference(QWEN35_TOOL, QWEN35, (32768, 256), 32, Figure::TtftS, 6.2),
+    reference(STEP_1K, STEP, (1024, 1024), 1, Figure::DecodeTokS, 94.6),
+    reference(STEP_1K, STEP, (1024, 1024), 1, Figure::TtftS, 0.381),
+    reference(STEP_32K, STEP, (32 * 1024, 1024), 1, Figure::TtftS, 11.2),
+    reference(
+        STEP_256K,
+        STEP,
+        (INPUT_256K, 1024),
+        1,
+        Figure::DecodeTokS,
+        78.5,
+    ),
+    reference(STEP_256K, STEP, (INPUT_256K, 1024), 1, Figure::TtftS, 109.9),
+];
+
+/// One reference figure and the simulator's value for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CalibrationRow {
+    pub reference: Reference,
+    pub simulated: f64,
+}
+
+impl CalibrationRow {
+    pub fn label(&self) -> String {
+        format!(
+            "{}: {}",
+            self.reference.setup,
+            self.reference.figure_label()
+        )
+    }
+
+    /// simulated / reference - 1.
+    pub fn relative_error(&self) -> f64 {
+        self.simulated / self.reference.value - 1.0
+    }
 }
 
 fn mean(xs: impl Iterator<Item = f64>) -> f64 {
@@ -46,127 +253,63 @@ fn mean(xs: impl Iterator<Item = f64>) -> f64 {
     s / n.max(1) as f64
 }
 
-/// Peak mode: `concurrency` in flight, `rounds` x `concurrency` requests in total.
-pub fn peak_level(profile: &Profile, concurrency: usize, input: u32, output: u32) -> LevelResult {
-    let count = (concurrency * 4).max(4);
+/// Peak mode on the virtual clock: `concurrency` in flight, 4 x `concurrency` requests in total.
+pub fn peak_level(profile: &Profile, concurrency: u32, input: u32, output: u32) -> LevelResult {
+    let n = concurrency as usize;
     let t: Vec<RequestTiming> = simulate(
         profile,
-        &Workload::uniform(count, input, output, Arrival::ClosedLoop { concurrency }),
+        &Workload::uniform(
+            (n * 4).max(4),
+            input,
+            output,
+            Arrival::ClosedLoop { concurrency: n },
+        ),
     );
-    let decode_tps = mean(t.iter().map(RequestTiming::decode_tps));
     LevelResult {
         concurrency,
-        decode_tps,
+        decode_tps: mean(t.iter().map(RequestTiming::decode_tps)),
         ttft: mean(t.iter().map(RequestTiming::ttft)),
-        system_tps: decode_tps * concurrency as f64,
     }
 }
 
 /// The levels the collector sweeps by default.
-pub const PEAK_LEVELS: [usize; 7] = [1, 2, 4, 8, 16, 24, 32];
+pub const PEAK_LEVELS: [u32; 7] = [1, 2, 4, 8, 16, 24, 32];
 
-fn profile(model: &str, gpu: &str, gpus: u32) -> Profile {
+/// The built-in profile of a calibration deployment.
+pub fn profile(d: Deployment) -> Profile {
     ProfileSet::builtin()
-        .resolve(model, gpu, Some(gpus))
+        .resolve(d.model, d.gpu, Some(d.gpus))
         .expect("built-in calibration deployment resolves")
 }
 
-fn row(label: &str, reference: f64, simulated: f64) -> CalibrationRow {
-    CalibrationRow {
-        label: label.to_string(),
-        reference,
-        simulated,
-        note: None,
-    }
-}
-
-/// Every reference figure we calibrate against, with the simulated value (virtual time; about a
-/// second of CPU in release builds).
+/// Every reference figure with the simulated value (virtual time; a few seconds of CPU in
+/// release builds). Peak throughput is taken over all of [`PEAK_LEVELS`].
 pub fn calibration_table() -> Vec<CalibrationRow> {
-    let mut rows = Vec::new();
-
-    // Qwen3-Coder-30B-A3B, 1x H100 PCIe, chatbot 1024 in / 128 out (reference 002).
-    let p = profile("qwen3-coder-30b-a3b", "h100-pcie", 1);
-    let levels: Vec<LevelResult> = PEAK_LEVELS
+    let mut measured: Vec<(Reference, Vec<LevelResult>)> = Vec::new();
+    REFERENCES
         .iter()
-        .map(|&n| peak_level(&p, n, 1024, 128))
-        .collect();
-    let single = levels[0];
-    let peak = levels.iter().map(|l| l.system_tps).fold(0.0, f64::max);
-    let at32 = levels[levels.len() - 1];
-    rows.push(row(
-        "qwen3-coder-30b-a3b 1xH100-PCIe chat: single-user decode tok/s",
-        152.9,
-        single.decode_tps,
-    ));
-    rows.push(row(
-        "qwen3-coder-30b-a3b 1xH100-PCIe chat: single-user TTFT s",
-        0.03,
-        single.ttft,
-    ));
-    rows.push(row(
-        "qwen3-coder-30b-a3b 1xH100-PCIe chat: peak system tok/s (1..32)",
-        2961.0,
-        peak,
-    ));
-    rows.push(CalibrationRow {
-        note: Some(INCONSISTENT_EFFICIENCY.to_string()),
-        ..row(
-            "qwen3-coder-30b-a3b 1xH100-PCIe chat: scaling efficiency @32 %",
-            39.0,
-            100.0 * at32.system_tps / (single.decode_tps * 32.0),
-        )
-    });
-
-    // Qwen3.5-35B-A3B-FP8, 1x H100 SXM (reference 001).
-    let p = profile("qwen3.5-35b-a3b-fp8", "h100-sxm", 1);
-    let chat = peak_level(&p, 1, 1024, 256);
-    let tool = peak_level(&p, 32, 32768, 256);
-    rows.push(row(
-        "qwen3.5-35b-a3b-fp8 1xH100-SXM chat 1024/256: single-user decode tok/s",
-        172.5,
-        chat.decode_tps,
-    ));
-    rows.push(row(
-        "qwen3.5-35b-a3b-fp8 1xH100-SXM chat 1024/256: single-user TTFT s",
-        0.20,
-        chat.ttft,
-    ));
-    rows.push(row(
-        "qwen3.5-35b-a3b-fp8 1xH100-SXM tool 32768/256 @32: per-user decode tok/s",
-        13.2,
-        tool.decode_tps,
-    ));
-    rows.push(row(
-        "qwen3.5-35b-a3b-fp8 1xH100-SXM tool 32768/256 @32: TTFT s",
-        6.2,
-        tool.ttft,
-    ));
-
-    // Step-3.7-Flash NVFP4, 2x RTX Pro 6000 Blackwell, 1024 out (reference 003).
-    let p = profile("step-3.7-flash", "rtx-pro-6000", 2);
-    let one_k = peak_level(&p, 1, 1024, 1024);
-    let k32 = peak_level(&p, 1, 32 * 1024, 1024);
-    let k256 = peak_level(&p, 1, 256 * 1024 - 1024, 1024);
-    rows.push(row(
-        "step-3.7-flash 2xRTX-Pro-6000 1K ctx: single-user decode tok/s",
-        94.6,
-        one_k.decode_tps,
-    ));
-    rows.push(row(
-        "step-3.7-flash 2xRTX-Pro-6000 256K ctx: single-user decode tok/s",
-        78.5,
-        k256.decode_tps,
-    ));
-    rows.push(row(
-        "step-3.7-flash 2xRTX-Pro-6000 1K ctx: single-user TTFT s",
-        0.381,
-        one_k.ttft,
-    ));
-    rows.push(row(
-        "step-3.7-flash 2xRTX-Pro-6000 32K ctx: single-user TTFT s",
-        11.2,
-        k32.ttft,
-    ));
-    rows
+        .map(|r| {
+            let levels = match measured.iter().position(|(m, _)| m.same_workload(r)) {
+                Some(i) => &mut measured[i].1,
+                None => {
+                    measured.push((*r, Vec::new()));
+                    &mut measured.last_mut().expect("just pushed").1
+                }
+            };
+            let needed = match r.figure {
+                Figure::PeakSystemTokS => PEAK_LEVELS.to_vec(),
+                _ => r.levels_needed(),
+            };
+            let p = profile(r.deployment);
+            for n in needed {
+                if !levels.iter().any(|l| l.concurrency == n) {
+                    levels.push(peak_level(&p, n, r.input_tokens, r.output_tokens));
+                }
+            }
+            CalibrationRow {
+                reference: *r,
+                simulated: r.value(levels).expect("every level needed was simulated"),
+            }
+        })
+        .collect()
 }

@@ -53,6 +53,13 @@ pub struct SimArgs {
     /// Reuse KV blocks of identical prompt prefixes (vLLM --enable-prefix-caching).
     #[arg(long)]
     pub prefix_cache: bool,
+    /// Largest batch (sequences per step) run through captured CUDA graphs; bigger steps run
+    /// eagerly (default: the profile's `cuda_graph_max_batch`, else no limit).
+    #[arg(long, value_name = "N")]
+    pub cuda_graph_max_batch: Option<u32>,
+    /// Extra kernel-launch time of an eager step, ms (default: the profile's, else 0).
+    #[arg(long, value_name = "MS")]
+    pub eager_step_overhead_ms: Option<f64>,
     /// Add the server's send time (`infermeter_ts`) to every streamed chunk.
     #[arg(long)]
     pub emit_timestamps: bool,
@@ -76,6 +83,8 @@ impl std::fmt::Debug for SimArgs {
             .field("max_num_seqs", &self.max_num_seqs)
             .field("max_num_batched_tokens", &self.max_num_batched_tokens)
             .field("prefix_cache", &self.prefix_cache)
+            .field("cuda_graph_max_batch", &self.cuda_graph_max_batch)
+            .field("eager_step_overhead_ms", &self.eager_step_overhead_ms)
             .field("emit_timestamps", &self.emit_timestamps)
             .field("faults", &self.faults)
             .field("seed", &self.seed)
@@ -95,6 +104,8 @@ impl Default for SimArgs {
             max_num_seqs: 256,
             max_num_batched_tokens: 8192,
             prefix_cache: false,
+            cuda_graph_max_batch: None,
+            eager_step_overhead_ms: None,
             emit_timestamps: false,
             faults: None,
             seed: 0,
@@ -110,6 +121,12 @@ impl SimArgs {
         p.max_num_seqs = self.max_num_seqs.max(1);
         p.max_num_batched_tokens = self.max_num_batched_tokens.max(1);
         p.prefix_cache = self.prefix_cache;
+        if let Some(n) = self.cuda_graph_max_batch {
+            p.cuda_graph_max_batch = n;
+        }
+        if let Some(ms) = self.eager_step_overhead_ms {
+            p.eager_step_overhead = ms.max(0.0) * 1e-3;
+        }
         Ok(p)
     }
 }
@@ -174,6 +191,7 @@ mod tests {
             (256, 8192)
         );
         assert!(!parsed.prefix_cache && !parsed.emit_timestamps);
+        assert_eq!(parsed.cuda_graph_max_batch, None);
         let p = Cli::try_parse_from([
             "sim",
             "--gpu",
@@ -182,6 +200,8 @@ mod tests {
             "2",
             "--faults",
             "reset=0.1",
+            "--cuda-graph-max-batch",
+            "16",
         ])
         .unwrap()
         .sim;
@@ -189,5 +209,6 @@ mod tests {
             (p.gpu.as_str(), p.gpus, p.faults.as_deref()),
             ("h200", 2, Some("reset=0.1"))
         );
+        assert_eq!(p.profile().unwrap().cuda_graph_max_batch, 16);
     }
 }
