@@ -1,23 +1,24 @@
 //! Prompts of an exact token count, unique per request so no prefix cache can help.
 //!
-//! A prompt is a unique prefix (`[<request id>] Summarise ...`, ending in a newline) followed by
-//! filler: natural-looking sentences drawn from a local word list, deterministic for a seed. The
-//! filler is aligned to the target by measuring with a [`Tokenizer`] (binary search on its length,
-//! then one-token padding) and cached per (target, API, prefix token count). Tokenizers do not
-//! merge across the prefix's final newline, so only the short prefix is measured per request and
+//! A prompt is a unique prefix ([`request_prefix`], ending in a newline) followed by filler:
+//! natural-looking sentences drawn from a local word list, deterministic for a seed. The filler
+//! is aligned to the target by measuring with a [`Tokenizer`] (binary search on its length, then
+//! one-token padding) and cached per (target, API, prefix token count). Tokenizers do not merge
+//! across the prefix's final newline, so only the short prefix is measured per request and
 //! thousands of prompts cost thousands of short counts, not full alignments.
 //!
 //! Tokenizers, best first:
 //! - the model's Hugging Face `tokenizer.json` ([`Tokenizer::from_path`]), local and fast;
 //! - the server's `/tokenize` ([`Tokenizer::from_server`]): vLLM's shape (`{"model","prompt"}` or
 //!   `{"model","messages"}` -> `{"count"}`, which also counts the chat template), llama.cpp's
-//!   (`{"content"}` -> `{"tokens"}`) or TGI's (`{"inputs"}` -> `[...]`); served at the server
-//!   root, not under `/v1`;
+//!   (`{"content"}` -> `{"tokens"}`, chats through `/apply-template` first) or TGI's
+//!   (`{"inputs"}` -> `[...]`); served at the server root, not under `/v1`;
 //! - an estimate of ~4 characters per token ([`Tokenizer::estimate`]), with a warning.
 //!
-//! A chat prompt is exact only when the tokenizer can count whole chat messages (vLLM's
-//! `/tokenize`); otherwise its content is aligned and the template's few tokens are not counted,
-//! and [`BuiltPrompt::exact`] says so.
+//! What a tokenizer cannot see (a chat template applied by the server, a BOS the local
+//! `tokenizer.json` does not add) is learnt from what the server bills for one probe prompt and
+//! given to [`PromptBuilder::calibrate`]; [`Tokenizer::needs_calibration`] says when.
+//! [`BuiltPrompt::exact`] says whether the count covers everything the server bills.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -66,8 +67,18 @@ pub struct ServerTokenizer {
     model: String,
     shape: TokenizeShape,
     auth: Option<HeaderValue>,
-    /// vLLM counts chat messages with the template applied.
-    counts_messages: bool,
+    chat: ChatCounting,
+}
+
+/// How the server counts a chat with its template applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ChatCounting {
+    /// It cannot: only the message text is counted.
+    None,
+    /// vLLM's `/tokenize` takes `messages`.
+    Messages,
+    /// llama.cpp renders the chat at this `/apply-template` URL; its `/tokenize` counts the result.
+    ApplyTemplate(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +97,12 @@ impl TokenizeShape {
             TokenizeShape::Tgi => json!({ "inputs": text }),
         }
     }
+}
+
+/// The start of every prompt: the request's unique id, then an instruction ending in a newline
+/// (no tokenizer merges across it, so the filler after it counts the same for every id).
+pub fn request_prefix(unique_id: &str) -> String {
+    format!("[{unique_id}] Summarise the notes below in a few sentences.\n")
 }
 
 impl Tokenizer {
@@ -116,13 +133,14 @@ impl Tokenizer {
                 anyhow::Ok(value)
             })
             .transpose()?;
+        let root = server_root(base_url);
         let mut server = ServerTokenizer {
             client,
-            url: format!("{}/tokenize", server_root(base_url)),
+            url: format!("{root}/tokenize"),
             model: model.to_string(),
             shape: TokenizeShape::Vllm,
             auth,
-            counts_messages: false,
+            chat: ChatCounting::None,
         };
         let mut failures = Vec::new();
         for shape in [
@@ -131,13 +149,11 @@ impl Tokenizer {
             TokenizeShape::Tgi,
         ] {
             server.shape = shape;
+            // llama.cpp answers vLLM's shape with `{"tokens":[]}`: an empty count is no answer.
             match server.post(shape.body(model, "hello world")).await {
+                Ok(0) => failures.push(format!("{shape:?}: counted 0 tokens in \"hello world\"")),
                 Ok(_) => {
-                    server.counts_messages = shape == TokenizeShape::Vllm
-                        && server
-                            .count_messages(&[ChatMessage::user("hi")])
-                            .await
-                            .is_ok();
+                    server.chat = server.chat_counting(root).await;
                     return Ok(Tokenizer::Server(server));
                 }
                 Err(e) => failures.push(format!("{shape:?}: {e:#}")),
@@ -161,6 +177,17 @@ impl Tokenizer {
         !matches!(self, Tokenizer::Estimate)
     }
 
+    /// True when this tokenizer may miss tokens the server bills for `api`: a local
+    /// `tokenizer.json` knows no chat template and may disagree on BOS; a server tokenizer
+    /// misses only a chat template it cannot apply. The estimate is inexact anyway.
+    pub fn needs_calibration(&self, api: Api) -> bool {
+        match self {
+            Tokenizer::HuggingFace(_) => true,
+            Tokenizer::Server(s) => api == Api::Chat && s.chat == ChatCounting::None,
+            Tokenizer::Estimate => false,
+        }
+    }
+
     /// Tokens of `text` as a raw completion prompt (special tokens such as BOS included).
     pub async fn count_text(&self, text: &str) -> anyhow::Result<u32> {
         match self {
@@ -179,21 +206,64 @@ impl Tokenizer {
     /// apply the template.
     pub async fn count_chat(&self, messages: &[ChatMessage]) -> anyhow::Result<Option<u32>> {
         match self {
-            Tokenizer::Server(s) if s.counts_messages => s.count_messages(messages).await.map(Some),
+            Tokenizer::Server(s) if s.chat != ChatCounting::None => {
+                s.count_messages(messages).await.map(Some)
+            }
             _ => Ok(None),
         }
     }
 }
 
 impl ServerTokenizer {
-    async fn count_messages(&self, messages: &[ChatMessage]) -> anyhow::Result<u32> {
-        self.post(json!({ "model": self.model, "messages": messages }))
-            .await
+    /// Finds how this server counts a chat, if it can; an endpoint that answers but counts
+    /// nothing does not count.
+    async fn chat_counting(&mut self, root: &str) -> ChatCounting {
+        let probe = [ChatMessage::user("hi")];
+        self.chat = match self.shape {
+            TokenizeShape::Vllm => ChatCounting::Messages,
+            TokenizeShape::LlamaCpp => {
+                ChatCounting::ApplyTemplate(format!("{root}/apply-template"))
+            }
+            TokenizeShape::Tgi => return ChatCounting::None,
+        };
+        match self.count_messages(&probe).await {
+            Ok(n) if n > 0 => self.chat.clone(),
+            Ok(_) => ChatCounting::None,
+            Err(e) => {
+                tracing::debug!("{} cannot count chats: {e:#}", self.url);
+                ChatCounting::None
+            }
+        }
     }
 
-    /// Posts to `/tokenize` and reads the count from any known answer shape.
-    async fn post(&self, body: Value) -> anyhow::Result<u32> {
-        let mut request = self.client.post(&self.url).json(&body);
+    async fn count_messages(&self, messages: &[ChatMessage]) -> anyhow::Result<u32> {
+        match &self.chat {
+            ChatCounting::None => bail!("this server cannot count chat messages"),
+            ChatCounting::Messages => {
+                self.post(json!({ "model": self.model, "messages": messages }))
+                    .await
+            }
+            ChatCounting::ApplyTemplate(url) => {
+                let rendered = self
+                    .send(url, json!({ "messages": messages }))
+                    .await?
+                    .get("prompt")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .ok_or_else(|| anyhow!("{url} answered without a `prompt`"))?;
+                // The chat endpoint tokenizes the rendered prompt with BOS and with the
+                // template's special tokens as single tokens.
+                self.post(
+                    json!({ "content": rendered, "add_special": true, "parse_special": true }),
+                )
+                .await
+            }
+        }
+    }
+
+    /// Posts `body` as JSON to `url` and returns the JSON answer of a successful response.
+    async fn send(&self, url: &str, body: Value) -> anyhow::Result<Value> {
+        let mut request = self.client.post(url).json(&body);
         if let Some(auth) = &self.auth {
             request = request.header(AUTHORIZATION, auth.clone());
         }
@@ -202,7 +272,12 @@ impl ServerTokenizer {
         if !status.is_success() {
             bail!("HTTP {status}");
         }
-        let answer: Value = response.json().await?;
+        Ok(response.json().await?)
+    }
+
+    /// Posts to `/tokenize` and reads the count from any known answer shape.
+    async fn post(&self, body: Value) -> anyhow::Result<u32> {
+        let answer = self.send(&self.url, body).await?;
         let count = match &answer {
             Value::Array(tokens) => Some(tokens.len() as u64),
             Value::Object(o) => o.get("count").and_then(Value::as_u64).or_else(|| {
@@ -251,6 +326,12 @@ pub struct PromptBuilder {
     seed: u64,
     /// Keyed by (target tokens, chat?, prefix tokens).
     aligned: tokio::sync::Mutex<HashMap<(u32, bool, u32), Aligned>>,
+    /// Tokens the server bills beyond the tokenizer's count, per API (index [`api_slot`]).
+    calibration: [Option<i32>; 2],
+}
+
+fn api_slot(api: Api) -> usize {
+    usize::from(api == Api::Chat)
 }
 
 impl PromptBuilder {
@@ -259,7 +340,15 @@ impl PromptBuilder {
             tokenizer,
             seed,
             aligned: Default::default(),
+            calibration: [None; 2],
         }
+    }
+
+    /// Counts `extra_tokens` more for every `api` prompt than the tokenizer does: what the
+    /// server billed for a probe minus the tokenizer's count of it. Makes those counts exact.
+    pub fn calibrate(&mut self, api: Api, extra_tokens: i32) {
+        self.calibration[api_slot(api)] = Some(extra_tokens);
+        self.aligned.get_mut().clear();
     }
 
     pub fn tokenizer(&self) -> &Tokenizer {
@@ -273,7 +362,7 @@ impl PromptBuilder {
         unique_id: &str,
         api: Api,
     ) -> anyhow::Result<BuiltPrompt> {
-        let prefix = format!("[{unique_id}] Summarise the notes below in a few sentences.\n");
+        let prefix = request_prefix(unique_id);
         let prefix_tokens = self.tokenizer.count_text(&prefix).await?;
         let key = (target_tokens, api == Api::Chat, prefix_tokens);
         // Held across the alignment so concurrent first builds align once, not once each.
@@ -309,12 +398,17 @@ impl PromptBuilder {
             {
                 return Ok((n, true));
             }
-            return Ok((self.tokenizer.count_text(content).await?, false));
         }
-        Ok((
-            self.tokenizer.count_text(content).await?,
-            self.tokenizer.is_exact(),
-        ))
+        let counted = self.tokenizer.count_text(content).await?;
+        let Some(extra) = self.calibration[api_slot(api)] else {
+            // Uncalibrated, only a raw completion prompt is fully counted.
+            return Ok((
+                counted,
+                self.tokenizer.is_exact() && api == Api::Completions,
+            ));
+        };
+        let billed = (i64::from(counted) + i64::from(extra)).max(0) as u32;
+        Ok((billed, self.tokenizer.is_exact()))
     }
 
     async fn align(&self, target: u32, prefix: &str, api: Api) -> anyhow::Result<Aligned> {
@@ -414,7 +508,7 @@ impl SplitMix64 {
 }
 
 /// Common English words: plain prose tokenizes like real prompts do (about 1.3 tokens a word).
-const WORDS: &[&str] = &[
+pub(crate) const WORDS: &[&str] = &[
     "time",
     "person",
     "year",
@@ -649,7 +743,7 @@ const WORDS: &[&str] = &[
 ];
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use tokenizers::models::bpe::{BpeTrainerBuilder, BPE};
     use tokenizers::models::{ModelWrapper, TrainerWrapper};
@@ -661,8 +755,8 @@ mod tests {
     };
 
     /// Trains a small byte-level BPE (GPT-2 style, with a `<s>` BOS like Llama's) on the filler
-    /// vocabulary and saves it as `tokenizer.json` in `dir`.
-    fn train_tokenizer(dir: &Path) {
+    /// vocabulary and numbers (so digit runs merge by value) and saves it as `tokenizer.json`.
+    pub(crate) fn train_tokenizer(dir: &Path) {
         let mut tokenizer = TokenizerBuilder::<
             ModelWrapper,
             NormalizerWrapper,
@@ -692,7 +786,16 @@ mod tests {
             .initial_alphabet(ByteLevel::alphabet().into_iter().collect())
             .build()
             .into();
-        let corpus: Vec<String> = (0..200).map(|i| filler_pieces(i, 40).concat()).collect();
+        let corpus: Vec<String> = (0..200)
+            .map(|i| {
+                format!(
+                    "{} {} {}",
+                    filler_pieces(i, 40).concat(),
+                    i * 37,
+                    i % 13 * 1001
+                )
+            })
+            .collect();
         tokenizer.train(&mut trainer, corpus.iter()).unwrap();
         let tokenizer: tokenizers::Tokenizer = tokenizer.into();
         tokenizer.save(dir.join("tokenizer.json"), false).unwrap();
@@ -787,23 +890,37 @@ mod tests {
         assert!(!text.contains("  "));
     }
 
-    /// A loopback server with vLLM's `/tokenize` (or llama.cpp's), counting with the real test
-    /// tokenizer and a fixed chat template.
-    async fn tokenize_server(tokenizer_dir: &Path, llamacpp: bool) -> String {
+    fn chat_template(messages: &Value) -> String {
+        format!(
+            "<|user|>\n{}\n<|assistant|>\n",
+            messages[0]["content"].as_str().unwrap()
+        )
+    }
+
+    /// A loopback server with vLLM's `/tokenize` (or llama.cpp's, with `/apply-template` when
+    /// `apply_template`), counting with the real test tokenizer and a fixed chat template.
+    async fn tokenize_server(tokenizer_dir: &Path, llamacpp: bool, apply_template: bool) -> String {
         use axum::routing::post;
         use axum::Json;
         let tok = Arc::new(
             tokenizers::Tokenizer::from_file(tokenizer_dir.join("tokenizer.json")).unwrap(),
         );
         let count = move |text: &str| tok.encode(text, true).unwrap().len();
-        let app = axum::Router::new().route(
+        let mut app = axum::Router::new();
+        if apply_template {
+            app = app.route(
+                "/apply-template",
+                post(|Json(body): Json<Value>| async move {
+                    Json(json!({ "prompt": chat_template(&body["messages"]) }))
+                }),
+            );
+        }
+        let app = app.route(
             "/tokenize",
             post(move |Json(body): Json<Value>| async move {
                 if llamacpp {
-                    let Some(text) = body["content"].as_str() else {
-                        return Err(axum::http::StatusCode::UNPROCESSABLE_ENTITY);
-                    };
-                    let n = count(text);
+                    // Like llama.cpp: any body is fine, and no `content` counts as nothing.
+                    let n = body["content"].as_str().map_or(0, &count);
                     return Ok(Json(json!({ "tokens": vec![1; n] })));
                 }
                 if body.get("model").is_none() {
@@ -811,10 +928,7 @@ mod tests {
                 }
                 let text = match (body["prompt"].as_str(), body["messages"].as_array()) {
                     (Some(p), _) => p.to_string(),
-                    (None, Some(m)) => format!(
-                        "<|user|>\n{}\n<|assistant|>\n",
-                        m[0]["content"].as_str().unwrap()
-                    ),
+                    (None, Some(_)) => chat_template(&body["messages"]),
                     _ => return Err(axum::http::StatusCode::BAD_REQUEST),
                 };
                 Ok(Json(
@@ -832,12 +946,12 @@ mod tests {
     async fn server_tokenizer_vllm_shape_makes_exact_chat_prompts() {
         let dir = tempfile::tempdir().unwrap();
         train_tokenizer(dir.path());
-        let url = tokenize_server(dir.path(), false).await;
+        let url = tokenize_server(dir.path(), false, false).await;
         let tokenizer = Tokenizer::from_server(reqwest::Client::new(), &url, "m", Some("k"))
             .await
             .unwrap();
         assert!(
-            matches!(&tokenizer, Tokenizer::Server(s) if s.shape == TokenizeShape::Vllm && s.counts_messages)
+            matches!(&tokenizer, Tokenizer::Server(s) if s.shape == TokenizeShape::Vllm && s.chat == ChatCounting::Messages)
         );
         let builder = PromptBuilder::new(tokenizer, 9);
         let p = builder.build(500, "chat-1", Api::Chat).await.unwrap();
@@ -849,21 +963,68 @@ mod tests {
         assert_eq!(builder.tokenizer.count_chat(m).await.unwrap(), Some(500));
     }
 
+    /// llama.cpp answers vLLM's `/tokenize` shape with no tokens; that must not pass for it.
     #[tokio::test]
     async fn server_tokenizer_llamacpp_shape() {
         let dir = tempfile::tempdir().unwrap();
         train_tokenizer(dir.path());
-        let url = tokenize_server(dir.path(), true).await;
+        let url = tokenize_server(dir.path(), true, false).await;
         let tokenizer = Tokenizer::from_server(reqwest::Client::new(), &url, "m", None)
             .await
             .unwrap();
         assert!(
-            matches!(&tokenizer, Tokenizer::Server(s) if s.shape == TokenizeShape::LlamaCpp && !s.counts_messages)
+            matches!(&tokenizer, Tokenizer::Server(s) if s.shape == TokenizeShape::LlamaCpp && s.chat == ChatCounting::None)
         );
+        assert!(tokenizer.needs_calibration(Api::Chat));
+        assert!(!tokenizer.needs_calibration(Api::Completions));
         let builder = PromptBuilder::new(tokenizer, 9);
         let p = builder.build(150, "x", Api::Completions).await.unwrap();
         assert!(p.exact);
         assert_eq!(p.expected_tokens, 150);
+    }
+
+    #[tokio::test]
+    async fn server_tokenizer_llamacpp_counts_chats_through_apply_template() {
+        let dir = tempfile::tempdir().unwrap();
+        train_tokenizer(dir.path());
+        let url = tokenize_server(dir.path(), true, true).await;
+        let tokenizer = Tokenizer::from_server(reqwest::Client::new(), &url, "m", None)
+            .await
+            .unwrap();
+        assert!(
+            matches!(&tokenizer, Tokenizer::Server(s) if matches!(&s.chat, ChatCounting::ApplyTemplate(u) if u.ends_with("/apply-template")))
+        );
+        assert!(!tokenizer.needs_calibration(Api::Chat));
+        let builder = PromptBuilder::new(tokenizer, 9);
+        let p = builder.build(300, "chat-2", Api::Chat).await.unwrap();
+        assert!(p.exact);
+        let PromptBody::Messages(m) = &p.body else {
+            panic!("chat body")
+        };
+        let local = Tokenizer::from_path(dir.path()).unwrap();
+        let rendered = chat_template(&json!(m));
+        assert_eq!(local.count_text(&rendered).await.unwrap(), 300);
+    }
+
+    #[tokio::test]
+    async fn calibration_makes_chat_counts_exact() {
+        let (_dir, tokenizer) = hf_tokenizer();
+        let mut builder = PromptBuilder::new(tokenizer, 3);
+        let before = builder.build(200, "r1", Api::Chat).await.unwrap();
+        assert!(!before.exact);
+        // As if the server had billed 7 template tokens more than the message text.
+        builder.calibrate(Api::Chat, 7);
+        let after = builder.build(200, "r1", Api::Chat).await.unwrap();
+        assert!(after.exact);
+        assert_eq!(after.expected_tokens, 200);
+        let text = content(&after);
+        assert_eq!(builder.tokenizer.count_text(text).await.unwrap(), 193);
+        // Completions are calibrated apart.
+        let raw = builder.build(200, "r1", Api::Completions).await.unwrap();
+        assert_eq!(
+            builder.tokenizer.count_text(content(&raw)).await.unwrap(),
+            200
+        );
     }
 
     /// Against the real simulator: its `/tokenize` counts chat messages, and the chat prompt we
