@@ -79,6 +79,13 @@ impl EngineKind {
         }
     }
 
+    /// False for llama.cpp: it closes the connection after every streamed response, and a
+    /// request sent on the pooled connection as the close arrives fails before it starts
+    /// ("connection closed before message completed").
+    pub fn reuses_connections(self) -> bool {
+        self != EngineKind::Llamacpp
+    }
+
     /// Whether the engine streams `usage` on every chunk when asked (`continuous_usage_stats`).
     pub fn wants_continuous_usage(self) -> bool {
         matches!(self, EngineKind::Vllm | EngineKind::Sim | EngineKind::Auto)

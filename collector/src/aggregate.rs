@@ -341,7 +341,11 @@ mod tests {
         };
         let mut warm = timed(1, 1.0, 2, 1.0);
         warm.warmup = true;
-        let records = [timed(100, 200.0, 33, 320.0), timed(50, 50.0, 11, 50.0), warm];
+        let records = [
+            timed(100, 200.0, 33, 320.0),
+            timed(50, 50.0, 11, 50.0),
+            warm,
+        ];
         let trial = Trial {
             records: &records,
             window: Window {
@@ -351,7 +355,10 @@ mod tests {
         };
         let server = engine_speeds(&[trial]).unwrap();
         let prefill = server.engine_prefill_tok_s.unwrap();
-        assert_eq!((prefill.count, prefill.min, prefill.max), (2, 500.0, 1000.0));
+        assert_eq!(
+            (prefill.count, prefill.min, prefill.max),
+            (2, 500.0, 1000.0)
+        );
         let decode = server.engine_decode_tok_s.unwrap();
         assert_eq!((decode.count, decode.min, decode.max), (2, 100.0, 200.0));
         let untimed = [ok(0, 0.0, &[(0.1, 1)])];

@@ -44,6 +44,9 @@ pub enum Command {
     View(crate::view::ViewArgs),
     /// Measure the collector's own timing error against the simulator's send timestamps.
     BenchTiming(BenchTimingArgs),
+    /// Measure the simulator's calibration figures in real time and compare them with the
+    /// published reference reports (exit 1 if any is off by more than 15%).
+    Calibrate(CalibrateArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -193,6 +196,16 @@ pub struct BenchTimingArgs {
     /// Output tokens per stream.
     #[arg(long, default_value_t = 64)]
     pub tokens: u32,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CalibrateArgs {
+    /// One request per slot and no workload of over 100K input tokens (about a minute).
+    #[arg(long)]
+    pub quick: bool,
+    /// Where the runs' reports go (default: infermeter-calibrate in the temp directory).
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
 }
 
 #[cfg(test)]

@@ -73,13 +73,18 @@ pub struct DriverConfig {
     pub max_in_flight: usize,
 }
 
-/// Builds the HTTP client every request and side channel shares.
+/// Builds the HTTP client every request and side channel shares; `pool` idle connections are
+/// kept for reuse (0: a new connection per request).
 pub fn http_client(connect_timeout: Duration, pool: usize) -> reqwest::Result<reqwest::Client> {
     reqwest::Client::builder()
         .http1_only()
         .tcp_nodelay(true)
         .connect_timeout(connect_timeout)
-        .pool_max_idle_per_host(pool.max(1))
+        .pool_max_idle_per_host(pool)
+        // Servers close idle keep-alive connections after 5 s (llama.cpp's cpp-httplib,
+        // uvicorn under vLLM); reusing one as it closes fails the request before it is sent
+        // ("connection closed before message completed"), so drop them before that.
+        .pool_idle_timeout(Duration::from_secs(4))
         .build()
 }
 
@@ -186,7 +191,14 @@ impl Driver {
             Api::Completions => "completions",
         };
         Ok(Driver {
-            client: http_client(config.connect_timeout, config.max_in_flight)?,
+            client: http_client(
+                config.connect_timeout,
+                if config.engine.reuses_connections() {
+                    config.max_in_flight.max(1)
+                } else {
+                    0
+                },
+            )?,
             url: format!("{}/{path}", config.base_url.trim_end_matches('/')),
             api: config.api,
             model: config.model,

@@ -11,6 +11,7 @@ pub mod view;
 pub mod adapters;
 pub mod aggregate;
 pub mod bench_timing;
+pub mod calibrate;
 pub mod cli;
 pub mod driver;
 pub mod endpoint;

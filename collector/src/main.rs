@@ -70,6 +70,13 @@ fn main() -> ExitCode {
             Command::BenchTiming(args) => infermeter::bench_timing::run(args)
                 .await
                 .map(|_| ExitCode::SUCCESS),
+            Command::Calibrate(args) => infermeter::calibrate::run(args).await.map(|ok| {
+                if ok {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::FAILURE
+                }
+            }),
         }
     });
     match result {

@@ -246,7 +246,8 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<RunEnd> {
     if matches!(engine, EngineKind::Auto | EngineKind::Llamacpp) && info.version.is_none() {
         // llama.cpp has no /version; its /props names the build (and the engine when its
         // /metrics is off and /v1/models did not say).
-        if let Some(build) = adapters::llamacpp_build(&side_client, &args.base_url, key.as_ref()).await
+        if let Some(build) =
+            adapters::llamacpp_build(&side_client, &args.base_url, key.as_ref()).await
         {
             engine = EngineKind::Llamacpp;
             info.version = Some(build);
