@@ -253,22 +253,43 @@ fn mean(xs: impl Iterator<Item = f64>) -> f64 {
     s / n.max(1) as f64
 }
 
-/// Peak mode on the virtual clock: `concurrency` in flight, 4 x `concurrency` requests in total.
+/// Requests measured per slot of a calibration level (the collector's `requests_per_slot`):
+/// long requests take minutes each, so one per slot is enough to average their steady decode.
+pub fn requests_per_slot(input_tokens: u32) -> u32 {
+    if input_tokens > 16_384 {
+        1
+    } else {
+        3
+    }
+}
+
+/// Peak mode on the virtual clock, measured like the collector's peak mode
+/// (`run_peak` in collector/src/scheduler.rs): `concurrency` in flight, closed loop; the steady
+/// state is the first `requests_per_slot x concurrency` requests to finish among those sent
+/// after the first wave, so the first wave (sent together) and requests still running when the
+/// window closes are excluded.
 pub fn peak_level(profile: &Profile, concurrency: u32, input: u32, output: u32) -> LevelResult {
-    let n = concurrency as usize;
+    let n = concurrency.max(1) as usize;
+    let measured = n * requests_per_slot(input) as usize;
+    // Every request the collector sends before its window closes: the first wave plus one per
+    // completion. Later requests cannot change the measured ones, which all finish before.
     let t: Vec<RequestTiming> = simulate(
         profile,
         &Workload::uniform(
-            (n * 4).max(4),
+            2 * n + measured,
             input,
             output,
             Arrival::ClosedLoop { concurrency: n },
         ),
     );
+    let mut after_first_wave: Vec<&RequestTiming> = t[n..].iter().collect();
+    // Stable: requests finishing in the same step keep their send order.
+    after_first_wave.sort_by(|a, b| a.finished().total_cmp(&b.finished()));
+    let window = &after_first_wave[..measured.min(after_first_wave.len())];
     LevelResult {
         concurrency,
-        decode_tps: mean(t.iter().map(RequestTiming::decode_tps)),
-        ttft: mean(t.iter().map(RequestTiming::ttft)),
+        decode_tps: mean(window.iter().map(|r| r.decode_tps())),
+        ttft: mean(window.iter().map(|r| r.ttft())),
     }
 }
 

@@ -588,6 +588,10 @@ impl RequestTiming {
     pub fn ttft(&self) -> f64 {
         self.tokens.first().map_or(f64::NAN, |t| t - self.sent)
     }
+    /// When its last token left the server (NaN if it produced none).
+    pub fn finished(&self) -> f64 {
+        self.tokens.last().copied().unwrap_or(f64::NAN)
+    }
     pub fn e2e(&self) -> f64 {
         self.tokens.last().map_or(f64::NAN, |t| t - self.sent)
     }

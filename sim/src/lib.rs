@@ -47,8 +47,9 @@ pub struct SimArgs {
     /// Most sequences in one batch (vLLM --max-num-seqs).
     #[arg(long, default_value_t = 256)]
     pub max_num_seqs: u32,
-    /// Most tokens in one step (vLLM --max-num-batched-tokens).
-    #[arg(long, default_value_t = 8192)]
+    /// Most tokens in one step (vLLM --max-num-batched-tokens); 0 = the deployment's default
+    /// (the profile's `max_num_batched_tokens`, else 8192).
+    #[arg(long, value_name = "N", default_value_t = 0)]
     pub max_num_batched_tokens: u32,
     /// Reuse KV blocks of identical prompt prefixes (vLLM --enable-prefix-caching).
     #[arg(long)]
@@ -102,7 +103,7 @@ impl Default for SimArgs {
             api_key: None,
             profiles: None,
             max_num_seqs: 256,
-            max_num_batched_tokens: 8192,
+            max_num_batched_tokens: 0,
             prefix_cache: false,
             cuda_graph_max_batch: None,
             eager_step_overhead_ms: None,
@@ -119,7 +120,9 @@ impl SimArgs {
         let set = profiles::ProfileSet::load(self.profiles.as_deref())?;
         let mut p = set.resolve(&self.model, &self.gpu, Some(self.gpus))?;
         p.max_num_seqs = self.max_num_seqs.max(1);
-        p.max_num_batched_tokens = self.max_num_batched_tokens.max(1);
+        if self.max_num_batched_tokens > 0 {
+            p.max_num_batched_tokens = self.max_num_batched_tokens;
+        }
         p.prefix_cache = self.prefix_cache;
         if let Some(n) = self.cuda_graph_max_batch {
             p.cuda_graph_max_batch = n;
@@ -188,7 +191,11 @@ mod tests {
         );
         assert_eq!(
             (parsed.max_num_seqs, parsed.max_num_batched_tokens),
-            (256, 8192)
+            (256, 0)
+        );
+        assert_eq!(
+            SimArgs::default().profile().unwrap().max_num_batched_tokens,
+            profiles::DEFAULT_MAX_NUM_BATCHED_TOKENS
         );
         assert!(!parsed.prefix_cache && !parsed.emit_timestamps);
         assert_eq!(parsed.cuda_graph_max_batch, None);
@@ -210,5 +217,17 @@ mod tests {
             ("h200", 2, Some("reset=0.1"))
         );
         assert_eq!(p.profile().unwrap().cuda_graph_max_batch, 16);
+    }
+
+    #[test]
+    fn token_budget_comes_from_the_deployment_unless_the_flag_sets_it() {
+        let budget = |extra: &[&str]| {
+            let args = ["sim", "--model", "qwen3.5-35b-a3b-fp8", "--gpu", "h100-sxm"];
+            let argv: Vec<&str> = args.iter().chain(extra).copied().collect();
+            let sim = Cli::try_parse_from(argv).unwrap().sim;
+            sim.profile().unwrap().max_num_batched_tokens
+        };
+        assert_eq!(budget(&[]), 3072, "the [[tuning]] row's value");
+        assert_eq!(budget(&["--max-num-batched-tokens", "8192"]), 8192);
     }
 }

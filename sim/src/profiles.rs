@@ -12,6 +12,10 @@ use crate::SimError;
 /// The profiles shipped with the simulator.
 pub const DEFAULT_PROFILES: &str = include_str!("../profiles.toml");
 
+/// Step token budget when neither the profile nor the command line sets one (vLLM V1's default
+/// for online serving on GPUs with 70 GiB or more).
+pub const DEFAULT_MAX_NUM_BATCHED_TOKENS: u32 = 8192;
+
 const GB: f64 = 1e9;
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -54,6 +58,9 @@ pub struct Knobs {
     pub eager_step_overhead_ms: Option<f64>,
     /// Fixed KV-cache pool over all GPUs, replacing the memory-budget computation.
     pub kv_cache_gb: Option<f64>,
+    /// Token budget per step (vLLM's `max_num_batched_tokens`) this deployment is served with;
+    /// `--max-num-batched-tokens` overrides it.
+    pub max_num_batched_tokens: Option<u32>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -190,7 +197,8 @@ impl ProfileSet {
                     routing_locality,
                     cuda_graph_max_batch,
                     eager_step_overhead_ms,
-                    kv_cache_gb
+                    kv_cache_gb,
+                    max_num_batched_tokens
                 );
             }
         }
@@ -296,7 +304,10 @@ impl ProfileSet {
             eager_step_overhead: knobs.eager_step_overhead_ms.unwrap_or(0.0) * 1e-3,
             routing_locality: knobs.routing_locality.unwrap_or(0.0).clamp(0.0, 0.999),
             max_num_seqs: 256,
-            max_num_batched_tokens: 8192,
+            max_num_batched_tokens: knobs
+                .max_num_batched_tokens
+                .unwrap_or(DEFAULT_MAX_NUM_BATCHED_TOKENS)
+                .max(1),
             prefix_cache: false,
         })
     }
