@@ -114,7 +114,7 @@ pub async fn run(args: BenchTimingArgs) -> anyhow::Result<Vec<TimingRow>> {
         listen: "127.0.0.1:0".parse().expect("literal address"),
         emit_timestamps: true,
         max_num_seqs: max.max(256),
-        max_num_batched_tokens: (max * 64).max(8192),
+        max_num_batched_tokens: Some((max * 64).max(8192)),
         ..infermeter_sim::SimArgs::default()
     };
     // The simulator gets its own runtime and threads, so its work does not queue behind the

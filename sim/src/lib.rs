@@ -47,10 +47,10 @@ pub struct SimArgs {
     /// Most sequences in one batch (vLLM --max-num-seqs).
     #[arg(long, default_value_t = 256)]
     pub max_num_seqs: u32,
-    /// Most tokens in one step (vLLM --max-num-batched-tokens); 0 = the deployment's default
+    /// Most tokens in one step (vLLM --max-num-batched-tokens); without it, the deployment's
     /// (the profile's `max_num_batched_tokens`, else 8192).
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub max_num_batched_tokens: u32,
+    #[arg(long, value_name = "N")]
+    pub max_num_batched_tokens: Option<u32>,
     /// Reuse KV blocks of identical prompt prefixes (vLLM --enable-prefix-caching).
     #[arg(long)]
     pub prefix_cache: bool,
@@ -103,7 +103,7 @@ impl Default for SimArgs {
             api_key: None,
             profiles: None,
             max_num_seqs: 256,
-            max_num_batched_tokens: 0,
+            max_num_batched_tokens: None,
             prefix_cache: false,
             cuda_graph_max_batch: None,
             eager_step_overhead_ms: None,
@@ -120,8 +120,8 @@ impl SimArgs {
         let set = profiles::ProfileSet::load(self.profiles.as_deref())?;
         let mut p = set.resolve(&self.model, &self.gpu, Some(self.gpus))?;
         p.max_num_seqs = self.max_num_seqs.max(1);
-        if self.max_num_batched_tokens > 0 {
-            p.max_num_batched_tokens = self.max_num_batched_tokens;
+        if let Some(n) = self.max_num_batched_tokens {
+            p.max_num_batched_tokens = n.max(1);
         }
         p.prefix_cache = self.prefix_cache;
         if let Some(n) = self.cuda_graph_max_batch {
@@ -191,7 +191,7 @@ mod tests {
         );
         assert_eq!(
             (parsed.max_num_seqs, parsed.max_num_batched_tokens),
-            (256, 0)
+            (256, None)
         );
         assert_eq!(
             SimArgs::default().profile().unwrap().max_num_batched_tokens,
