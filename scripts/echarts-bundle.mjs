@@ -1,30 +1,26 @@
 // The ECharts build the viewer loads: only the chart types and components the charts use, from
 // `echarts/core`, exposed as the global `echarts` that charming's bindings and ours call.
 // Built by scripts/build-viewer.sh with esbuild into public/vendor/echarts.min.js.
-// When a chart starts using another series type or component, add it here.
+// When a chart starts using another series type or component, add it here (the charts use
+// line series with mark lines and points, a scrolling legend and an axis tooltip only).
 import * as echarts from 'echarts/core';
-import { LineChart, BarChart } from 'echarts/charts';
+import { LineChart } from 'echarts/charts';
 import {
   GridComponent,
   TooltipComponent,
   LegendComponent,
   MarkLineComponent,
-  MarkAreaComponent,
   MarkPointComponent,
-  TitleComponent,
 } from 'echarts/components';
 import { CanvasRenderer } from 'echarts/renderers';
 
 echarts.use([
   LineChart,
-  BarChart,
   GridComponent,
   TooltipComponent,
   LegendComponent,
   MarkLineComponent,
-  MarkAreaComponent,
   MarkPointComponent,
-  TitleComponent,
   CanvasRenderer,
 ]);
 

@@ -15,6 +15,12 @@ cargo fmt --all -- --check
 step "clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "real engine (llama.cpp on CPU; built once, then cached)"
+eval "$(bash engines/llama-cpp/setup.sh | grep -E '^(LLAMA_SERVER|MODEL_GGUF|TOKENIZER_DIR)=')"
+# The collector's real-engine test starts llama-server itself from these.
+export INFERMETER_LLAMA_SERVER=$LLAMA_SERVER INFERMETER_LLAMA_MODEL=$MODEL_GGUF \
+  INFERMETER_LLAMA_TOKENIZER=$TOKENIZER_DIR
+
 step "native tests"
 cargo test --workspace --locked
 

@@ -95,10 +95,7 @@ fn Loaded(
             }>
                 {move || Suspend::new(async move {
                     let loaded = reports.await?;
-                    provide_context(ReportContext {
-                        reports: Signal::stored(loaded),
-                        view: view_state,
-                    });
+                    provide_context(ReportContext::new(loaded, view_state));
                     Ok::<_, LoadFailure>(children.with_value(|c| c()))
                 })}
             </ErrorBoundary>

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use infermeter_report::analysis::{Thresholds, DEFAULT_TTFT_THRESHOLD_S};
 use infermeter_report::{Report, Stat};
-use leptos::prelude::{RwSignal, Signal};
+use leptos::prelude::{Memo, RwSignal, Signal};
 
 pub use crate::theme::Theme;
 
@@ -168,6 +168,21 @@ impl ViewState {
         q.finish()
     }
 
+    /// The view as seen by what depends on at most one use case's limits: the same view with
+    /// the threshold overrides of every other use case dropped. Memoised per chart, a slider
+    /// then re-renders only its own use case.
+    pub fn scoped(&self, use_case: Option<&str>) -> ViewState {
+        ViewState {
+            threshold_overrides: self
+                .threshold_overrides
+                .iter()
+                .filter(|(id, _)| Some(id.as_str()) == use_case)
+                .map(|(id, t)| (id.clone(), *t))
+                .collect(),
+            ..self.clone()
+        }
+    }
+
     /// The limits of `use_case`: its preset with the reader's overrides applied.
     pub fn thresholds(&self, use_case: &str, preset: Thresholds) -> Thresholds {
         let Some(o) = self.threshold_overrides.get(use_case) else {
@@ -235,6 +250,20 @@ fn number(v: f64) -> String {
 pub struct ReportContext {
     pub reports: Signal<Vec<Report>>,
     pub view: RwSignal<ViewState>,
+    /// `view.scoped(None)`: what does not depend on use-case limits reads this, so a threshold
+    /// slider does not re-render it.
+    pub common: Memo<ViewState>,
+}
+
+impl ReportContext {
+    pub fn new(reports: Vec<Report>, view: RwSignal<ViewState>) -> ReportContext {
+        use leptos::prelude::With;
+        ReportContext {
+            reports: Signal::stored(reports),
+            view,
+            common: Memo::new(move |_| view.with(|v| v.scoped(None))),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -276,6 +305,13 @@ mod tests {
         assert_eq!(ViewState::from_query(&format!("?{query}")), state);
         assert!(query.contains("uc.general_chatbot.ttft=4"), "{query}");
         assert!(query.contains("stat=p99&"), "{query}");
+    }
+
+    #[test]
+    fn a_scoped_view_keeps_only_its_use_case_limits() {
+        let s = ViewState::from_query("uc.a.ttft=2&uc.b.ttft=3&stat=p99");
+        assert_eq!(s.scoped(Some("a")).to_query(), "stat=p99&uc.a.ttft=2");
+        assert_eq!(s.scoped(None).to_query(), "stat=p99");
     }
 
     #[test]

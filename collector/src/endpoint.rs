@@ -16,6 +16,8 @@ pub struct ServerInfo {
     pub max_model_len: Option<u64>,
     pub version: Option<String>,
     pub engine: Option<EngineKind>,
+    /// The simulator's description of what it simulates (GPU, precision, parameters).
+    pub simulated: Option<infermeter_sim::engine::DeploymentCard>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -28,6 +30,7 @@ struct ModelEntry {
     id: String,
     owned_by: Option<String>,
     max_model_len: Option<u64>,
+    infermeter_sim: Option<infermeter_sim::engine::DeploymentCard>,
 }
 
 async fn get_text(
@@ -69,6 +72,7 @@ pub async fn discover(
                 info.model = Some(first.id);
                 info.owned_by = first.owned_by;
                 info.max_model_len = first.max_model_len;
+                info.simulated = first.infermeter_sim;
             }
         }
         Err(e) if need_model => {

@@ -615,6 +615,7 @@ fn new_report(
             .or_insert(len.to_string());
     }
     let simulated = engine == EngineKind::Sim;
+    let card = info.simulated.as_ref();
     Report {
         schema_version: SCHEMA_VERSION.into(),
         metadata: Metadata {
@@ -623,9 +624,15 @@ fn new_report(
             source: simulated.then(|| "infermeter simulator".to_string()),
             model: ModelInfo {
                 id: model.into(),
-                organization: info.owned_by.clone(),
-                precision: args.precision.clone(),
-                ..ModelInfo::default()
+                // "Qwen/Qwen3-..." -> "Qwen"; `owned_by` names the engine ("vllm"), not the maker.
+                organization: model.split_once('/').map(|(org, _)| org.to_string()),
+                architecture: card.map(|c| c.architecture.clone()),
+                total_params_b: card.map(|c| c.total_params_b),
+                active_params_b: card.map(|c| c.active_params_b),
+                precision: args
+                    .precision
+                    .clone()
+                    .or_else(|| card.map(|c| c.precision.clone())),
             },
             engine: EngineInfo {
                 name: engine.display_name().into(),
@@ -635,14 +642,23 @@ fn new_report(
                 base_url: Some(redact_url(&args.base_url)),
             },
             hardware: HardwareInfo {
-                gpu_model: args.gpu.clone().unwrap_or_else(|| "unknown".into()),
-                gpu_count: args.gpu_count.unwrap_or(1),
-                vram_gb: None,
+                gpu_model: args
+                    .gpu
+                    .clone()
+                    .or_else(|| card.map(|c| c.gpu.clone()))
+                    .unwrap_or_else(|| "unknown (pass --gpu)".into()),
+                gpu_count: args
+                    .gpu_count
+                    .or_else(|| card.map(|c| c.gpu_count))
+                    .unwrap_or(1),
+                // A datasheet's "80GB" is the simulator's 80 GiB; reports quote the datasheet.
+                vram_gb: card.map(|c| c.vram_gib),
                 host: None,
             },
             test: TestParameters {
                 suite: Some(suite.name.clone()),
                 prompt_caching: Some(suite.prompt_caching),
+                kv_cache_dtype: card.map(|c| c.kv_cache_dtype.clone()),
                 ..TestParameters::default()
             },
             started_at: chrono::Utc::now().to_rfc3339(),

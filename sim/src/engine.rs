@@ -13,6 +13,23 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 /// A resolved deployment: one model on `gpus` GPUs of one kind, with every number the step-time
 /// model needs. Built by [`crate::profiles::ProfileSet::resolve`]; fields are public so tests and
 /// calibration can adjust them.
+/// Facts a benchmark report records about the simulated deployment; the simulator advertises
+/// them in `/v1/models` (`infermeter_sim`) so a report says what was simulated.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeploymentCard {
+    pub gpu: String,
+    pub gpu_count: u32,
+    /// Total VRAM over all GPUs, GiB.
+    pub vram_gib: f64,
+    pub total_params_b: f64,
+    pub active_params_b: f64,
+    /// "MoE" or "dense".
+    pub architecture: String,
+    /// Weight precision as written in reports, e.g. "FP8".
+    pub precision: String,
+    pub kv_cache_dtype: String,
+}
+
 #[derive(Debug, Clone)]
 pub struct Profile {
     pub model_id: String,
@@ -20,6 +37,8 @@ pub struct Profile {
     pub gpu_id: String,
     pub gpu_name: String,
     pub gpus: u32,
+    /// What the deployment is, as a benchmark report describes it (advertised in `/v1/models`).
+    pub card: DeploymentCard,
     /// Parameters used per token (FLOPs), dense part, and one expert's parameters.
     pub active_params: f64,
     pub dense_params: f64,

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::engine::Profile;
+use crate::engine::{DeploymentCard, Profile};
 use crate::SimError;
 
 /// The profiles shipped with the simulator.
@@ -270,6 +270,16 @@ impl ProfileSet {
             gpu_id: gpu.to_string(),
             gpu_name: g.name.clone(),
             gpus,
+            card: DeploymentCard {
+                gpu: g.name.clone(),
+                gpu_count: gpus,
+                vram_gib: g.vram_gib * n,
+                total_params_b: m.total_params_b,
+                active_params_b: m.active_params_b,
+                architecture: if expert_params > 0.0 { "MoE" } else { "dense" }.into(),
+                precision: m.precision.to_uppercase(),
+                kv_cache_dtype: m.kv_dtype.clone(),
+            },
             active_params: m.active_params_b * 1e9,
             dense_params,
             expert_params,

@@ -292,6 +292,7 @@ async fn models(State(s): State<Arc<Shared>>) -> Response {
             "parent": null,
             "max_model_len": s.profile.max_model_len,
             "permission": [],
+            "infermeter_sim": s.profile.card,
         }]
     }))
     .into_response()

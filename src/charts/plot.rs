@@ -136,6 +136,10 @@ impl Plot {
     pub fn to_chart(&self) -> Chart {
         let colors = self.theme.colors();
         let mut chart = Chart::new()
+            // No animation: slider and selector updates redraw at once (ECharts' update and
+            // mark-line entry animations held each change back by up to a second), and a
+            // report page draws a few dozen charts on load.
+            .animation(false)
             .background_color(colors.background)
             .color(
                 palette(self.theme)
@@ -156,9 +160,11 @@ impl Plot {
                     .text_style(TextStyle::new().color(colors.text)),
             )
             .grid(
+                // `contain_label` keeps tick labels inside but not axis titles: leave room for
+                // the rotated y title(s) ("… (tok/s)") beyond the 48 px name gap.
                 Grid::new()
-                    .left(16)
-                    .right(24)
+                    .left(44)
+                    .right(if self.y.len() > 1 { 44 } else { 24 })
                     .top(40)
                     .bottom(48)
                     .contain_label(true),
@@ -200,7 +206,7 @@ impl Plot {
             .axis_label(AxisLabel::new().color(colors.muted))
             .split_line(SplitLine::new().line_style(LineStyle::new().color(colors.grid_line)));
         if is_x {
-            axis.type_(AxisType::Log).log_base(2)
+            self.x_axis_range(axis.type_(AxisType::Log).log_base(2))
         } else {
             let axis = axis.type_(AxisType::Value);
             // ECharts sizes an axis from its data only; keep a limit above the data visible.
@@ -209,6 +215,29 @@ impl Plot {
                 None => axis,
             }
         }
+    }
+
+    /// Pads the log x axis by a quarter step beyond the data on both sides. Without it the
+    /// first and last points sit exactly on the grid edge, where half of their symbol lies
+    /// outside the grid and the axis pointer (hence the tooltip) ignores the mouse. Labels show
+    /// only the whole powers of two, not the padded ends.
+    fn x_axis_range(&self, axis: Axis) -> Axis {
+        let xs = self.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
+        let (lo, hi) = xs
+            .filter(|x| *x > 0.0)
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+                (lo.min(x), hi.max(x))
+            });
+        if !(lo.is_finite() && hi.is_finite()) {
+            return axis;
+        }
+        let pad = 2f64.powf(X_AXIS_PAD_STEPS);
+        let muted = self.theme.colors().muted;
+        axis.min(lo / pad).max(hi * pad).axis_label(
+            AxisLabel::new()
+                .color(muted)
+                .formatter(JsFunction::new_with_args("v", X_LABEL_JS)),
+        )
     }
 
     /// A round top for the y axis named `name` when one of its thresholds lies above its data.
@@ -395,13 +424,20 @@ impl Plot {
     }
 }
 
+/// Log2 steps of blank axis beyond the outermost points.
+const X_AXIS_PAD_STEPS: f64 = 0.25;
+/// Labels whole powers of two only (the padded axis ends are not).
+const X_LABEL_JS: &str = "var l=Math.log2(v);\
+return Math.abs(l-Math.round(l))<1e-6?String(Math.round(v)):'';";
+
 const TOOLTIP_JS_HEAD: &str = "var ps=Array.isArray(params)?params:[params];\
 function e(s){return String(s).replace(/[&<>\"']/g,function(c){\
 return {'&':'&amp;','<':'&lt;','>':'&gt;','\"':'&quot;',\"'\":'&#39;'}[c];});}";
-/// Three significant digits like `format_number`, thousands grouped; band tops read the real
-/// value kept in the third dimension.
+/// The value as measured: four significant digits, and every integer digit from 1000 up
+/// (thousands grouped), so 172.4999 reads 172.5 and 12345.6 reads 12,346. Band tops read the
+/// real value kept in the third dimension.
 const TOOLTIP_JS_BODY: &str = "function f(v){if(v==null||!isFinite(v))return '-';\
-var a=Math.abs(v);return a>=100?Math.round(v).toLocaleString('en-US'):String(Number(v.toPrecision(3)));}\
+var a=Math.abs(v);return a>=1000?Math.round(v).toLocaleString('en-US'):String(Number(v.toPrecision(4)));}\
 var out='';for(var i=0;i<ps.length;i++){var q=ps[i];var v=q.value;if(!Array.isArray(v))continue;\
 if(out==='')out=e(X)+': '+f(v[0]);var y=v.length>2?v[2]:v[1];var u=e(U[q.seriesIndex]||'');\
 out+='<br/>'+q.marker+e(q.seriesName)+': <b>'+f(y)+'</b> '+u;}return out;";
@@ -474,6 +510,18 @@ mod tests {
         assert_eq!(
             text,
             "Concurrent users: 4<br/>&lt;img src=x onerror=alert(1)&gt;: <b>1,235</b> tok/s"
+        );
+        let script = format!(
+            "var fmt = {body};\nprocess.stdout.write(fmt([{{seriesIndex:0, seriesName:'a', marker:'', value:[1, 172.49999999999994]}}]));"
+        );
+        let out = std::process::Command::new("node")
+            .arg("-e")
+            .arg(&script)
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "Concurrent users: 1<br/>a: <b>172.5</b> tok/s"
         );
     }
 

@@ -124,7 +124,8 @@ pub fn ChartView(
     let pinned = RwSignal::new(false);
     let failure = RwSignal::new(None::<String>);
     let theme = use_context::<ReportContext>()
-        .map(|ctx| Signal::derive(move || ctx.view.with(|v| v.theme)))
+        // A memo: the chart redraws on a theme change, not on every change of the view.
+        .map(|ctx| Memo::new(move |_| ctx.view.with(|v| v.theme)).into())
         .unwrap_or_else(|| Signal::stored(Theme::Light));
 
     let set_pin = move |instance: &EchartsInstance, pin: bool, at: Option<(f64, f64)>| {

@@ -6,7 +6,7 @@ use infermeter_report::analysis::Metric;
 use leptos::prelude::*;
 
 use super::findings::context_label;
-use super::{context, read_sources, ChartBlock};
+use super::{context, read_sources_in, scoped_view, ChartBlock};
 use crate::charts::capacity::{
     caption, figure_text, latency_limit_text, speed_limit_text, table, targets, verdict,
     CapacityTarget,
@@ -160,10 +160,11 @@ fn UseCaseBlock(target: CapacityTarget) -> impl IntoView {
         target.name,
         context_label(f64::from(target.input_tokens))
     );
+    let scoped = scoped_view(ctx, Some(&id));
     let verdicts = {
         let target = target.clone();
         move || {
-            read_sources(ctx, |sources, view| {
+            read_sources_in(ctx, scoped, |sources, view| {
                 sources
                     .iter()
                     .filter_map(|s| {
@@ -252,7 +253,7 @@ pub fn CapacitySection() -> impl IntoView {
         })
     };
     let guidance = move || {
-        read_sources(ctx, |sources, view| {
+        read_sources_in(ctx, ctx.view.into(), |sources, view| {
             let Some(main) = sources.first() else {
                 return Vec::new();
             };

@@ -42,12 +42,34 @@ pub(crate) fn context() -> ReportContext {
     expect_context::<ReportContext>()
 }
 
-/// Runs `f` with the loaded reports as chart sources and the view (tracking both).
+/// Runs `f` with the loaded reports as chart sources and the view without use-case limits
+/// (tracking both): for everything outside the capacity analysis.
 pub(crate) fn read_sources<T>(ctx: ReportContext, f: impl FnOnce(&[Source], &ViewState) -> T) -> T {
+    read_sources_in(ctx, ctx.common.into(), f)
+}
+
+/// [`read_sources`] with a chosen view, e.g. [`scoped_view`] of one use case.
+pub(crate) fn read_sources_in<T>(
+    ctx: ReportContext,
+    view: Signal<ViewState>,
+    f: impl FnOnce(&[Source], &ViewState) -> T,
+) -> T {
     ctx.reports.with(|reports| {
         let labels = report_labels(reports);
-        ctx.view.with(|view| f(&sources(reports, &labels), view))
+        view.with(|view| f(&sources(reports, &labels), view))
     })
+}
+
+/// The view with the limits of `use_case` only (all use cases' limits dropped for `None`), so
+/// what reads it re-renders only when they change.
+pub(crate) fn scoped_view(ctx: ReportContext, use_case: Option<&str>) -> Signal<ViewState> {
+    match use_case {
+        None => ctx.common.into(),
+        Some(id) => {
+            let id = id.to_string();
+            Memo::new(move |_| ctx.view.with(|v| v.scoped(Some(&id)))).into()
+        }
+    }
 }
 
 /// A chart with its heading, explanation, caption and finding sentence, as in the reports.
@@ -66,7 +88,8 @@ pub fn ChartBlock(
     let ctx = context();
     let plot = {
         let id = id.clone();
-        Memo::new(move |_| read_sources(ctx, |s, v| plot_by_id(&id, s, v)))
+        let view = scoped_view(ctx, id.strip_prefix("capacity."));
+        Memo::new(move |_| read_sources_in(ctx, view, |s, v| plot_by_id(&id, s, v)))
     };
     let has_data = move || plot.with(|p| p.as_ref().is_some_and(|p| !p.is_empty()));
     let chart_id = id.clone();

@@ -86,9 +86,17 @@ describe('bundled report', () => {
     await page.mouse.move(point.x, point.y, { steps: 4 });
     const tip = tooltip(page, id);
     await tip.waitFor({ state: 'visible' });
-    const y = point.value[1];
-    const shown = Math.abs(y) >= 100 ? Math.round(y).toLocaleString('en-US') : String(Number(y.toPrecision(3)));
-    assert.ok((await tip.innerText()).includes(shown), `tooltip "${await tip.innerText()}" lacks ${shown}`);
+    // The value as measured in the report file (mean decode speed of the first scenario at
+    // its lowest concurrency), to four significant digits: 172.49999999999994 reads 172.5.
+    const report = JSON.parse(readFileSync(new URL(`../../${SAMPLE}`, import.meta.url), 'utf8'));
+    const series = report.series.find((s) => s.scenario === report.scenarios[0].id && s.mode === 'peak');
+    const level = [...series.levels].sort((a, b) => a.concurrency - b.concurrency)[0];
+    const measured = level.metrics.decode_tok_s.mean;
+    assert.ok(Math.abs(point.value[1] - measured) < 1e-9, 'the hovered point is that measurement');
+    const shown = `${Number(measured.toPrecision(4))} tok/s`;
+    const text = await tip.innerText();
+    assert.ok(text.includes(shown), `tooltip "${text}" lacks ${shown}`);
+    assert.ok(text.includes(report.scenarios[0].name), `tooltip "${text}" names the scenario`);
 
     await page.mouse.click(point.x, point.y);
     await page.locator(`[data-chart-id="${id}"][data-pinned="true"]`).waitFor();

@@ -38,6 +38,14 @@ async fn four_scenario_quick_runs_validates_and_summarises() {
     assert_eq!(report.scenarios.len(), 4);
     assert_eq!(report.metadata.engine.name, "infermeter-sim");
     assert_eq!(report.metadata.labels["purpose"], "integration-test");
+    // --gpu wins over what the server reports; the rest comes from the simulator's card.
+    let meta = &report.metadata;
+    assert_eq!(meta.hardware.gpu_model, "Test GPU");
+    assert_eq!(meta.hardware.vram_gb, Some(4000.0));
+    assert_eq!(meta.model.organization.as_deref(), Some("Qwen"));
+    assert_eq!(meta.model.architecture.as_deref(), Some("MoE"));
+    assert_eq!(meta.model.active_params_b, Some(3.3));
+    assert!(meta.synthetic, "a simulated run is marked synthetic");
     for mode in [LoadMode::Peak, LoadMode::Burst] {
         let series: Vec<_> = report.series.iter().filter(|s| s.mode == mode).collect();
         assert_eq!(series.len(), 4, "{mode:?}");
