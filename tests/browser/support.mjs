@@ -97,7 +97,8 @@ export async function chartSettled(page, chartId) {
   await page.evaluate((id) => new Promise((ok) => {
     const host = document.querySelector(`[data-chart-id="${id}"] .chart-canvas`);
     const chart = window.echarts.getInstanceByDom(host);
-    const idle = () => !chart.getZr().animation._running && !chart.getZr().animation._head;
+    // No clip in flight (the animation loop itself may keep running with nothing to animate).
+    const idle = () => !chart.getZr().animation._head;
     if (idle()) { ok(); return; }
     chart.on('finished', function done() { chart.off('finished', done); ok(); });
   }), chartId);
