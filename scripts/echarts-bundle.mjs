@@ -1,5 +1,5 @@
 // The ECharts build the viewer loads: only the chart types and components the charts use, from
-// `echarts/core`, exposed as the global `echarts` that charming's bindings and ours call.
+// `echarts/core`, exposed as the global `echarts` that src/components/chart.rs calls.
 // Built by scripts/build-viewer.sh with esbuild into public/vendor/echarts.min.js.
 // When a chart starts using another series type or component, add it here (the charts use
 // line series with mark lines and points, a scrolling legend and an axis tooltip only).

@@ -4,9 +4,9 @@
 
 use charming::component::{Axis, Grid, Legend};
 use charming::element::{
-    AreaStyle, AxisLabel, AxisType, Color, JsFunction, Label, LineStyle, LineStyleType, MarkLine,
-    MarkLineData, MarkLineVariant, MarkPoint, MarkPointData, NameLocation, SplitLine, Symbol,
-    TextStyle, Tooltip, Trigger,
+    AreaStyle, AxisLabel, AxisType, Color, Label, LineStyle, LineStyleType, MarkLine, MarkLineData,
+    MarkLineVariant, MarkPoint, MarkPointData, NameLocation, SplitLine, Symbol, TextStyle, Tooltip,
+    Trigger,
 };
 use charming::series::Line as LineSeries;
 use charming::Chart;
@@ -151,7 +151,7 @@ impl Plot {
                 Tooltip::new()
                     .trigger(Trigger::Axis)
                     .background_color(colors.tooltip_background)
-                    .formatter(self.tooltip_formatter()),
+                    .formatter(self.tooltip_formatter().as_str()),
             )
             .legend(
                 Legend::new()
@@ -236,7 +236,7 @@ impl Plot {
         axis.min(lo / pad).max(hi * pad).axis_label(
             AxisLabel::new()
                 .color(muted)
-                .formatter(JsFunction::new_with_args("v", X_LABEL_JS)),
+                .formatter(LOG2_LABEL_FORMATTER),
         )
     }
 
@@ -388,20 +388,16 @@ impl Plot {
         )
     }
 
-    /// Tooltip listing every series at the hovered x with its unit. Its output is HTML, so it
-    /// escapes the series names (report text) itself; the body holds only our own constants.
-    fn tooltip_formatter(&self) -> JsFunction {
+    /// Tooltip listing every series at the hovered x with its unit. Its output is HTML: the
+    /// function (public/infermeter-echarts.js) escapes every string, series names included.
+    fn tooltip_formatter(&self) -> String {
         let units: Vec<&str> = self
             .lines
             .iter()
             .map(|l| self.y.get(l.axis).map_or("", |y| y.unit.as_str()))
             .collect();
-        let units = serde_json::to_string(&units).unwrap_or_else(|_| "[]".into());
-        let x_name = serde_json::to_string(self.x.name()).unwrap_or_default();
-        JsFunction::new_with_args(
-            "params",
-            &format!("{TOOLTIP_JS_HEAD}var U={units};var X={x_name};{TOOLTIP_JS_BODY}"),
-        )
+        let args = serde_json::json!({"units": units, "x": self.x.name()});
+        format!("{TOOLTIP_FORMATTER}:{args}")
     }
 
     /// `series,x_name,x,value,unit` rows; names unescaped (CSV is not HTML), fields quoted.
@@ -426,21 +422,12 @@ impl Plot {
 
 /// Log2 steps of blank axis beyond the outermost points.
 const X_AXIS_PAD_STEPS: f64 = 0.25;
-/// Labels whole powers of two only (the padded axis ends are not).
-const X_LABEL_JS: &str = "var l=Math.log2(v);\
-return Math.abs(l-Math.round(l))<1e-6?String(Math.round(v)):'';";
-
-const TOOLTIP_JS_HEAD: &str = "var ps=Array.isArray(params)?params:[params];\
-function e(s){return String(s).replace(/[&<>\"']/g,function(c){\
-return {'&':'&amp;','<':'&lt;','>':'&gt;','\"':'&quot;',\"'\":'&#39;'}[c];});}";
-/// The value as measured: four significant digits, and every integer digit from 1000 up
-/// (thousands grouped), so 172.4999 reads 172.5 and 12345.6 reads 12,346. Band tops read the
-/// real value kept in the third dimension.
-const TOOLTIP_JS_BODY: &str = "function f(v){if(v==null||!isFinite(v))return '-';\
-var a=Math.abs(v);return a>=1000?Math.round(v).toLocaleString('en-US'):String(Number(v.toPrecision(4)));}\
-var out='';for(var i=0;i<ps.length;i++){var q=ps[i];var v=q.value;if(!Array.isArray(v))continue;\
-if(out==='')out=e(X)+': '+f(v[0]);var y=v.length>2?v[2]:v[1];var u=e(U[q.seriesIndex]||'');\
-out+='<br/>'+q.marker+e(q.seriesName)+': <b>'+f(y)+'</b> '+u;}return out;";
+/// Formatter names that public/infermeter-echarts.js replaces with its functions (an option
+/// crosses to JS as JSON, which has none). Labels whole powers of two only (the padded axis
+/// ends are not).
+const LOG2_LABEL_FORMATTER: &str = "infermeter:log2-label";
+/// Followed by `:` and the arguments as a JSON object.
+const TOOLTIP_FORMATTER: &str = "infermeter:tooltip";
 
 /// The monotone-curve estimate of `line` at concurrency `at`; `None` outside its measured range.
 fn estimate_at(line: &Line, at: u32) -> Option<Estimate> {
@@ -472,57 +459,68 @@ fn nice_ceiling(v: f64) -> f64 {
 mod tests {
     use super::*;
 
-    /// Runs the tooltip formatter in Node with a hostile series name, as ECharts would call it.
-    #[test]
-    fn tooltip_formatter_escapes_series_names_and_formats_values() {
-        let plot = Plot {
-            x: XAxis::ConcurrentUsers,
-            y: vec![YAxis::new("Per-user decode speed", "tok/s")],
-            lines: vec![Line::plain(
-                "<img src=x onerror=alert(1)>",
-                0,
-                vec![(4.0, 1234.5)],
-            )],
-            thresholds: Vec::new(),
-            cursor: None,
-            theme: Theme::Light,
-        };
-        let json = serde_json::to_value(plot.to_chart()).unwrap();
-        let raw = json["tooltip"]["formatter"].as_str().unwrap();
-        let body = raw.trim_matches(|c| c == '#' || c == '*');
+    /// Runs `expr` in Node on the chart's option as the browser gets it (JSON revived by
+    /// public/infermeter-echarts.js) and returns what it prints; `None` without Node.
+    fn run_in_node(chart: &Chart, expr: &str) -> Option<String> {
+        let module = concat!(env!("CARGO_MANIFEST_DIR"), "/public/infermeter-echarts.js");
+        let json = serde_json::to_string(chart).unwrap();
         let script = format!(
-            "var fmt = {body};\nprocess.stdout.write(fmt([{{seriesIndex:0, seriesName:'<img src=x onerror=alert(1)>', marker:'', value:[4, 1234.5]}}]));"
+            "import {{ parseOption }} from {module:?};\n\
+             const o = parseOption({json:?}, []);\n\
+             process.stdout.write(String({expr}));"
         );
         let Ok(out) = std::process::Command::new("node")
-            .arg("-e")
-            .arg(&script)
+            .args(["--input-type=module", "-e", &script])
             .output()
         else {
             eprintln!("node not found: formatter not executed");
-            return;
+            return None;
         };
-        let text = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        Some(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    fn plot_of(name: &str, point: (f64, f64)) -> Plot {
+        Plot {
+            x: XAxis::ConcurrentUsers,
+            y: vec![YAxis::new("Per-user decode speed", "tok/s")],
+            lines: vec![Line::plain(name, 0, vec![point])],
+            thresholds: Vec::new(),
+            cursor: None,
+            theme: Theme::Light,
+        }
+    }
+
+    /// Runs the tooltip formatter in Node with a hostile series name, as ECharts would call it.
+    #[test]
+    fn tooltip_formatter_escapes_series_names_and_formats_values() {
+        let hostile = "<img src=x onerror=alert(1)>";
+        let call = format!(
+            "o.tooltip.formatter([{{seriesIndex:0, seriesName:{hostile:?}, marker:'', value:[4, 1234.5]}}])"
+        );
+        let Some(text) = run_in_node(&plot_of(hostile, (4.0, 1234.5)).to_chart(), &call) else {
+            return;
+        };
         assert_eq!(
             text,
             "Concurrent users: 4<br/>&lt;img src=x onerror=alert(1)&gt;: <b>1,235</b> tok/s"
         );
-        let script = format!(
-            "var fmt = {body};\nprocess.stdout.write(fmt([{{seriesIndex:0, seriesName:'a', marker:'', value:[1, 172.49999999999994]}}]));"
-        );
-        let out = std::process::Command::new("node")
-            .arg("-e")
-            .arg(&script)
-            .output()
-            .unwrap();
-        assert_eq!(
-            String::from_utf8_lossy(&out.stdout),
-            "Concurrent users: 1<br/>a: <b>172.5</b> tok/s"
-        );
+        let call = "o.tooltip.formatter([{seriesIndex:0, seriesName:'a', marker:'', value:[1, 172.49999999999994]}])";
+        let text = run_in_node(&plot_of("a", (1.0, 172.5)).to_chart(), call).unwrap();
+        assert_eq!(text, "Concurrent users: 1<br/>a: <b>172.5</b> tok/s");
+    }
+
+    #[test]
+    fn log2_axis_labels_only_whole_powers_of_two() {
+        let chart = plot_of("a", (4.0, 1.0)).to_chart();
+        let call = "[4, 6, 1024].map((v) => o.xAxis.axisLabel.formatter(v)).join('|')";
+        if let Some(text) = run_in_node(&chart, call) {
+            assert_eq!(text, "4||1024");
+        }
     }
 
     #[test]

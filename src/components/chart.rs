@@ -13,7 +13,6 @@
 use charming::Chart;
 use leptos::html::Div;
 use leptos::prelude::*;
-use serde::Serialize;
 use serde_json::json;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -68,33 +67,19 @@ fn echarts_loaded() -> bool {
     js_sys::Reflect::has(&js_sys::global(), &JsValue::from_str("echarts")).unwrap_or(false)
 }
 
-/// The chart as the object ECharts reads. `serde_wasm_bindgen` keeps charming's JS formatter
-/// functions; plain objects (not ES Maps) are what `setOption` understands.
-fn chart_to_js(chart: &Chart) -> Result<JsValue, String> {
-    let serializer = serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true);
-    chart.serialize(&serializer).map_err(|e| e.to_string())
+#[wasm_bindgen(module = "/public/infermeter-echarts.js")]
+extern "C" {
+    /// The option object ECharts reads, from the chart's JSON with its named formatters
+    /// replaced by their functions and the app's defaults (tooltip, `palette`) added.
+    #[wasm_bindgen(catch, js_name = parseOption)]
+    fn parse_option(json: &str, palette: &JsValue) -> Result<JsValue, JsValue>;
 }
 
-/// Adds what every chart of the app shares when the chart did not choose it: a tooltip
-/// (axis-triggered) that stays inside the chart and also opens on click (pinning), the theme
-/// palette and a transparent background.
-fn apply_defaults(option: &JsValue, theme: Theme) {
-    let get = |target: &JsValue, key: &str| {
-        js_sys::Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
-    };
-    let set_missing = |target: &JsValue, key: &str, value: JsValue| {
-        if get(target, key).is_undefined() {
-            let _ = js_sys::Reflect::set(target, &JsValue::from_str(key), &value);
-        }
-    };
-    set_missing(option, "tooltip", to_js(&json!({"trigger": "axis"})));
-    let tooltip = get(option, "tooltip");
-    if tooltip.is_object() && !js_sys::Array::is_array(&tooltip) {
-        set_missing(&tooltip, "confine", JsValue::TRUE);
-        set_missing(&tooltip, "triggerOn", JsValue::from_str("mousemove|click"));
-    }
-    set_missing(option, "color", to_js(&json!(palette(theme))));
-    set_missing(option, "backgroundColor", JsValue::from_str("transparent"));
+/// The chart as the object ECharts reads. It crosses to JS as one JSON string: far less wasm
+/// than converting it value by value.
+fn chart_to_js(chart: &Chart, theme: Theme) -> Result<JsValue, String> {
+    let json = serde_json::to_string(chart).map_err(|e| e.to_string())?;
+    parse_option(&json, &to_js(&json!(palette(theme)))).map_err(|e| format!("{e:?}"))
 }
 
 fn to_js(value: &serde_json::Value) -> JsValue {
@@ -145,36 +130,11 @@ pub fn ChartView(
         pinned.set(pin);
     };
 
-    Effect::new(move |_| {
-        let theme = theme.get();
-        let option = match chart_to_js(&option()) {
-            Ok(option) => option,
-            Err(e) => {
-                failure.set(Some(format!("the chart could not be prepared: {e}")));
-                return;
-            }
+    // Creates the ECharts instance on the host element and draws `option` on it.
+    let create = move |option: JsValue| {
+        let Some(element) = host.get_untracked() else {
+            return;
         };
-        apply_defaults(&option, theme);
-        let Some(element) = host.get() else { return };
-        let applied = live.with_value(|l| {
-            l.as_ref().map(|l| {
-                // Replace series wholesale (their count may change); merge the rest so the
-                // update animates. Replacing axes too would detach the tooltip's axis pointer.
-                let opts = json!({"replaceMerge": ["series"]});
-                l.instance.set_option(&option, &to_js(&opts))
-            })
-        });
-        match applied {
-            Some(Ok(())) => {
-                pinned.set(false);
-                return;
-            }
-            Some(Err(e)) => {
-                failure.set(Some(format!("the chart could not be drawn: {e:?}")));
-                return;
-            }
-            None => {}
-        }
         if !echarts_loaded() {
             failure.set(Some(
                 "the chart library (vendor/echarts.min.js) did not load".into(),
@@ -218,6 +178,47 @@ pub fn ChartView(
             _on_click: on_click,
             _on_rendered: on_rendered,
         }));
+    };
+    // The option waiting for its chart to be created (see `defer_creation`).
+    let waiting: StoredValue<Option<JsValue>, LocalStorage> = StoredValue::new_local(None);
+    let defer = defer_creation();
+
+    Effect::new(move |_| {
+        let theme = theme.get();
+        let option = match chart_to_js(&option(), theme) {
+            Ok(option) => option,
+            Err(e) => {
+                failure.set(Some(format!("the chart could not be prepared: {e}")));
+                return;
+            }
+        };
+        if host.get().is_none() {
+            return;
+        }
+        let applied = live.with_value(|l| {
+            l.as_ref().map(|l| {
+                // Replace series wholesale (their count may change); merge the rest so the
+                // update animates. Replacing axes too would detach the tooltip's axis pointer.
+                let opts = json!({"replaceMerge": ["series"]});
+                l.instance.set_option(&option, &to_js(&opts))
+            })
+        });
+        match applied {
+            Some(Ok(())) => pinned.set(false),
+            Some(Err(e)) => failure.set(Some(format!("the chart could not be drawn: {e:?}"))),
+            None if !defer => create(option),
+            None => {
+                let scheduled = waiting.with_value(Option::is_some);
+                waiting.set_value(Some(option));
+                if !scheduled {
+                    request_animation_frame(move || {
+                        if let Some(Some(option)) = waiting.try_update_value(Option::take) {
+                            create(option);
+                        }
+                    });
+                }
+            }
+        }
     });
 
     let resize = window_event_listener(leptos::ev::resize, move |_| {
@@ -284,6 +285,19 @@ pub fn ChartView(
             })}
         </figure>
     }
+}
+
+thread_local! {
+    static CHARTS_CREATED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether this chart waits a frame before it is created: all but the first of the page, so the
+/// first chart is drawn without waiting for the (up to a few dozen) others.
+fn defer_creation() -> bool {
+    CHARTS_CREATED.with(|n| {
+        n.set(n.get() + 1);
+        n.get() > 1
+    })
 }
 
 /// Marks the first drawn chart once per page, for the load-time benchmark.

@@ -239,6 +239,34 @@ fn UseCaseBlock(target: CapacityTarget) -> impl IntoView {
     }
 }
 
+/// One use case's row of the guidance table. It reads only that use case's limits, so a slider
+/// redraws one row, not the table.
+#[component]
+fn GuidanceRow(target: CapacityTarget) -> impl IntoView {
+    let ctx = context();
+    let view = scoped_view(ctx, Some(&target.id));
+    let name = target.name.clone();
+    let row = Memo::new(move |_| {
+        read_sources_in(ctx, view, |sources, view| {
+            let main = sources.first()?;
+            let limits = view.thresholds(&target.id, target.preset);
+            let cap = verdict(main, &target, view)?;
+            Some((
+                latency_limit_text(&limits),
+                speed_limit_text(&limits),
+                cap.verdict_sentence(),
+            ))
+        })
+    });
+    move || {
+        row.get().map(|(ttft, speed, analysis)| {
+            view! {
+                <tr><th scope="row">{name.clone()}</th><td>{ttft}</td><td>{speed}</td><td>{analysis}</td></tr>
+            }
+        })
+    }
+}
+
 #[component]
 pub fn CapacitySection() -> impl IntoView {
     let ctx = context();
@@ -252,28 +280,8 @@ pub fn CapacitySection() -> impl IntoView {
                 .unwrap_or_default()
         })
     };
-    let guidance = move || {
-        read_sources_in(ctx, ctx.view.into(), |sources, view| {
-            let Some(main) = sources.first() else {
-                return Vec::new();
-            };
-            targets(main)
-                .into_iter()
-                .filter_map(|t| {
-                    let limits = view.thresholds(&t.id, t.preset);
-                    let cap = verdict(main, &t, view)?;
-                    Some((
-                        t.name.clone(),
-                        latency_limit_text(&limits),
-                        speed_limit_text(&limits),
-                        cap.verdict_sentence(),
-                    ))
-                })
-                .collect::<Vec<_>>()
-        })
-    };
     view! {
-        <section data-testid="section-capacity">
+        <section id="capacity" data-testid="section-capacity">
             <h2>"Use Case Guidance"</h2>
             <p>"The table maps this configuration's performance to common deployment scenarios. Capacity limits are where TTFT or generation speed falls below accepted thresholds for a comfortable user experience."</p>
             <table class="data-table" data-testid="guidance-table">
@@ -282,9 +290,7 @@ pub fn CapacitySection() -> impl IntoView {
                     <th scope="col">"Speed threshold"</th><th scope="col">"Analysis"</th>
                 </tr></thead>
                 <tbody>
-                    {move || guidance().into_iter().map(|(name, ttft, speed, analysis)| view! {
-                        <tr><th scope="row">{name}</th><td>{ttft}</td><td>{speed}</td><td>{analysis}</td></tr>
-                    }).collect_view()}
+                    {move || all().into_iter().map(|target| view! { <GuidanceRow target /> }).collect_view()}
                 </tbody>
             </table>
             <p class="muted">"The limits shown are conservative. Beyond these points the system keeps working with slower responses that may still suit your use case."</p>

@@ -36,7 +36,7 @@ pub fn DeepDiveSection() -> impl IntoView {
         })
     };
     view! {
-        <section data-testid="section-deep-dive">
+        <section id="deep-dive" data-testid="section-deep-dive">
             <h2>"Technical Deep Dive"</h2>
             <p>"Infrastructure-level metrics that explain user-facing performance: queue wait, prefill throughput, token generation latency and scaling efficiency across context lengths. They help diagnose bottlenecks and validate infrastructure decisions."</p>
             <ChartBlock id="deep_dive.queue_wait" title="Queue Wait Times"

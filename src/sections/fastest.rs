@@ -145,7 +145,7 @@ pub fn CursorPanel() -> impl IntoView {
 #[component]
 pub fn FastestSection() -> impl IntoView {
     view! {
-        <section data-testid="section-fastest">
+        <section id="fastest" data-testid="section-fastest">
             <h2>"When Am I the Fastest?"</h2>
             <p>"How fast is this model when the GPU is fully dedicated to my requests? We run exactly N requests simultaneously with no queuing: every request gets immediate GPU attention. This isolates the hardware's raw capability from any scheduling overhead, giving you the best-case per-user experience at each concurrency level."</p>
             <CursorPanel />

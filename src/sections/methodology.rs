@@ -43,12 +43,15 @@ pub fn pooling_rows(report: &Report) -> Vec<(String, String)> {
 pub fn MethodologySection() -> impl IntoView {
     let ctx = context();
     view! {
-        <section data-testid="section-methodology">
+        <section id="methodology" data-testid="section-methodology">
             <h2>"Methodology"</h2>
             <p>"Benchmarks run against a live endpoint with streaming completions. Every token's arrival is timestamped on a monotonic clock at the client; all figures derive from those timestamps. Peak mode holds exactly N requests in flight (a new one starts when one ends); burst mode sends N at once and drains them. Values between measured levels are interpolated with a monotone curve and always marked; nothing is extrapolated."</p>
-            <dl class="definitions">
-                {DEFINITIONS.iter().map(|(term, text)| view! { <dt>{*term}</dt><dd>{*text}</dd> }).collect_view()}
-            </dl>
+            <details class="collapsible" open>
+                <summary>"Definitions"</summary>
+                <dl class="definitions">
+                    {DEFINITIONS.iter().map(|(term, text)| view! { <dt>{*term}</dt><dd>{*text}</dd> }).collect_view()}
+                </dl>
+            </details>
             {move || ctx.reports.with(|r| r.first().map(|report| {
                 let m = &report.measurement;
                 view! {
@@ -94,7 +97,7 @@ fn band_table(
 #[component]
 pub fn ExperienceSection() -> impl IntoView {
     view! {
-        <section data-testid="section-experience">
+        <section id="experience" data-testid="section-experience">
             <h2>"What Good Looks Like"</h2>
             <dl class="guidance" data-testid="what-good-looks-like">
                 {WHAT_GOOD_LOOKS_LIKE.iter().map(|g| view! { <dt>{g.metric}</dt><dd>{g.text}</dd> }).collect_view()}

@@ -25,6 +25,7 @@ pub fn report_sections() -> impl IntoView {
     view! {
         <header::HeaderSection />
         <header::HighlightsSection />
+        <TableOfContents />
         <scenarios::ScenariosSection />
         <scenarios::GlossarySection />
         <fastest::FastestSection />
@@ -35,6 +36,34 @@ pub fn report_sections() -> impl IntoView {
         <power::PowerSection />
         <methodology::MethodologySection />
         <methodology::ExperienceSection />
+    }
+}
+
+/// Sections the table of contents links to: (element id, heading), in page order.
+const TOC: [(&str, &str); 10] = [
+    ("scenarios", "Scenarios"),
+    ("glossary", "Glossary"),
+    ("fastest", "When am I the fastest?"),
+    ("scale-up", "When to scale up"),
+    ("throughput", "System throughput"),
+    ("capacity", "Use case guidance"),
+    ("deep-dive", "Technical deep dive"),
+    ("power", "Power & efficiency"),
+    ("methodology", "Methodology"),
+    ("experience", "What good looks like"),
+];
+
+/// Links to every section, as in the published reports; sticky on wide screens.
+#[component]
+fn TableOfContents() -> impl IntoView {
+    view! {
+        <nav class="toc" data-testid="toc" aria-label="Contents">
+            <ol>
+                {TOC.iter().map(|(id, title)| view! {
+                    <li><a href=format!("#{id}")>{*title}</a></li>
+                }).collect_view()}
+            </ol>
+        </nav>
     }
 }
 

@@ -72,7 +72,7 @@ pub fn PowerSection() -> impl IntoView {
         })
     };
     view! {
-        <section data-testid="section-power">
+        <section id="power" data-testid="section-power">
             <h2>"Power & Efficiency"</h2>
             <Show when=available fallback=|| view! {
                 <p class="muted" data-testid="power-missing-note">

@@ -32,7 +32,7 @@ pub fn ScaleUpSection() -> impl IntoView {
     let cards = move || read_sources(ctx, depth_cards);
     let has_burst = move || !cards().is_empty();
     view! {
-        <section data-testid="section-scale-up">
+        <section id="scale-up" data-testid="section-scale-up">
             <h2>"When to Scale Up"</h2>
             <Show when=has_burst fallback=|| view! {
                 <p class="muted" data-testid="burst-missing-note">"This report has no burst measurements (requests sent all at once), so queue behaviour cannot be shown."</p>

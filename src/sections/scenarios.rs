@@ -48,7 +48,7 @@ pub fn key_insight(report: &Report) -> Option<String> {
 pub fn ScenariosSection() -> impl IntoView {
     let ctx = context();
     view! {
-        <section data-testid="section-scenarios">
+        <section id="scenarios" data-testid="section-scenarios">
             <h2>"What Do the Scenarios Represent?"</h2>
             <p>"Each benchmark scenario simulates a different real-world usage pattern with distinct input and output token profiles."</p>
             {move || ctx.reports.with(|r| r.first().map(|report| view! {
@@ -70,17 +70,20 @@ pub fn ScenariosSection() -> impl IntoView {
 #[component]
 pub fn GlossarySection() -> impl IntoView {
     view! {
-        <section data-testid="section-glossary">
+        <section id="glossary" data-testid="section-glossary">
             <h2>"Metric Glossary"</h2>
             <p>"Quick definitions for the metrics used throughout this report. All timing metrics are measured on a live streaming endpoint."</p>
-            <dl class="glossary">
-                {GLOSSARY.iter().map(|g| view! {
-                    <div class="glossary-entry">
-                        <dt>{g.term}<span class="glossary-category">{g.category}</span></dt>
-                        <dd>{g.definition}</dd>
-                    </div>
-                }).collect_view()}
-            </dl>
+            <details class="collapsible" open>
+                <summary>"Definitions"</summary>
+                <dl class="glossary">
+                    {GLOSSARY.iter().map(|g| view! {
+                        <div class="glossary-entry">
+                            <dt>{g.term}<span class="glossary-category">{g.category}</span></dt>
+                            <dd>{g.definition}</dd>
+                        </div>
+                    }).collect_view()}
+                </dl>
+            </details>
             <p class="insight"><strong>"Rule of thumb: "</strong>{RULE_OF_THUMB}</p>
         </section>
     }

@@ -21,7 +21,7 @@ pub fn ThroughputSection() -> impl IntoView {
     };
     let comparing = move || ctx.reports.with(|r| r.len() > 1);
     view! {
-        <section data-testid="section-throughput">
+        <section id="throughput" data-testid="section-throughput">
             <h2>"System Throughput"</h2>
             <ChartBlock id="throughput.system" title="System Throughput"
                 intro="Aggregate token generation across all concurrent requests. Measures output tokens only; prompt tokens processed during prefill are excluded."

@@ -60,6 +60,22 @@ describe('landing page', () => {
 });
 
 describe('bundled report', () => {
+  test('the table of contents links to every section and jumps to it', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl(SAMPLE));
+    const toc = page.getByTestId('toc');
+    await toc.waitFor({ timeout: 15000 });
+    const targets = await toc.getByRole('link').evaluateAll((links) => links.map((a) => a.hash.slice(1)));
+    const linked = await page.evaluate((ids) => ids.map((id) => document.getElementById(id)?.dataset.testid), targets);
+    assert.deepEqual(linked, SECTIONS.filter((s) => !['header', 'highlights'].includes(s)).map((s) => `section-${s}`));
+    await toc.getByRole('link', { name: 'Methodology' }).click();
+    await page.waitForFunction(() => {
+      const top = document.getElementById('methodology').getBoundingClientRect().top;
+      return top >= 0 && top < window.innerHeight / 2;
+    });
+    assertClean(problems);
+  });
+
   test('every section renders and every chart draws', async () => {
     const { page, problems } = await newPage(browser);
     await page.goto(reportUrl(SAMPLE));
