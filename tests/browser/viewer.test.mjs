@@ -13,6 +13,7 @@ const SECTIONS = ['header', 'highlights', 'scenarios', 'glossary', 'fastest', 's
 const malformedDir = new URL('../malformed/', import.meta.url).pathname;
 const MALFORMED = readdirSync(malformedDir).filter((f) => f.endsWith('.json')).sort();
 const XSS = '<img src=x onerror=alert(1)>';
+const INDEX = JSON.parse(readFileSync(new URL('../../data/index.json', import.meta.url), 'utf8'));
 
 let server;
 let browser;
@@ -51,12 +52,31 @@ describe('landing page', () => {
   test('lists the bundled reports and opens one', async () => {
     const { page, problems } = await newPage(browser);
     await page.goto(server.url);
-    const link = page.getByTestId('report-list').getByRole('link').first();
-    await link.click();
+    const first = INDEX.reports[0].path;
+    const links = page.getByTestId('report-list').getByRole('link');
+    assert.equal(await links.count(), INDEX.reports.length, 'one link per index entry');
+    await links.first().click();
     await page.getByTestId('section-header').waitFor();
-    assert.match(page.url(), /report=data%2Freports%2Fsample-synthetic\.json/);
+    assert.ok(page.url().includes(`report=${encodeURIComponent(`data/${first}`)}`), page.url());
     assertClean(problems);
   });
+});
+
+describe('every bundled report', () => {
+  // The collector's own output (simulator and real llama.cpp runs) must render like the sample.
+  for (const entry of INDEX.reports) {
+    test(`${entry.path} renders every section without an error`, async () => {
+      const { page, problems } = await newPage(browser);
+      await page.goto(reportUrl(`data/${entry.path}`));
+      for (const name of SECTIONS) {
+        await page.getByTestId(`section-${name}`).waitFor({ timeout: 15000 });
+      }
+      await chartsDrawn(page);
+      assert.ok((await page.getByTestId('chart').count()) >= 10);
+      assert.equal(await page.getByTestId('error-panel').count(), 0);
+      assertClean(problems);
+    });
+  }
 });
 
 describe('bundled report', () => {
