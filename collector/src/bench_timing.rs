@@ -6,7 +6,6 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
 use infermeter_report::Distribution;
 
 use crate::adapters::EngineKind;
@@ -119,27 +118,8 @@ pub async fn run(args: BenchTimingArgs) -> anyhow::Result<Vec<TimingRow>> {
     };
     // The simulator gets its own runtime and threads, so its work does not queue behind the
     // client's tasks (and vice versa) as it would on one shared runtime.
-    let (url_tx, url_rx) = tokio::sync::oneshot::channel();
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let sim_thread = std::thread::spawn(move || -> anyhow::Result<()> {
-        let rt = tokio::runtime::Runtime::new()?;
-        rt.block_on(async move {
-            let sim = infermeter_sim::start(sim_args)
-                .await
-                .context("cannot start the simulator")?;
-            let _ = url_tx.send(sim.base_url());
-            let _ = stop_rx.await;
-            sim.shutdown().await;
-            Ok(())
-        })
-    });
-    let Ok(base_url) = url_rx.await else {
-        return Err(sim_thread
-            .join()
-            .map_err(|_| anyhow::anyhow!("the simulator thread panicked"))?
-            .err()
-            .unwrap_or_else(|| anyhow::anyhow!("the simulator stopped early")));
-    };
+    let sim = infermeter_sim::ThreadedSim::start(sim_args, true).await?;
+    let base_url = sim.base_url().to_string();
     let driver = Driver::new(DriverConfig {
         base_url,
         api: Api::Chat,
@@ -161,8 +141,7 @@ pub async fn run(args: BenchTimingArgs) -> anyhow::Result<Vec<TimingRow>> {
         let exchanges = concurrent(&driver, &body, streams).await?;
         rows.push(timing_row(streams, &exchanges, &clock));
     }
-    let _ = stop_tx.send(());
-    let _ = sim_thread.join();
+    sim.stop();
     println!("{}", table(&rows));
     Ok(rows)
 }

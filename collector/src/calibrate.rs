@@ -111,29 +111,8 @@ async fn measure(plan: &Plan, dir: &Path, quick: bool) -> anyhow::Result<Vec<Lev
         gpus: d.gpus,
         ..infermeter_sim::SimArgs::default()
     };
-    let (url_tx, url_rx) = tokio::sync::oneshot::channel();
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let sim_thread = std::thread::spawn(move || -> anyhow::Result<()> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        rt.block_on(async move {
-            let sim = infermeter_sim::start(sim_args)
-                .await
-                .context("cannot start the simulator")?;
-            let _ = url_tx.send(sim.base_url());
-            let _ = stop_rx.await;
-            sim.shutdown().await;
-            Ok(())
-        })
-    });
-    let Ok(base_url) = url_rx.await else {
-        return Err(sim_thread
-            .join()
-            .map_err(|_| anyhow::anyhow!("the simulator thread panicked"))?
-            .err()
-            .unwrap_or_else(|| anyhow::anyhow!("the simulator stopped early")));
-    };
+    let sim = infermeter_sim::ThreadedSim::start(sim_args, false).await?;
+    let base_url = sim.base_url().to_string();
     // Through the command line, so the run is exactly what `infermeter run` does.
     let mut argv: Vec<std::ffi::OsString> = ["infermeter", "run", "--base-url", &base_url]
         .into_iter()
@@ -147,8 +126,7 @@ async fn measure(plan: &Plan, dir: &Path, quick: bool) -> anyhow::Result<Vec<Lev
         unreachable!("parsed a run command");
     };
     let end = crate::run::run(*args, false).await;
-    let _ = stop_tx.send(());
-    let _ = sim_thread.join();
+    sim.stop();
     if end? != RunEnd::Complete {
         bail!("{}: the run was interrupted", r.setup);
     }

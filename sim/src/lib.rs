@@ -15,6 +15,7 @@ pub mod profiles;
 pub mod rng;
 mod scheduler;
 pub mod server;
+pub mod threaded;
 pub mod tokenizer;
 
 use std::net::SocketAddr;
@@ -22,6 +23,7 @@ use std::path::PathBuf;
 
 pub use calibration::{calibration_table, CalibrationRow};
 pub use server::{run, start, RunningSim};
+pub use threaded::ThreadedSim;
 
 /// Options of `infermeter sim`. `Debug` is written by hand so the API key never reaches a log.
 #[derive(clap::Args, Clone)]
