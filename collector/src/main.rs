@@ -13,7 +13,9 @@ fn init_logging(opts: &Opts) {
         EnvFilter::try_from_env("INFERMETER_LOG").unwrap_or_else(|_| EnvFilter::new(default));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        // Colour codes only for a terminal: logs piped to a file or CI stay plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
     match opts.log_format {
         LogFormat::Json => builder.json().init(),
         LogFormat::Text => builder.with_target(false).init(),
