@@ -47,8 +47,9 @@ pub fn summary(report: &Report, json: bool, ttft_threshold_s: f64) -> String {
         )
     };
     let mut lines = vec![format!(
-        "{} on {} ({})",
-        report.metadata.model.id, report.metadata.hardware.gpu_model, report.metadata.engine.name
+        "{} ({})",
+        report.display_title(),
+        report.metadata.engine.name
     )];
     if let RunStatus::Partial { reason } = &report.status {
         lines.push(format!("PARTIAL RUN: {reason}"));
