@@ -1031,23 +1031,11 @@ pub(crate) mod tests {
     /// build is billed at exactly the target by its completion endpoint.
     #[tokio::test]
     async fn simulator_bills_exactly_the_built_chat_prompt() {
-        let sim = infermeter_sim::start(infermeter_sim::SimArgs {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-        let base = format!("http://{}/v1", sim.addr);
-        let client = reqwest::Client::new();
-        let models: Value = client
-            .get(format!("{base}/models"))
-            .send()
-            .await
-            .unwrap()
-            .json()
+        let sim = infermeter_sim::start(infermeter_sim::SimArgs::loopback())
             .await
             .unwrap();
-        let model = models["data"][0]["id"].as_str().unwrap().to_string();
+        let (base, model) = (sim.base_url(), sim.model_name().to_string());
+        let client = reqwest::Client::new();
         let tokenizer = Tokenizer::from_server(client.clone(), &base, &model, None)
             .await
             .unwrap();

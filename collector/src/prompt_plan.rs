@@ -280,23 +280,11 @@ mod tests {
     /// Against the real simulator: every prepared body, ids stamped, is billed at the target.
     #[tokio::test]
     async fn simulator_bills_every_prepared_body_at_the_target() {
-        let sim = infermeter_sim::start(infermeter_sim::SimArgs {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-        let base_url = format!("http://{}/v1", sim.addr);
-        let client = http_client(Duration::from_secs(5), 4).unwrap();
-        let models: Value = client
-            .get(format!("{base_url}/models"))
-            .send()
-            .await
-            .unwrap()
-            .json()
+        let sim = infermeter_sim::start(infermeter_sim::SimArgs::loopback())
             .await
             .unwrap();
-        let model = models["data"][0]["id"].as_str().unwrap().to_string();
+        let (base_url, model) = (sim.base_url(), sim.model_name().to_string());
+        let client = http_client(Duration::from_secs(5), 4).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let suite_path = dir.path().join("suite.toml");
         std::fs::write(

@@ -768,23 +768,11 @@ mod tests {
     /// Against the real simulator, which speaks vLLM's metric names.
     #[tokio::test]
     async fn scraper_reads_the_simulator() {
-        let sim = infermeter_sim::start(infermeter_sim::SimArgs {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-        let base = format!("http://{}/v1", sim.addr);
-        let client = reqwest::Client::new();
-        let models: serde_json::Value = client
-            .get(format!("{base}/models"))
-            .send()
-            .await
-            .unwrap()
-            .json()
+        let sim = infermeter_sim::start(infermeter_sim::SimArgs::loopback())
             .await
             .unwrap();
-        let model = models["data"][0]["id"].as_str().unwrap().to_string();
+        let (base, model) = (sim.base_url(), sim.model_name().to_string());
+        let client = reqwest::Client::new();
         let mut scraper = Scraper::new(client.clone(), metrics_url(&base))
             .with_interval(Duration::from_millis(20));
         scraper.start().await;

@@ -95,6 +95,16 @@ impl std::fmt::Debug for SimArgs {
     }
 }
 
+impl SimArgs {
+    /// The defaults on a free loopback port: what an in-process test or tool wants.
+    pub fn loopback() -> SimArgs {
+        SimArgs {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            ..SimArgs::default()
+        }
+    }
+}
+
 impl Default for SimArgs {
     fn default() -> Self {
         Self {

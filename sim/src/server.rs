@@ -61,6 +61,11 @@ pub struct RunningSim {
 }
 
 impl RunningSim {
+    /// The model id it serves (as `/v1/models` lists it).
+    pub fn model_name(&self) -> &str {
+        &self.profile.model_name
+    }
+
     /// `http://ADDR/v1`.
     pub fn base_url(&self) -> String {
         format!("http://{}/v1", self.addr)
