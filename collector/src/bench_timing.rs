@@ -1,14 +1,19 @@
-//! `infermeter bench-timing`: how late the collector timestamps events, measured against the
-//! simulator's own send timestamps (`--emit-timestamps`) on the same machine.
+//! `infermeter bench-timing`: how far the collector's event instants are from when the events
+//! were sent, measured against the simulator's own send timestamps (`--emit-timestamps`) on the
+//! same machine.
 //!
-//! Both sides read CLOCK_MONOTONIC: the server stamps `mono_ns` just before writing a chunk, the
-//! client's `Instant` (CLOCK_MONOTONIC on Linux) is mapped onto it through one paired reading.
+//! The server stamps `mono_ns` (CLOCK_MONOTONIC) just before writing a chunk. The client's
+//! instant is the kernel's receive timestamp of the read that completed the event (on loopback
+//! taken in the sender's write; see [`crate::arrival`]), or the parse time where the kernel gives
+//! none; as an `Instant` (CLOCK_MONOTONIC on Linux) it is mapped onto `mono_ns` through one
+//! paired reading.
 
 use std::time::{Duration, Instant};
 
 use infermeter_report::Distribution;
 
 use crate::adapters::EngineKind;
+use crate::arrival::EventClock;
 use crate::cli::{Api, BenchTimingArgs};
 use crate::driver::{Driver, DriverConfig, Exchange};
 
@@ -72,17 +77,20 @@ pub struct TimingRow {
     /// Receive minus send of every event.
     pub event_lag: Option<Distribution>,
     pub failed: usize,
+    /// Successful requests whose events were stamped at parse time (no kernel timestamps).
+    pub parse_clock: usize,
 }
 
 /// Errors of a set of exchanges against their server timestamps.
 pub fn timing_row(streams: u32, exchanges: &[Exchange], clock: &ClockMap) -> TimingRow {
     let (mut ttft, mut itl, mut lag) = (Vec::new(), Vec::new(), Vec::new());
-    let mut failed = 0;
+    let (mut failed, mut parse_clock) = (0, 0);
     for ex in exchanges {
         if ex.outcome != infermeter_report::Outcome::Ok {
             failed += 1;
             continue;
         }
+        parse_clock += usize::from(ex.clock == EventClock::Parse);
         let lags: Vec<f64> = ex
             .chunks
             .iter()
@@ -103,6 +111,7 @@ pub fn timing_row(streams: u32, exchanges: &[Exchange], clock: &ClockMap) -> Tim
         itl_error: Distribution::from_samples(&itl),
         event_lag: Distribution::from_samples(&lag),
         failed,
+        parse_clock,
     }
 }
 
@@ -188,7 +197,20 @@ pub fn table(rows: &[TimingRow]) -> String {
             r.failed
         ));
     }
-    out.push_str("(milliseconds; error = client receive instant - simulator send instant, same CLOCK_MONOTONIC)");
+    let parsed: usize = rows.iter().map(|r| r.parse_clock).sum();
+    let clock = if parsed == 0 {
+        EventClock::KernelReceive.label().to_string()
+    } else {
+        format!(
+            "{} for {parsed} requests, else {}",
+            EventClock::Parse.label(),
+            EventClock::KernelReceive.label()
+        )
+    };
+    out.push_str(&format!(
+        "(milliseconds; error = client event instant - simulator send stamp (CLOCK_MONOTONIC \
+         just before the write); client instant: {clock})"
+    ));
     out
 }
 

@@ -1,20 +1,27 @@
 //! Sends one streaming request and timestamps every SSE event on the monotonic clock.
 //!
-//! Time is read here and nowhere else: the instant right after an event's bytes are parsed out
-//! of the body stream. Everything downstream works from these instants.
+//! Time is read here and nowhere else. An event's instant is the kernel's receive timestamp of
+//! the read that completed it ([`crate::arrival`]), so events parsed late in a burst keep the
+//! instant they arrived; without one, the instant right after the event is parsed. Everything
+//! downstream works from these instants.
 
 use std::fmt;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
+use http::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use http_body_util::{BodyExt, Full};
 use infermeter_report::{EngineTimings, Outcome, TokenSource};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::adapters::EngineKind;
+use crate::arrival::{ArrivalClock, EventClock};
 use crate::cli::Api;
+use crate::transport::{stream_client, StreamClient};
 
 /// An API key that never prints itself.
 #[derive(Clone)]
@@ -34,6 +41,14 @@ impl ApiKey {
     pub fn authorize(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         request.bearer_auth(&self.0)
     }
+
+    /// The bearer header value, marked sensitive; `None` when the key holds characters a
+    /// header cannot carry.
+    fn bearer(&self) -> Option<HeaderValue> {
+        let mut value = HeaderValue::from_str(&format!("Bearer {}", self.0)).ok()?;
+        value.set_sensitive(true);
+        Some(value)
+    }
 }
 
 impl fmt::Debug for ApiKey {
@@ -43,17 +58,40 @@ impl fmt::Debug for ApiKey {
 }
 
 /// Everything needed to talk to one endpoint.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Driver {
-    client: reqwest::Client,
-    url: String,
+    client: StreamClient,
+    uri: http::Uri,
     api: Api,
     model: String,
     engine: EngineKind,
     prompt_caching: bool,
-    api_key: Option<ApiKey>,
+    /// `Bearer <key>`, marked sensitive (never printed).
+    authorization: Option<HeaderValue>,
     first_token_timeout: Duration,
     total_timeout: Duration,
+}
+
+impl fmt::Debug for Driver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Driver")
+            .field("uri", &self.uri)
+            .field("api", &self.api)
+            .field("model", &self.model)
+            .field("engine", &self.engine)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a [`Driver`] cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    #[error("--base-url {url:?} is not an http:// or https:// URL with a host ({reason}); use e.g. http://localhost:8000/v1")]
+    BaseUrl { url: String, reason: String },
+    #[error("the API key holds characters an HTTP header cannot carry (control or non-ASCII characters); check the key's file or variable")]
+    ApiKey,
+    #[error("cannot set up TLS: {0}")]
+    Tls(#[from] rustls::Error),
 }
 
 /// Endpoint settings for [`Driver::new`].
@@ -73,24 +111,10 @@ pub struct DriverConfig {
     pub max_in_flight: usize,
 }
 
-/// Builds the HTTP client every request and side channel shares; `pool` idle connections are
-/// kept for reuse (0: a new connection per request).
-pub fn http_client(connect_timeout: Duration, pool: usize) -> reqwest::Result<reqwest::Client> {
-    reqwest::Client::builder()
-        .http1_only()
-        .tcp_nodelay(true)
-        .connect_timeout(connect_timeout)
-        .pool_max_idle_per_host(pool)
-        // Servers close idle keep-alive connections after 5 s (llama.cpp's cpp-httplib,
-        // uvicorn under vLLM); reusing one as it closes fails the request before it is sent
-        // ("connection closed before message completed"), so drop them before that.
-        .pool_idle_timeout(Duration::from_secs(4))
-        .build()
-}
-
 /// One content-carrying stream event.
 #[derive(Debug, Clone, Copy)]
 pub struct Chunk {
+    /// When it arrived (see the module doc for which clock).
     pub at: Instant,
     pub tokens: u32,
     /// The simulator's CLOCK_MONOTONIC send time (`--emit-timestamps`), for timing benchmarks.
@@ -110,6 +134,8 @@ pub struct Exchange {
     pub cached_tokens: Option<u32>,
     pub token_source: TokenSource,
     pub engine_timings: Option<EngineTimings>,
+    /// Where `chunks[].at`, `first_token` and a successful `end` came from.
+    pub clock: EventClock,
 }
 
 #[derive(Debug, Deserialize)]
@@ -185,13 +211,26 @@ enum Stop {
 }
 
 impl Driver {
-    pub fn new(config: DriverConfig) -> reqwest::Result<Driver> {
+    pub fn new(config: DriverConfig) -> Result<Driver, DriverError> {
         let path = match config.api {
             Api::Chat => "chat/completions",
             Api::Completions => "completions",
         };
+        let url = format!("{}/{path}", config.base_url.trim_end_matches('/'));
+        let bad_url = |reason: String| DriverError::BaseUrl {
+            url: config.base_url.clone(),
+            reason,
+        };
+        let uri: http::Uri = url.parse().map_err(|e| bad_url(format!("{e}")))?;
+        if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
+            return Err(bad_url("no http(s) scheme or host".into()));
+        }
+        let authorization = match &config.api_key {
+            Some(key) => Some(key.bearer().ok_or(DriverError::ApiKey)?),
+            None => None,
+        };
         Ok(Driver {
-            client: http_client(
+            client: stream_client(
                 config.connect_timeout,
                 if config.engine.reuses_connections() {
                     config.max_in_flight.max(1)
@@ -199,12 +238,12 @@ impl Driver {
                     0
                 },
             )?,
-            url: format!("{}/{path}", config.base_url.trim_end_matches('/')),
+            uri,
             api: config.api,
             model: config.model,
             engine: config.engine,
             prompt_caching: config.prompt_caching,
-            api_key: config.api_key,
+            authorization,
             first_token_timeout: config.first_token_timeout,
             total_timeout: config.total_timeout,
         })
@@ -253,15 +292,18 @@ impl Driver {
             cached_tokens: None,
             token_source: TokenSource::Chunks,
             engine_timings: None,
+            clock: EventClock::Parse,
         };
-        let stop = self.stream(body, &mut exchange).await;
-        exchange.end = Instant::now();
-        if let Err(Stop::Failed { kind, detail }) = stop {
-            exchange.outcome = if exchange.first_token.is_some() {
-                Outcome::Incomplete { kind, detail }
-            } else {
-                Outcome::Errored { kind, detail }
-            };
+        match self.stream(body, &mut exchange).await {
+            Ok(done) => exchange.end = done,
+            Err(Stop::Failed { kind, detail }) => {
+                exchange.end = Instant::now();
+                exchange.outcome = if exchange.first_token.is_some() {
+                    Outcome::Incomplete { kind, detail }
+                } else {
+                    Outcome::Errored { kind, detail }
+                };
+            }
         }
         if exchange.output_tokens.is_none() && exchange.outcome == Outcome::Ok {
             exchange.output_tokens = Some(exchange.chunks.iter().map(|c| c.tokens).sum());
@@ -269,43 +311,55 @@ impl Driver {
         exchange
     }
 
-    async fn stream(&self, body: Vec<u8>, ex: &mut Exchange) -> Result<(), Stop> {
+    /// Reads the stream to `[DONE]` and returns that event's instant.
+    async fn stream(&self, body: Vec<u8>, ex: &mut Exchange) -> Result<Instant, Stop> {
         let first_deadline = tokio::time::Instant::from_std(ex.sent + self.first_token_timeout);
         let total_deadline = tokio::time::Instant::from_std(ex.sent + self.total_timeout);
-        let mut request = self
-            .client
-            .post(&self.url)
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .header(reqwest::header::ACCEPT, "text/event-stream")
-            .body(body);
-        if let Some(key) = &self.api_key {
-            request = key.authorize(request);
+        let mut request = http::Request::post(self.uri.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "text/event-stream");
+        if let Some(authorization) = &self.authorization {
+            request = request.header(AUTHORIZATION, authorization.clone());
         }
-        let response =
-            match tokio::time::timeout_at(first_deadline.min(total_deadline), request.send()).await
-            {
-                Err(_) => return Err(timeout_stop(false)),
-                Ok(Err(e)) => return Err(request_error(e)),
-                Ok(Ok(r)) => r,
-            };
+        let request = request
+            .body(Full::new(Bytes::from(body)))
+            .expect("the URI and headers were checked in Driver::new");
+        let response = match tokio::time::timeout_at(
+            first_deadline.min(total_deadline),
+            self.client.request(request),
+        )
+        .await
+        {
+            Err(_) => return Err(timeout_stop(false)),
+            Ok(Err(e)) => return Err(request_error(e)),
+            Ok(Ok(r)) => r,
+        };
         let status = response.status();
         if !status.is_success() {
-            let text = tokio::time::timeout(Duration::from_secs(5), response.text())
+            let text = tokio::time::timeout(Duration::from_secs(5), response.into_body().collect())
                 .await
                 .ok()
                 .and_then(Result::ok)
+                .map(|body| String::from_utf8_lossy(&body.to_bytes()).into_owned())
                 .unwrap_or_default();
             return Err(Stop::Failed {
                 kind: http_kind(status.as_u16()),
                 detail: format!("HTTP {status}: {}", snippet(&text)),
             });
         }
-        let mut events = response.bytes_stream().eventsource();
+        let arrival = response.extensions().get::<ArrivalClock>().cloned();
+        ex.clock = match arrival {
+            Some(_) => EventClock::KernelReceive,
+            None => EventClock::Parse,
+        };
+        // Instants never go back: a clock step cannot reorder events or precede the request.
+        let mut floor = ex.sent;
+        let mut events = response.into_body().into_data_stream().eventsource();
         // Set when the engine reports a running output count on content chunks (vLLM's
         // `continuous_usage_stats`, llama.cpp's `timings_per_token`).
         let mut running_counts = false;
         let mut counted = 0;
-        let mut done = false;
+        let mut done = None;
         loop {
             let deadline = if ex.first_token.is_none() {
                 first_deadline.min(total_deadline)
@@ -316,7 +370,14 @@ impl Driver {
                 Err(_) => return Err(timeout_stop(ex.first_token.is_some())),
                 Ok(next) => next,
             };
-            let at = Instant::now();
+            // hyper reads the socket only as the body is consumed, so the latest read is the
+            // one that completed this event (or a later one: hence no later than now).
+            let now = Instant::now();
+            let at = arrival
+                .as_ref()
+                .and_then(ArrivalClock::last_arrival)
+                .map_or(now, |arrived| arrived.max(floor).min(now));
+            floor = at;
             let event = match next {
                 None => break,
                 Some(Err(e)) => {
@@ -329,7 +390,7 @@ impl Driver {
             };
             let data = event.data.trim();
             if data == "[DONE]" {
-                done = true;
+                done = Some(at);
                 break;
             }
             if event.event == "error" {
@@ -401,19 +462,19 @@ impl Driver {
             (false, true) => TokenSource::Usage,
             (false, false) => TokenSource::Chunks,
         };
-        if !done {
+        let Some(done) = done else {
             return Err(Stop::Failed {
                 kind: "closed_without_done".into(),
                 detail: "the stream ended without a [DONE] event".into(),
             });
-        }
+        };
         if ex.first_token.is_none() {
             return Err(Stop::Failed {
                 kind: "no_output".into(),
                 detail: "the stream finished without any content".into(),
             });
         }
-        Ok(())
+        Ok(done)
     }
 }
 
@@ -431,17 +492,15 @@ fn timeout_stop(streaming: bool) -> Stop {
     }
 }
 
-/// Classifies a failure before a response arrived. Only the error's kind and source are
+/// Classifies a failure before a response arrived. Only the error and its sources are
 /// reported: never the request (its headers hold the API key).
-fn request_error(e: reqwest::Error) -> Stop {
+fn request_error(e: hyper_util::client::legacy::Error) -> Stop {
+    // Timeouts are ours (`timeout_stop`), and a connect timeout is a connect error.
     let kind = if e.is_connect() {
         "connect"
-    } else if e.is_timeout() {
-        "timeout_first_token"
     } else {
         "disconnect"
     };
-    let e = e.without_url();
     let mut detail = e.to_string();
     let mut source = std::error::Error::source(&e);
     while let Some(s) = source {

@@ -10,6 +10,7 @@ pub mod view;
 // The benchmark run.
 pub mod adapters;
 pub mod aggregate;
+pub mod arrival;
 pub mod bench_timing;
 pub mod calibrate;
 pub mod cli;
@@ -23,3 +24,4 @@ pub mod run;
 pub mod scheduler;
 pub mod suite;
 pub mod summary;
+pub mod transport;

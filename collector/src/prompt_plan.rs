@@ -248,8 +248,9 @@ mod tests {
 
     use super::*;
     use crate::adapters::EngineKind;
-    use crate::driver::{http_client, DriverConfig};
+    use crate::driver::DriverConfig;
     use crate::prompt::tests::train_tokenizer;
+    use crate::transport::http_client;
 
     fn digits(rng: &mut u64) -> String {
         *rng = rng

@@ -224,7 +224,7 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<RunEnd> {
         .metrics_url
         .clone()
         .unwrap_or_else(|| scrape::metrics_url(&args.base_url));
-    let side_client = crate::driver::http_client(args.connect_timeout(), 4)?;
+    let side_client = crate::transport::http_client(args.connect_timeout(), 4)?;
     let mut info = endpoint::discover(
         &side_client,
         &args.base_url,
