@@ -73,8 +73,9 @@ function revive(node) {
 /// The ECharts option for a chart serialised as JSON by the app, with what every chart of the
 /// app shares added when the chart did not choose it: a tooltip (axis-triggered) that stays
 /// inside the chart and also opens on click (pinning), the theme `palette` and a transparent
-/// background.
-export function parseOption(json, palette) {
+/// background. Series named in `hidden` (switched off in the legend) are drawn empty: they keep
+/// their index, which the tooltip's units are keyed by.
+export function parseOption(json, palette, hidden) {
   const option = revive(JSON.parse(json));
   option.tooltip ??= { trigger: 'axis' };
   if (option.tooltip && typeof option.tooltip === 'object' && !Array.isArray(option.tooltip)) {
@@ -83,5 +84,61 @@ export function parseOption(json, palette) {
   }
   option.color ??= palette;
   option.backgroundColor ??= 'transparent';
+  const off = new Set(hidden || []);
+  for (const series of option.series || []) {
+    if (!off.has(series.name)) continue;
+    series.data = [];
+    series.markLine = { data: [] };
+    series.markPoint = { data: [] };
+  }
   return option;
+}
+
+/// The chart picture (`url`, a PNG data URL at pixel ratio 2) with the legend drawn under it:
+/// the page's legend is HTML, which a canvas export would leave out. Resolves to a PNG data URL.
+export async function withLegend(url, entries, text, background) {
+  if (!entries.length) return url;
+  const image = new Image();
+  image.src = url;
+  await image.decode();
+  const ratio = 2, pad = 12 * ratio, swatch = 18 * ratio, gap = 16 * ratio, line = 20 * ratio;
+  const font = `${12 * ratio}px system-ui, sans-serif`;
+  const measure = document.createElement('canvas').getContext('2d');
+  measure.font = font;
+  // Lay the entries out in rows as wide as the picture.
+  const rows = [[]];
+  let x = pad;
+  for (const entry of entries) {
+    const width = swatch + 6 * ratio + measure.measureText(entry.name).width;
+    if (x + width > image.width - pad && rows[rows.length - 1].length) {
+      rows.push([]);
+      x = pad;
+    }
+    rows[rows.length - 1].push({ entry, x });
+    x += width + gap;
+  }
+  const canvas = document.createElement('canvas');
+  canvas.width = image.width;
+  canvas.height = image.height + rows.length * line + pad;
+  const ctx = canvas.getContext('2d');
+  ctx.fillStyle = background;
+  ctx.fillRect(0, 0, canvas.width, canvas.height);
+  ctx.drawImage(image, 0, 0);
+  ctx.font = font;
+  ctx.textBaseline = 'middle';
+  rows.forEach((row, i) => {
+    const y = image.height + i * line + line / 2;
+    for (const { entry, x } of row) {
+      ctx.strokeStyle = entry.color;
+      ctx.lineWidth = 3 * ratio;
+      ctx.setLineDash(entry.dashed ? [4 * ratio, 3 * ratio] : []);
+      ctx.beginPath();
+      ctx.moveTo(x, y);
+      ctx.lineTo(x + swatch, y);
+      ctx.stroke();
+      ctx.fillStyle = text;
+      ctx.fillText(entry.name, x + swatch + 6 * ratio, y);
+    }
+  });
+  return canvas.toDataURL('image/png');
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the viewer into dist/: the custom ECharts bundle into public/vendor/, then the wasm app
 # with trunk (release, offline so a tool-version mismatch fails instead of downloading), then
-# prints the shipped sizes. Run scripts/setup.sh first.
+# minifies the JS trunk leaves as is, writes gzip copies and prints the shipped sizes. Run scripts/setup.sh first.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${INFERMETER_CACHE:-$HOME/.cache/infermeter}
@@ -11,22 +11,32 @@ npm_bin="$cache/npm/node_modules/.bin"
 export PATH="$npm_bin:$HOME/.cargo/bin:$PATH"
 cd "$root"
 
-for tool in esbuild wasm-opt trunk; do
+for tool in wasm-opt trunk; do
   command -v "$tool" >/dev/null || { echo "build-viewer: $tool not found; run scripts/setup.sh" >&2; exit 1; }
+done
+for module in esbuild terser; do
+  [ -d "$cache/npm/node_modules/$module" ] || { echo "build-viewer: npm module $module not found; run scripts/setup.sh" >&2; exit 1; }
 done
 
 mkdir -p public/vendor
-NODE_PATH="$cache/npm/node_modules" esbuild scripts/echarts-bundle.mjs \
-  --bundle --minify --format=iife --target=es2019 --legal-comments=none \
-  --define:process.env.NODE_ENV='"production"' \
-  --outfile=public/vendor/echarts.min.js --log-level=warning
+NODE_PATH="$cache/npm/node_modules" node scripts/build-echarts.mjs public/vendor/echarts.min.js
 
 # Size-tuned release profile for the wasm only (the workspace profile serves native binaries).
 export CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=true \
   CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 CARGO_PROFILE_RELEASE_PANIC=abort
 # Leptos' type-erased components: far fewer generic view instantiations, a much smaller wasm.
-export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="--cfg erase_components"
+# Panic locations keep source paths in the wasm: shorten them.
+rustflags="--cfg erase_components --remap-path-prefix=$root=infermeter"
+for registry in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/; do
+  rustflags+=" --remap-path-prefix=${registry%/}=crates"
+done
+export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$rustflags"
 cargo fetch --target wasm32-unknown-unknown
 trunk build --release --offline
+NODE_PATH="$cache/npm/node_modules" node scripts/minify-dist.mjs dist
+# Precompressed copies for servers that send them as is (`infermeter view`, nginx gzip_static):
+# compressed once at the best level instead of on every request at a fast one.
+find dist -type f \( -name '*.wasm' -o -name '*.js' -o -name '*.css' -o -name '*.html' -o -name '*.json' \) \
+  -exec gzip -9 -n -k -f {} +
 
 "$root/scripts/viewer-size.sh"

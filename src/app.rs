@@ -37,7 +37,12 @@ pub fn App() -> impl IntoView {
         files.set(Some(picked));
     };
 
-    Effect::new(move |_| write_query(&view_state.with(ViewState::to_query)));
+    Effect::new(move |_| {
+        let query = view_state.with(ViewState::to_query);
+        // After this update's charts have drawn: replaceState costs about a millisecond, and
+        // the address bar need not lead the picture.
+        set_timeout(move || write_query(&query), std::time::Duration::ZERO);
+    });
     Effect::new(move |_| {
         let theme = view_state.with(|v| v.theme);
         if let Some(root) = document().document_element() {
@@ -265,7 +270,7 @@ fn EmbeddedChart() -> impl IntoView {
                         let id = option_id.clone();
                         move || ctx.reports.with(|r| labels.with(|l| {
                             ctx.view.with(|v| charts::chart_by_id(&id, &charts::sources(r, l), v))
-                        })).unwrap_or_else(charming::Chart::new)
+                        })).unwrap_or_default()
                     }
                     csv={
                         let id = csv_id.clone();

@@ -180,7 +180,12 @@ pub async fn read_files(files: Vec<web_sys::File>) -> Result<Vec<Report>, LoadFa
         }
         let text = wasm_bindgen_futures::JsFuture::from(file.text())
             .await
-            .map_err(|e| LoadFailure::new(&name, format!("could not be read: {e:?}")))?
+            .map_err(|e| {
+                LoadFailure::new(
+                    &name,
+                    format!("could not be read: {}", crate::js_error::message(&e)),
+                )
+            })?
             .as_string()
             .unwrap_or_default();
         reports.push(parse_report(&name, &text)?);

@@ -3,6 +3,7 @@
 mod app;
 mod charts;
 mod components;
+mod js_error;
 mod load;
 mod sections;
 mod state;

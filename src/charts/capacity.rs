@@ -289,11 +289,24 @@ pub fn caption(target: &CapacityTarget, view: &ViewState) -> String {
     };
     format!(
         "{stat} {} and {} at {} input + {} output tokens. Dashed lines indicate quality thresholds.",
-        short_label(left).to_lowercase(),
+        mid_sentence(short_label(left)),
         short_label(right),
         group_thousands(target.input_tokens),
         group_thousands(target.output_tokens)
     )
+}
+
+/// A label as it reads inside a sentence: "Generation speed" -> "generation speed"; acronyms
+/// ("ITL", "TTFT") stay as they are.
+fn mid_sentence(label: &str) -> String {
+    let first_word = label.split([' ', '-']).next().unwrap_or_default();
+    if first_word.chars().all(|c| c.is_ascii_uppercase()) {
+        return label.to_string();
+    }
+    let mut chars = label.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_lowercase().chain(chars).collect())
 }
 
 /// 32768 -> "32,768".
@@ -314,6 +327,14 @@ mod tests {
     use super::*;
     use crate::charts::test_support::*;
     use crate::state::ThresholdKind;
+
+    #[test]
+    fn labels_inside_a_sentence_keep_their_acronyms() {
+        assert_eq!(mid_sentence("ITL"), "ITL");
+        assert_eq!(mid_sentence("TTFT"), "TTFT");
+        assert_eq!(mid_sentence("Generation speed"), "generation speed");
+        assert_eq!(mid_sentence("End-to-end latency"), "end-to-end latency");
+    }
 
     #[test]
     fn targets_cover_every_peak_scenario_once() {

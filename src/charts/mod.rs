@@ -1,5 +1,5 @@
 //! One pure function per chart: `fn(&[Source], &ViewState) -> Plot`, rendered to a
-//! `charming::Chart` (and CSV) by [`plot`]. No signals, no DOM: every chart is tested natively.
+//! [`option::ChartOption`] of charming types (and CSV) by [`plot`]. No signals, no DOM: every chart is tested natively.
 //!
 //! Every chart has a stable id (`fastest.decode`, `capacity.general_chatbot`, ...) used by the
 //! embed route and CSV export: [`chart_by_id`], [`chart_csv`], [`chart_ids`].
@@ -7,16 +7,17 @@
 pub mod capacity;
 pub mod deep_dive;
 pub mod fastest;
+pub mod option;
 pub mod plot;
 pub mod power;
 pub mod scale_up;
 pub mod throughput;
 
-use charming::Chart;
 use infermeter_report::analysis::{Analysis, Metric};
 use infermeter_report::{LoadMode, Report, Stat};
 
 use crate::state::ViewState;
+use option::ChartOption;
 use plot::{Line, Plot, YAxis};
 
 /// One loaded report and the label its series carry when several reports are overlaid.
@@ -204,8 +205,8 @@ pub fn plot_by_id(id: &str, sources: &[Source], view: &ViewState) -> Option<Plot
 }
 
 /// The chart `id` (embed route).
-pub fn chart_by_id(id: &str, sources: &[Source], view: &ViewState) -> Option<Chart> {
-    plot_by_id(id, sources, view).map(|p| p.to_chart())
+pub fn chart_by_id(id: &str, sources: &[Source], view: &ViewState) -> Option<ChartOption> {
+    plot_by_id(id, sources, view).map(|p| p.to_option())
 }
 
 /// The data of chart `id` as CSV (`series,x_axis,x,value,unit`).

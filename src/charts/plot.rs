@@ -1,17 +1,17 @@
 //! The data behind one chart (lines, axes, threshold lines, cursor) and its two renderings:
-//! an ECharts option through `charming`, and CSV. Every chart module builds a [`Plot`], so the
+//! an ECharts option of `charming` types ([`ChartOption`]), and CSV. Every chart module builds a [`Plot`], so the
 //! picture and the exported numbers can never disagree.
 
-use charming::component::{Axis, Grid, Legend};
+use charming::component::{Axis, Grid};
 use charming::element::{
-    AreaStyle, AxisLabel, AxisType, Color, Label, LineStyle, LineStyleType, MarkLine, MarkLineData,
-    MarkLineVariant, MarkPoint, MarkPointData, NameLocation, SplitLine, Symbol, TextStyle, Tooltip,
-    Trigger,
+    AreaStyle, AxisLabel, AxisType, Color, ItemStyle, Label, LabelPosition, LineStyle,
+    LineStyleType, MarkLine, MarkLineData, MarkLineVariant, MarkPoint, MarkPointData, NameLocation,
+    SplitLine, Symbol, TextStyle, Tooltip, Trigger,
 };
 use charming::series::Line as LineSeries;
-use charming::Chart;
 use infermeter_report::analysis::{Estimate, MonotoneCurve};
 
+use super::option::{ChartOption, LegendEntry};
 use crate::theme::{palette, Theme};
 
 /// What the x axis measures.
@@ -112,6 +112,8 @@ pub struct Plot {
 
 /// Name of the series carrying the threshold lines (also its legend entry).
 pub const THRESHOLD_SERIES: &str = "Quality thresholds";
+/// Colour of the threshold lines: Okabe–Ito vermillion, distinct from the first series colours.
+const THRESHOLD_COLOR: &str = "#D55E00";
 
 impl Plot {
     /// True when no line has a point: the section shows a note instead of an empty chart.
@@ -133,63 +135,70 @@ impl Plot {
     }
 
     /// The ECharts option.
-    pub fn to_chart(&self) -> Chart {
+    pub fn to_option(&self) -> ChartOption {
         let colors = self.theme.colors();
-        let mut chart = Chart::new()
-            // No animation: slider and selector updates redraw at once (ECharts' update and
-            // mark-line entry animations held each change back by up to a second), and a
-            // report page draws a few dozen charts on load.
-            .animation(false)
-            .background_color(colors.background)
-            .color(
-                palette(self.theme)
-                    .iter()
-                    .map(|&c| Color::from(c))
-                    .collect(),
-            )
-            .tooltip(
-                Tooltip::new()
-                    .trigger(Trigger::Axis)
-                    .background_color(colors.tooltip_background)
-                    .formatter(self.tooltip_formatter().as_str()),
-            )
-            .legend(
-                Legend::new()
-                    .bottom(0)
-                    .type_(charming::component::LegendType::Scroll)
-                    .text_style(TextStyle::new().color(colors.text)),
-            )
-            .grid(
-                // `contain_label` keeps tick labels inside but not axis titles: leave room for
-                // the rotated y title(s) ("… (tok/s)") beyond the 48 px name gap.
-                Grid::new()
-                    .left(44)
-                    .right(if self.y.len() > 1 { 44 } else { 24 })
-                    .top(40)
-                    .bottom(48)
-                    .contain_label(true),
-            )
-            .x_axis(self.axis(self.x.name(), None, true));
-        for y in &self.y {
-            chart = chart.y_axis(self.axis(&y.name, Some(&y.unit), false));
-        }
         let carrier_axis: Vec<usize> = {
             let mut axes: Vec<usize> = self.thresholds.iter().map(|t| t.axis).collect();
             axes.dedup();
             axes
         };
-        for line in &self.lines {
-            chart = chart.series(self.series(line));
+        let colors_of_lines = palette(self.theme).iter().cycle();
+        let mut legend: Vec<LegendEntry> = Vec::new();
+        let mut series: Vec<LineSeries> = Vec::new();
+        for (line, &color) in self.lines.iter().zip(colors_of_lines) {
+            series.push(self.series(line, color));
+            legend.push(LegendEntry {
+                name: line.name.clone(),
+                color,
+                dashed: false,
+            });
+        }
+        if !self.thresholds.is_empty() {
+            legend.push(LegendEntry {
+                name: THRESHOLD_SERIES.into(),
+                color: THRESHOLD_COLOR,
+                dashed: true,
+            });
         }
         // Thresholds ride on data-less series (one per y axis) so they get one legend entry
         // and survive any line being hidden.
-        for axis in carrier_axis {
-            chart = chart.series(self.threshold_series(axis));
+        series.extend(carrier_axis.into_iter().map(|a| self.threshold_series(a)));
+        series.extend(self.cursor_series());
+        ChartOption {
+            // No animation: slider and selector updates redraw at once (ECharts' update and
+            // mark-line entry animations held each change back by up to a second), and a
+            // report page draws a few dozen charts on load.
+            animation: Some(false),
+            background_color: Some(colors.background.into()),
+            color: palette(self.theme)
+                .iter()
+                .map(|&c| Color::from(c))
+                .collect(),
+            tooltip: Some(
+                Tooltip::new()
+                    .trigger(Trigger::Axis)
+                    .background_color(colors.tooltip_background)
+                    .formatter(self.tooltip_formatter().as_str()),
+            ),
+            // `contain_label` keeps tick labels inside but not axis titles: leave room for the
+            // rotated y title(s) ("… (tok/s)") beyond the 48 px name gap, and the x title below.
+            grid: Some(
+                Grid::new()
+                    .left(44)
+                    .right(if self.y.len() > 1 { 44 } else { 24 })
+                    .top(40)
+                    .bottom(32)
+                    .contain_label(true),
+            ),
+            x_axis: Some(self.axis(self.x.name(), None, true)),
+            y_axis: self
+                .y
+                .iter()
+                .map(|y| self.axis(&y.name, Some(&y.unit), false))
+                .collect(),
+            series,
+            legend,
         }
-        if let Some(cursor) = self.cursor_series() {
-            chart = chart.series(cursor);
-        }
-        chart
     }
 
     fn axis(&self, name: &str, unit: Option<&str>, is_x: bool) -> Axis {
@@ -258,7 +267,7 @@ impl Plot {
         (limit.is_finite() && limit >= data_max).then(|| nice_ceiling(limit * 1.15))
     }
 
-    fn series(&self, line: &Line) -> LineSeries {
+    fn series(&self, line: &Line, color: &'static str) -> LineSeries {
         let data: Vec<Vec<f64>> = match line.kind {
             // Stacked on the lower edge: plot the span, keep the real upper value third for
             // the tooltip.
@@ -283,6 +292,8 @@ impl Plot {
             .y_axis_index(line.axis as f64)
             .symbol(Symbol::Circle)
             .symbol_size(6)
+            // Explicit, so the HTML legend shows the same colour.
+            .item_style(ItemStyle::new().color(color))
             .data(data);
         if let Some(band) = &line.band {
             series = series.stack(band.as_str());
@@ -307,7 +318,14 @@ impl Plot {
                     MarkLineData::new()
                         .name(t.label.as_str())
                         .y_axis(t.value)
-                        .label(Label::new().formatter(t.label.as_str()).color(colors.text)),
+                        .label(
+                            // Above the line at its right end: past the end it would sit on
+                            // the right axis' tick labels.
+                            Label::new()
+                                .formatter(t.label.as_str())
+                                .position(LabelPosition::InsideEndTop)
+                                .color(colors.text),
+                        ),
                 )
             })
             .collect();
@@ -328,7 +346,7 @@ impl Plot {
                         LineStyle::new()
                             .type_(LineStyleType::Dashed)
                             .width(2)
-                            .color("#D55E00"),
+                            .color(THRESHOLD_COLOR),
                     )
                     .data(lines),
             )
@@ -461,7 +479,7 @@ mod tests {
 
     /// Runs `expr` in Node on the chart's option as the browser gets it (JSON revived by
     /// public/infermeter-echarts.js) and returns what it prints; `None` without Node.
-    fn run_in_node(chart: &Chart, expr: &str) -> Option<String> {
+    fn run_in_node(chart: &ChartOption, expr: &str) -> Option<String> {
         let module = concat!(env!("CARGO_MANIFEST_DIR"), "/public/infermeter-echarts.js");
         let json = serde_json::to_string(chart).unwrap();
         let script = format!(
@@ -502,7 +520,7 @@ mod tests {
         let call = format!(
             "o.tooltip.formatter([{{seriesIndex:0, seriesName:{hostile:?}, marker:'', value:[4, 1234.5]}}])"
         );
-        let Some(text) = run_in_node(&plot_of(hostile, (4.0, 1234.5)).to_chart(), &call) else {
+        let Some(text) = run_in_node(&plot_of(hostile, (4.0, 1234.5)).to_option(), &call) else {
             return;
         };
         assert_eq!(
@@ -510,13 +528,13 @@ mod tests {
             "Concurrent users: 4<br/>&lt;img src=x onerror=alert(1)&gt;: <b>1,235</b> tok/s"
         );
         let call = "o.tooltip.formatter([{seriesIndex:0, seriesName:'a', marker:'', value:[1, 172.49999999999994]}])";
-        let text = run_in_node(&plot_of("a", (1.0, 172.5)).to_chart(), call).unwrap();
+        let text = run_in_node(&plot_of("a", (1.0, 172.5)).to_option(), call).unwrap();
         assert_eq!(text, "Concurrent users: 1<br/>a: <b>172.5</b> tok/s");
     }
 
     #[test]
     fn log2_axis_labels_only_whole_powers_of_two() {
-        let chart = plot_of("a", (4.0, 1.0)).to_chart();
+        let chart = plot_of("a", (4.0, 1.0)).to_option();
         let call = "[4, 6, 1024].map((v) => o.xAxis.axisLabel.formatter(v)).join('|')";
         if let Some(text) = run_in_node(&chart, call) {
             assert_eq!(text, "4||1024");

@@ -28,7 +28,7 @@ pub fn with_all_sources<T>(reports: &[Report], f: impl FnOnce(&[Source]) -> T) -
 
 /// The chart option as JSON.
 pub fn chart_json(plot: &Plot) -> Value {
-    serde_json::to_value(plot.to_chart()).expect("a chart serializes")
+    serde_json::to_value(plot.to_option()).expect("a chart serializes")
 }
 
 /// Values of every dashed threshold line, in display units.
@@ -83,7 +83,7 @@ pub fn peak_levels(report: &Report) -> Vec<u32> {
     levels
 }
 
-/// The first x axis of an option (charming writes a lone axis as an object).
+/// The first x axis of an option (a lone axis is written as an object).
 pub fn x_axis(json: &Value) -> &Value {
     match &json["xAxis"] {
         Value::Array(axes) => &axes[0],

@@ -5,12 +5,12 @@
 //! Use from a section:
 //! ```ignore
 //! <ChartView id="fastest.decode" label="Decode Speed per Scenario"
-//!     option=move || plot().to_chart() csv=move || plot().to_csv() />
+//!     option=move || plot().to_option() csv=move || plot().to_csv() />
 //! ```
 //! `id` is stable and unique on the page: it is `data-chart-id`, the embed key (`?chart=ID`) and
 //! the export file name.
 
-use charming::Chart;
+use crate::charts::option::{ChartOption, LegendEntry};
 use leptos::html::Div;
 use leptos::prelude::*;
 use serde_json::json;
@@ -18,6 +18,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::export::{download_text, download_url, file_stem};
+use crate::js_error;
 use crate::state::ReportContext;
 use crate::theme::{palette, Theme};
 
@@ -72,14 +73,23 @@ extern "C" {
     /// The option object ECharts reads, from the chart's JSON with its named formatters
     /// replaced by their functions and the app's defaults (tooltip, `palette`) added.
     #[wasm_bindgen(catch, js_name = parseOption)]
-    fn parse_option(json: &str, palette: &JsValue) -> Result<JsValue, JsValue>;
+    fn parse_option(json: &str, palette: &JsValue, hidden: &JsValue) -> Result<JsValue, JsValue>;
+
+    /// The PNG `url` with the legend `entries` drawn under it (a promise of the new data URL).
+    #[wasm_bindgen(js_name = withLegend)]
+    fn with_legend(url: &str, entries: &JsValue, text: &str, background: &str) -> js_sys::Promise;
 }
 
-/// The chart as the object ECharts reads. It crosses to JS as one JSON string: far less wasm
-/// than converting it value by value.
-fn chart_to_js(chart: &Chart, theme: Theme) -> Result<JsValue, String> {
+/// The chart as the object ECharts reads, with the series named in `hidden` drawn empty. It
+/// crosses to JS as one JSON string: far less wasm than converting it value by value.
+fn chart_to_js(chart: &ChartOption, theme: Theme, hidden: &[String]) -> Result<JsValue, String> {
     let json = serde_json::to_string(chart).map_err(|e| e.to_string())?;
-    parse_option(&json, &to_js(&json!(palette(theme)))).map_err(|e| format!("{e:?}"))
+    parse_option(
+        &json,
+        &to_js(&json!(palette(theme))),
+        &to_js(&json!(hidden)),
+    )
+    .map_err(|e| js_error::message(&e))
 }
 
 fn to_js(value: &serde_json::Value) -> JsValue {
@@ -97,7 +107,7 @@ pub fn ChartView(
     #[prop(into)]
     label: String,
     /// Builds the chart; re-run (and applied to the kept instance) when the signals it reads change.
-    option: impl Fn() -> Chart + 'static,
+    option: impl Fn() -> ChartOption + 'static,
     /// The chart's data as CSV, built on demand for the CSV button.
     csv: impl Fn() -> String + 'static,
     /// Canvas height in CSS pixels.
@@ -105,6 +115,10 @@ pub fn ChartView(
     height: u32,
 ) -> impl IntoView {
     let host = NodeRef::<Div>::new();
+    // The chart's legend entries (set when an option is drawn), and those the reader switched
+    // off, by series name.
+    let legend = RwSignal::new(Vec::<LegendEntry>::new());
+    let hidden = RwSignal::new(Vec::<String>::new());
     let live: StoredValue<Option<Live>, LocalStorage> = StoredValue::new_local(None);
     let pinned = RwSignal::new(false);
     let failure = RwSignal::new(None::<String>);
@@ -149,7 +163,10 @@ pub fn ChartView(
         ) {
             Ok(instance) => instance,
             Err(e) => {
-                failure.set(Some(format!("the chart could not be created: {e:?}")));
+                failure.set(Some(format!(
+                    "the chart could not be created: {}",
+                    js_error::message(&e)
+                )));
                 return;
             }
         };
@@ -171,7 +188,10 @@ pub fn ChartView(
         let on_rendered = Closure::<dyn FnMut()>::new(mark_first_chart);
         instance.on("rendered", on_rendered.as_ref().unchecked_ref());
         if let Err(e) = instance.set_option(&option, &JsValue::UNDEFINED) {
-            failure.set(Some(format!("the chart could not be drawn: {e:?}")));
+            failure.set(Some(format!(
+                "the chart could not be drawn: {}",
+                js_error::message(&e)
+            )));
         }
         live.set_value(Some(Live {
             instance,
@@ -185,7 +205,11 @@ pub fn ChartView(
 
     Effect::new(move |_| {
         let theme = theme.get();
-        let option = match chart_to_js(&option(), theme) {
+        let chart = option();
+        if legend.with_untracked(|l| *l != chart.legend) {
+            legend.set(chart.legend.clone());
+        }
+        let option = match hidden.with(|h| chart_to_js(&chart, theme, h)) {
             Ok(option) => option,
             Err(e) => {
                 failure.set(Some(format!("the chart could not be prepared: {e}")));
@@ -205,7 +229,10 @@ pub fn ChartView(
         });
         match applied {
             Some(Ok(())) => pinned.set(false),
-            Some(Err(e)) => failure.set(Some(format!("the chart could not be drawn: {e:?}"))),
+            Some(Err(e)) => failure.set(Some(format!(
+                "the chart could not be drawn: {}",
+                js_error::message(&e)
+            ))),
             None if !defer => create(option),
             None => {
                 let scheduled = waiting.with_value(Option::is_some);
@@ -241,17 +268,39 @@ pub fn ChartView(
     let png_name = format!("{stem}.png");
     let csv_name = format!("{stem}.csv");
     let export_png = move |_| {
-        let background = theme.get_untracked().colors().background;
+        let colors = theme.get_untracked().colors();
         let url = live.with_value(|l| {
             l.as_ref().map(|l| {
                 l.instance.get_data_url(&to_js(
-                    &json!({"type": "png", "pixelRatio": 2, "backgroundColor": background}),
+                    &json!({"type": "png", "pixelRatio": 2, "backgroundColor": colors.background}),
                 ))
             })
         });
-        if let Some(url) = url {
+        let Some(url) = url else { return };
+        // The legend is HTML beside the canvas: draw it into the picture too.
+        let entries: Vec<_> = legend.with_untracked(|l| {
+            hidden.with_untracked(|h| {
+                l.iter()
+                    .filter(|e| !h.contains(&e.name))
+                    .map(|e| json!({"name": e.name, "color": e.color, "dashed": e.dashed}))
+                    .collect()
+            })
+        });
+        let png_name = png_name.clone();
+        let composed = with_legend(
+            &url,
+            &to_js(&json!(entries)),
+            colors.text,
+            colors.background,
+        );
+        wasm_bindgen_futures::spawn_local(async move {
+            let url = wasm_bindgen_futures::JsFuture::from(composed)
+                .await
+                .ok()
+                .and_then(|v| v.as_string())
+                .unwrap_or(url);
             let _ = download_url(&url, &png_name);
-        }
+        });
     };
     let export_csv = move |_| {
         let csv = untrack(&csv);
@@ -280,10 +329,53 @@ pub fn ChartView(
             </div>
             <div class="chart-canvas" node_ref=host role="img" aria-label=label.clone()
                 style=format!("height: {height}px")></div>
+            <ChartLegend entries=legend hidden />
             {move || failure.get().map(|message| view! {
                 <p class="chart-failure" role="alert">{message}</p>
             })}
         </figure>
+    }
+}
+
+/// The legend: a toggle button per series (pressed = shown), in the series' colour.
+#[component]
+fn ChartLegend(
+    entries: RwSignal<Vec<LegendEntry>>,
+    hidden: RwSignal<Vec<String>>,
+) -> impl IntoView {
+    let toggle = move |name: String| {
+        hidden.update(|h| match h.iter().position(|n| *n == name) {
+            Some(i) => {
+                h.remove(i);
+            }
+            None => h.push(name),
+        })
+    };
+    view! {
+        <ul class="chart-legend" data-testid="chart-legend" aria-label="Series (press to show or hide)">
+            {move || entries.get().into_iter().map(|entry| {
+                let shown = {
+                    let name = entry.name.clone();
+                    move || hidden.with(|h| !h.contains(&name))
+                };
+                let name = entry.name.clone();
+                let swatch = format!(
+                    "border-top: 3px {} {}",
+                    if entry.dashed { "dashed" } else { "solid" },
+                    entry.color
+                );
+                view! {
+                    <li>
+                        <button type="button" class="legend-item" data-testid="legend-item"
+                            aria-pressed=move || shown().to_string()
+                            on:click=move |_| toggle(name.clone())>
+                            <span class="legend-swatch" style=swatch aria-hidden="true"></span>
+                            {entry.name}
+                        </button>
+                    </li>
+                }
+            }).collect_view()}
+        </ul>
     }
 }
 

@@ -1,7 +1,7 @@
 // Viewer benchmark (prints figures; not a test): shipped gzip weight, page load to first chart
 // drawn, and slider move to redrawn chart. Run after scripts/build-viewer.sh:
 //   node tests/browser/bench.mjs
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
@@ -28,10 +28,14 @@ function percentile(values, p) {
 
 const fmt = (v) => `${v.toFixed(1)} ms`;
 
+// The gzip copies build-viewer.sh writes are what `infermeter view` serves; zlib when missing.
+const gzipSize = (file) => existsSync(`${file}.gz`)
+  ? statSync(`${file}.gz`).size : gzipSync(readFileSync(file), { level: 9 }).length;
+
 let total = 0;
 console.log('shipped files (gzip -9):');
 for (const file of shipped(distDir)) {
-  const gz = gzipSync(readFileSync(file), { level: 9 }).length;
+  const gz = gzipSize(file);
   total += gz;
   console.log(`  ${file.slice(distDir.length + 1).padEnd(48)} ${(gz / 1024).toFixed(1).padStart(7)} KB`);
 }

@@ -103,3 +103,8 @@ export async function chartSettled(page, chartId) {
     chart.on('finished', function done() { chart.off('finished', done); ok(); });
   }), chartId);
 }
+
+/// Waits until the page's address matches `pattern` (the app writes it just after a change).
+export async function urlMatches(page, pattern, timeout = 5000) {
+  await page.waitForFunction((source) => new RegExp(source).test(location.href), pattern.source, { timeout });
+}

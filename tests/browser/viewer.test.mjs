@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { chartSettled, chartsDrawn, launchBrowser, newPage, pointPosition, startServer } from './support.mjs';
+import { chartSettled, chartsDrawn, launchBrowser, newPage, pointPosition, startServer, urlMatches } from './support.mjs';
 
 const SAMPLE = 'data/reports/sample-synthetic.json';
 const SECTIONS = ['header', 'highlights', 'scenarios', 'glossary', 'fastest', 'scale-up',
@@ -156,7 +156,7 @@ describe('bundled report', () => {
     await page.waitForFunction(([sel, old]) => document.querySelector(sel)?.innerText !== old,
       [`[data-testid="capacity-figure-${useCase}"]`, before]);
     assert.notEqual(await figure.innerText(), before);
-    assert.match(page.url(), new RegExp(`uc\\.${useCase}\\.ttft=`));
+    await urlMatches(page, new RegExp(`uc\\.${useCase}\\.ttft=`));
     assertClean(problems);
   });
 
@@ -171,9 +171,9 @@ describe('bundled report', () => {
     await page.getByTestId('theme-toggle').press('Enter');
     const figure = await page.getByTestId(`capacity-figure-${useCase}`).innerText();
     const sliderValue = await slider.inputValue();
+    await urlMatches(page, /stat=p99/);
+    await urlMatches(page, /theme=dark/);
     const url = page.url();
-    assert.match(url, /stat=p99/);
-    assert.match(url, /theme=dark/);
 
     const second = await newPage(browser);
     await second.page.goto(url);
@@ -195,11 +195,39 @@ describe('bundled report', () => {
     assert.equal(png.suggestedFilename(), 'fastest-decode.png');
     const pngBytes = readFileSync(await png.path());
     assert.equal(pngBytes.subarray(1, 4).toString(), 'PNG');
+    // IHDR height: the 360 px canvas at pixel ratio 2, plus the legend drawn under it.
+    assert.ok(pngBytes.readUInt32BE(20) > 720, `PNG height ${pngBytes.readUInt32BE(20)} includes the legend`);
     const [csv] = await Promise.all([page.waitForEvent('download'), chart.getByTestId('export-csv').click()]);
     assert.equal(csv.suggestedFilename(), 'fastest-decode.csv');
     const rows = readFileSync(await csv.path(), 'utf8').trim().split('\n');
     assert.ok(rows.length > 4, 'CSV has data rows');
     assert.match(rows[0], /^series,/);
+    assertClean(problems);
+  });
+
+  test('the legend is buttons: Enter hides a series and shows it again', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl(SAMPLE));
+    await chartsDrawn(page);
+    const id = 'fastest.decode';
+    const item = page.locator(`[data-chart-id="${id}"]`).getByTestId('legend-item').first();
+    const name = (await item.innerText()).trim();
+    const points = () => page.evaluate(([cid, n]) => {
+      const host = document.querySelector(`[data-chart-id="${cid}"] .chart-canvas`);
+      const series = window.echarts.getInstanceByDom(host).getOption().series.find((s) => s.name === n);
+      return series.data.length;
+    }, [id, name]);
+    assert.ok(await points() > 0, `${name} has points`);
+    assert.equal(await item.getAttribute('aria-pressed'), 'true');
+    await item.focus();
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(([cid]) => document.querySelector(
+      `[data-chart-id="${cid}"] [data-testid="legend-item"]`).getAttribute('aria-pressed') === 'false', [id]);
+    assert.equal(await points(), 0, 'hidden series draws nothing');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(([cid]) => document.querySelector(
+      `[data-chart-id="${cid}"] [data-testid="legend-item"]`).getAttribute('aria-pressed') === 'true', [id]);
+    assert.ok(await points() > 0, 'shown again');
     assertClean(problems);
   });
 
@@ -334,7 +362,7 @@ describe('controls', () => {
     assert.equal(await page.locator('html').getAttribute('data-theme'), 'dark');
     assert.equal(await toggle.getAttribute('aria-pressed'), 'true');
     await page.getByLabel('Statistic').selectOption('p90');
-    assert.match(page.url(), /stat=p90/);
+    await urlMatches(page, /stat=p90/);
     const unlabelled = await page.locator('input, select, button').evaluateAll((els) => els.filter((e) => {
       const label = e.getAttribute('aria-label') || e.labels?.[0]?.innerText || e.innerText || e.title;
       return !label || !label.trim();
