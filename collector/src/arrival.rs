@@ -23,10 +23,51 @@ pub enum EventClock {
 }
 
 impl EventClock {
+    /// The report's spelling (`ClientHealth::event_clock`).
+    pub fn id(self) -> &'static str {
+        match self {
+            EventClock::KernelReceive => "kernel_receive",
+            EventClock::Parse => "parse",
+        }
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             EventClock::KernelReceive => "kernel receive timestamp (SO_TIMESTAMPNS)",
             EventClock::Parse => "parse time (Instant::now when the event was parsed)",
+        }
+    }
+}
+
+/// How many of a level's requests had their events stamped by each clock.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClockCounts {
+    pub kernel_receive: u64,
+    pub parse: u64,
+}
+
+impl ClockCounts {
+    pub fn add(&mut self, clock: EventClock) {
+        match clock {
+            EventClock::KernelReceive => self.kernel_receive += 1,
+            EventClock::Parse => self.parse += 1,
+        }
+    }
+
+    pub fn merge(self, other: ClockCounts) -> ClockCounts {
+        ClockCounts {
+            kernel_receive: self.kernel_receive + other.kernel_receive,
+            parse: self.parse + other.parse,
+        }
+    }
+
+    /// The report's value: one clock's id, "mixed", or `None` when no request was timed.
+    pub fn summary(self) -> Option<&'static str> {
+        match (self.kernel_receive, self.parse) {
+            (0, 0) => None,
+            (_, 0) => Some(EventClock::KernelReceive.id()),
+            (0, _) => Some(EventClock::Parse.id()),
+            _ => Some("mixed"),
         }
     }
 }
@@ -273,6 +314,20 @@ mod tests {
         let (client, mut server) = pair();
         server.write_all(b"x").unwrap();
         assert_eq!(read(&client), (b"x".to_vec(), None));
+    }
+
+    #[test]
+    fn clock_counts_name_one_clock_or_say_mixed() {
+        let mut counts = ClockCounts::default();
+        assert_eq!(counts.summary(), None);
+        counts.add(EventClock::KernelReceive);
+        assert_eq!(counts.summary(), Some("kernel_receive"));
+        let parse = ClockCounts {
+            kernel_receive: 0,
+            parse: 2,
+        };
+        assert_eq!(parse.summary(), Some("parse"));
+        assert_eq!(counts.merge(parse).summary(), Some("mixed"));
     }
 
     #[test]

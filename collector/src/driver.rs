@@ -111,7 +111,7 @@ pub struct DriverConfig {
     pub max_in_flight: usize,
 }
 
-/// One content-carrying stream event.
+/// One content-carrying stream event, or a final event counting tokens that decoded to no text.
 #[derive(Debug, Clone, Copy)]
 pub struct Chunk {
     /// When it arrived (see the module doc for which clock).
@@ -134,7 +134,8 @@ pub struct Exchange {
     pub cached_tokens: Option<u32>,
     pub token_source: TokenSource,
     pub engine_timings: Option<EngineTimings>,
-    /// Where `chunks[].at`, `first_token` and a successful `end` came from.
+    /// Where `chunks[].at`, `first_token` and a successful `end` came from (`Parse` if any of
+    /// them had to fall back to parse time).
     pub clock: EventClock,
 }
 
@@ -348,6 +349,7 @@ impl Driver {
             });
         }
         let arrival = response.extensions().get::<ArrivalClock>().cloned();
+        // Kernel-stamped until an event that counts is not (see `clock` below).
         ex.clock = match arrival {
             Some(_) => EventClock::KernelReceive,
             None => EventClock::Parse,
@@ -359,6 +361,9 @@ impl Driver {
         // `continuous_usage_stats`, llama.cpp's `timings_per_token`).
         let mut running_counts = false;
         let mut counted = 0;
+        // Counts raised by events without text since the last content event (tokens that
+        // decoded to nothing): the next content event carries them; if none comes, these do.
+        let mut textless: Vec<(Instant, bool, u32)> = Vec::new();
         let mut done = None;
         loop {
             let deadline = if ex.first_token.is_none() {
@@ -373,11 +378,15 @@ impl Driver {
             // hyper reads the socket only as the body is consumed, so the latest read is the
             // one that completed this event (or a later one: hence no later than now).
             let now = Instant::now();
-            let at = arrival
-                .as_ref()
-                .and_then(ArrivalClock::last_arrival)
-                .map_or(now, |arrived| arrived.max(floor).min(now));
+            let arrived = arrival.as_ref().and_then(ArrivalClock::last_arrival);
+            let at = arrived.map_or(now, |arrived| arrived.max(floor).min(now));
             floor = at;
+            // A read without a timestamp falls back to parse time; an event that counts says so.
+            let clock = if arrived.is_some() {
+                ex.clock
+            } else {
+                EventClock::Parse
+            };
             let event = match next {
                 None => break,
                 Some(Err(e)) => {
@@ -390,6 +399,7 @@ impl Driver {
             };
             let data = event.data.trim();
             if data == "[DONE]" {
+                ex.clock = clock;
                 done = Some(at);
                 break;
             }
@@ -448,7 +458,14 @@ impl Driver {
                     ex.cached_tokens = Some(cached);
                 }
             }
+            if let (false, Some(total)) = (carries_output, running) {
+                if total > textless.last().map_or(counted, |&(_, _, t)| t) {
+                    textless.push((at, arrived.is_some(), total));
+                }
+            }
             if carries_output {
+                textless.clear();
+                ex.clock = clock;
                 ex.first_token.get_or_insert(at);
                 ex.chunks.push(Chunk {
                     at,
@@ -473,6 +490,21 @@ impl Driver {
                 kind: "no_output".into(),
                 detail: "the stream finished without any content".into(),
             });
+        }
+        // llama.cpp's last token can decode to nothing (a control token, half a UTF-8
+        // character): only the final event counts it, and the chunks must still add up.
+        if running_counts {
+            for (at, stamped, total) in textless {
+                if !stamped {
+                    ex.clock = EventClock::Parse;
+                }
+                ex.chunks.push(Chunk {
+                    at,
+                    tokens: total - counted,
+                    server_mono_ns: None,
+                });
+                counted = total;
+            }
         }
         Ok(done)
     }
@@ -550,6 +582,74 @@ mod tests {
         assert!(tool.choices[0].carries_output());
         let text = parse(r#"{"choices":[{"text":"a"}]}"#);
         assert!(text.choices[0].carries_output());
+    }
+
+    /// Serves one request with `events` as a close-delimited SSE body, as llama.cpp does.
+    async fn serve_once(events: &'static [&'static str]) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let (mut tcp, _) = listener.accept().await.unwrap();
+            let mut request = Vec::new();
+            let mut buf = [0u8; 4096];
+            // Read the whole request: closing with unread bytes would reset the connection.
+            loop {
+                let n = tcp.read(&mut buf).await.unwrap();
+                request.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&request).to_lowercase();
+                if let Some(head) = text.find("\r\n\r\n") {
+                    let length = text
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+                    if request.len() >= head + 4 + length {
+                        break;
+                    }
+                }
+            }
+            let mut response = String::from("HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n");
+            for event in events {
+                response.push_str(&format!("data: {event}\n\n"));
+            }
+            tcp.write_all(response.as_bytes()).await.unwrap();
+        });
+        base_url
+    }
+
+    #[tokio::test]
+    async fn tokens_without_text_still_add_up() {
+        // llama.cpp: a held-back token (counted by the next content event) and a last token
+        // that decodes to nothing (counted only by the final event).
+        let base_url = serve_once(&[
+            r#"{"choices":[{"text":"a"}],"timings":{"predicted_n":1}}"#,
+            r#"{"choices":[{"text":"b"}],"timings":{"predicted_n":2}}"#,
+            r#"{"choices":[{"text":"é"}],"timings":{"predicted_n":4}}"#,
+            r#"{"choices":[{"text":"","finish_reason":"length"}],"timings":{"predicted_n":5},"usage":{"completion_tokens":5,"prompt_tokens":3}}"#,
+            "[DONE]",
+        ])
+        .await;
+        let driver = Driver::new(DriverConfig {
+            base_url,
+            api: Api::Completions,
+            model: "m".into(),
+            engine: EngineKind::Llamacpp,
+            prompt_caching: false,
+            api_key: None,
+            connect_timeout: Duration::from_secs(5),
+            first_token_timeout: Duration::from_secs(5),
+            total_timeout: Duration::from_secs(5),
+            max_in_flight: 1,
+        })
+        .unwrap();
+        let ex = driver.send(driver.body("hi", 5)).await;
+        assert_eq!(ex.outcome, Outcome::Ok);
+        assert_eq!(ex.token_source, TokenSource::ContinuousUsage);
+        assert_eq!(ex.output_tokens, Some(5));
+        let tokens: Vec<u32> = ex.chunks.iter().map(|c| c.tokens).collect();
+        assert_eq!(tokens, [1, 1, 2, 1]);
+        assert!(ex.chunks.windows(2).all(|w| w[0].at <= w[1].at));
+        assert!(ex.chunks[3].at <= ex.end);
     }
 
     #[test]

@@ -8,14 +8,15 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use infermeter_report::{
-    EngineInfo, HardwareInfo, LoadMode, Measurement, Metadata, ModelInfo, Outcome, RecordsLink,
-    Report, RequestRecord, RunStatus, Scenario, Series, TestParameters, TokenSource,
+    ClientHealth, EngineInfo, HardwareInfo, LoadMode, Measurement, Metadata, ModelInfo, Outcome,
+    RecordsLink, Report, RequestRecord, RunStatus, Scenario, Series, TestParameters, TokenSource,
     SCHEMA_VERSION,
 };
 use tokio::sync::watch;
 
 use crate::adapters::{self, EngineKind};
 use crate::aggregate::{self, Trial};
+use crate::arrival::ClockCounts;
 use crate::cli::{ModeName, RunArgs};
 use crate::driver::{ApiKey, Driver, DriverConfig};
 use crate::endpoint::{self, ServerInfo};
@@ -417,7 +418,14 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<RunEnd> {
             (scraped, speeds) => scraped.or(speeds),
         };
         level.power = power_stats;
-        level.client = runs.last().map(|r| r.client.clone());
+        let clocks = runs
+            .iter()
+            .fold(ClockCounts::default(), |all, r| all.merge(r.clocks));
+        level.client = runs.last().map(|r| ClientHealth {
+            // Over every trial, not just the last.
+            event_clock: clocks.summary().map(str::to_string),
+            ..r.client.clone()
+        });
         let has_data = level.requests.total() > 0;
         if has_data {
             progress.finish_level(&label, &level);
@@ -426,6 +434,13 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<RunEnd> {
         report
             .warnings
             .extend(level_warnings(&label, scenario, &suite, &trials, &level));
+        if clocks.summary() == Some("mixed") {
+            report.warnings.push(format!(
+                "{label}: {} of {} request(s) were timed when parsed, not by the kernel's receive timestamp",
+                clocks.parse,
+                clocks.parse + clocks.kernel_receive
+            ));
+        }
         if interrupted {
             if has_data {
                 report.warnings.push(format!(

@@ -14,6 +14,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::aggregate::Window;
+use crate::arrival::ClockCounts;
 use crate::driver::{Driver, Exchange};
 
 /// A request ready to send.
@@ -79,6 +80,8 @@ pub struct LevelRun {
     pub interrupted: bool,
     /// Where the output token counts of successful requests came from.
     pub token_source: Option<TokenSource>,
+    /// Which clock stamped the events of the requests that got a stream.
+    pub clocks: ClockCounts,
 }
 
 /// Scheduling lag (p99) above this may have distorted the level.
@@ -131,6 +134,7 @@ pub async fn run_level(ctx: LevelContext<'_>, load: Load) -> LevelRun {
         scheduling_lag_p99_s,
         event_loop_delay_p99_s,
         distorted: scheduling_lag_p99_s > DISTORTION_THRESHOLD_S,
+        event_clock: run.clocks.summary().map(str::to_string),
     };
     run
 }
@@ -160,12 +164,17 @@ struct Recorder<'a, 'b> {
     mode: LoadMode,
     records: Vec<RequestRecord>,
     token_source: Option<TokenSource>,
+    clocks: ClockCounts,
 }
 
 impl Recorder<'_, '_> {
     fn record(&mut self, done: Done, in_window: bool, latency_from_schedule: bool) {
         if done.exchange.outcome == Outcome::Ok {
             self.token_source = Some(done.exchange.token_source);
+        }
+        // A request refused before its stream timed nothing with either clock.
+        if !matches!(done.exchange.outcome, Outcome::Errored { .. }) {
+            self.clocks.add(done.exchange.clock);
         }
         let record = to_record(
             self.ctx,
@@ -225,6 +234,7 @@ async fn run_peak(
         mode: LoadMode::Peak,
         records: Vec::new(),
         token_source: None,
+        clocks: ClockCounts::default(),
     };
     let mut stop = ctx.stop.clone();
     let mut set = JoinSet::new();
@@ -285,6 +295,7 @@ async fn run_peak(
         max_in_flight: concurrency,
         interrupted,
         token_source: rec.token_source,
+        clocks: rec.clocks,
     }
 }
 
@@ -295,6 +306,7 @@ async fn run_burst(ctx: &LevelContext<'_>, start: Instant, concurrency: u32) -> 
         mode: LoadMode::Burst,
         records: Vec::new(),
         token_source: None,
+        clocks: ClockCounts::default(),
     };
     // Build every body first so the burst leaves together.
     let prepared: Vec<Prepared> = (0..u64::from(concurrency)).map(ctx.prepare).collect();
@@ -315,6 +327,7 @@ async fn run_burst(ctx: &LevelContext<'_>, start: Instant, concurrency: u32) -> 
         max_in_flight: concurrency,
         interrupted,
         token_source: rec.token_source,
+        clocks: rec.clocks,
     }
 }
 
@@ -332,6 +345,7 @@ async fn run_rate(
         mode: LoadMode::Rate,
         records: Vec::new(),
         token_source: None,
+        clocks: ClockCounts::default(),
     };
     let schedule = arrival_offsets(rate, arrivals, duration, seed);
     let mut max_in_flight = 0usize;
@@ -376,6 +390,7 @@ async fn run_rate(
         max_in_flight: max_in_flight as u32,
         interrupted,
         token_source: rec.token_source,
+        clocks: rec.clocks,
     }
 }
 

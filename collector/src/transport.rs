@@ -201,7 +201,11 @@ impl Read for TimestampedTcp {
                 .try_io(Interest::READABLE, || arrival::recv(fd, unfilled))
             {
                 Ok((n, at)) => {
-                    clock.record(at);
+                    // End of stream carries no bytes and no stamp: the bytes still being
+                    // parsed (llama.cpp's `[DONE]` before it closes) keep their read's stamp.
+                    if n > 0 {
+                        clock.record(at);
+                    }
                     unsafe { buf.advance(n) };
                     return Poll::Ready(Ok(()));
                 }
@@ -303,5 +307,40 @@ mod tests {
         assert!(arrived + slack >= writing, "{:?} early", writing - arrived);
         assert!(arrived <= written + slack, "{:?} late", arrived - written);
         assert!(read_at - arrived >= Duration::from_millis(50));
+    }
+
+    #[tokio::test]
+    async fn the_servers_close_keeps_the_last_bytes_stamp() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/v1/completions", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let (mut tcp, _) = listener.accept().await.unwrap();
+            let mut request = Vec::new();
+            while !request.ends_with(b"\r\n\r\n") {
+                let mut byte = [0u8; 1];
+                tcp.read_exact(&mut byte).await.unwrap();
+                request.push(byte[0]);
+            }
+            // Read the body too: closing with unread bytes would reset the connection.
+            tcp.read_exact(&mut [0u8; 2]).await.unwrap();
+            tcp.write_all(b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n")
+                .await
+                .unwrap();
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            // A close-delimited body: the client reads to end of stream.
+            tcp.write_all(b"data: [DONE]\n\n").await.unwrap();
+        });
+        let client = stream_client(Duration::from_secs(5), 1).unwrap();
+        let request = http::Request::post(url)
+            .body(Full::new(Bytes::from_static(b"{}")))
+            .unwrap();
+        let response = client.request(request).await.unwrap();
+        let clock = response.extensions().get::<ArrivalClock>().cloned();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(&body[..], b"data: [DONE]\n\n");
+        if cfg!(target_os = "linux") {
+            let clock = clock.expect("the connection's clock");
+            assert!(clock.last_arrival().is_some(), "the close erased the stamp");
+        }
     }
 }

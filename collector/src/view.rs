@@ -100,7 +100,8 @@ pub async fn start(args: ViewArgs) -> anyhow::Result<RunningView> {
         )
         .route("/data/reports/{name}", get(serve_report))
         .with_state(std::sync::Arc::new(reports))
-        .fallback_service(ServeDir::new(&dist));
+        // build-viewer.sh writes a .gz beside each file: served as is to browsers that take gzip.
+        .fallback_service(ServeDir::new(&dist).precompressed_gzip());
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
@@ -293,6 +294,29 @@ mod tests {
             get("/data/reports/3-none.json").await.0,
             StatusCode::NOT_FOUND
         );
+    }
+
+    #[tokio::test]
+    async fn serves_the_gzip_copy_to_browsers_that_take_it() {
+        let fx = Fixture::new();
+        let gzip = b"\x1f\x8b stands in for the compressed wasm".to_vec();
+        fx.write("dist/app.wasm", "raw wasm");
+        std::fs::write(fx.dir.path().join("dist/app.wasm.gz"), &gzip).unwrap();
+        let report = serde_json::to_string(&report(None, true)).unwrap();
+        let view = start(fx.args(vec![fx.write("a.json", &report)])).await.unwrap();
+        let url = format!("http://{}/app.wasm", view.addr);
+        let client = reqwest::Client::new();
+        let plain = client.get(&url).send().await.unwrap();
+        assert_eq!(plain.headers().get(header::CONTENT_ENCODING), None);
+        assert_eq!(plain.text().await.unwrap(), "raw wasm");
+        let compressed = client
+            .get(&url)
+            .header(header::ACCEPT_ENCODING, "gzip")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(compressed.headers()[header::CONTENT_ENCODING], "gzip");
+        assert_eq!(compressed.bytes().await.unwrap(), gzip);
     }
 
     #[tokio::test]

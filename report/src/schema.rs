@@ -13,7 +13,8 @@ use crate::stats::Distribution;
 
 /// Version of the report format written by this build. Semver: a reader accepts any
 /// minor version of its own major version and refuses a newer major version.
-pub const SCHEMA_VERSION: &str = "1.0.0";
+/// 1.1.0: `ClientHealth::event_clock`.
+pub const SCHEMA_VERSION: &str = "1.1.0";
 
 /// One benchmark run: what was measured, on what, and every measured level.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -408,6 +409,11 @@ pub struct ClientHealth {
     pub event_loop_delay_p99_s: f64,
     /// True when the lag was large enough that the client may have distorted the level.
     pub distorted: bool,
+    /// Which clock stamped the stream events of the level's requests: "kernel_receive" (the
+    /// kernel's socket receive timestamp, immune to the client's parsing backlog), "parse" (when
+    /// the client parsed the event) or "mixed". A string so later values load in older readers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_clock: Option<String>,
 }
 
 /// Mean and 95% confidence interval across repeat trials of a level.
@@ -466,6 +472,9 @@ pub struct RequestRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_tokens: Option<u32>,
     /// Arrival time of each content-carrying event, seconds after sending, with its token count.
+    /// With running counts, tokens that decode to no text count on the next content event, or
+    /// on the final event that reported them when none follows: the counts add up to
+    /// `output_tokens`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub chunks: Vec<ChunkArrival>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -229,6 +229,11 @@ async fn llama_cpp_cpu_matches_its_own_timings() {
             let client_decode = level.metrics.decode_tok_s.unwrap();
             assert_eq!(engine_decode.count, client_decode.count);
             assert!(server_metrics.engine_prefill_tok_s.is_some());
+            // llama-server closes every connection: the close must not erase the last stamp.
+            if cfg!(target_os = "linux") {
+                let client = level.client.as_ref().expect("client self-check");
+                assert_eq!(client.event_clock.as_deref(), Some("kernel_receive"));
+            }
         }
     }
     assert!(report

@@ -58,7 +58,19 @@ async fn four_scenario_quick_runs_validates_and_summarises() {
                 assert_eq!((out_tokens.min, out_tokens.max), (256.0, 256.0));
                 assert!(l.metrics.ttft_s.unwrap().mean > 0.0);
                 assert!(l.system_output_tok_s > 0.0);
-                assert!(l.client.is_some());
+                // Over loopback on Linux every event carries the kernel's receive timestamp.
+                let clock = if cfg!(target_os = "linux") {
+                    "kernel_receive"
+                } else {
+                    "parse"
+                };
+                let client = l.client.as_ref().expect("client self-check");
+                assert_eq!(
+                    client.event_clock.as_deref(),
+                    Some(clock),
+                    "{} {mode:?}",
+                    s.scenario
+                );
             }
         }
     }

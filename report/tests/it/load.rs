@@ -57,6 +57,33 @@ fn an_older_minor_without_later_optional_fields_loads() {
 }
 
 #[test]
+fn client_event_clock_is_optional_and_round_trips() {
+    let clock = |r: &infermeter_report::Report| {
+        let client = r.series[0].levels[0].client.clone();
+        client.expect("client self-check").event_clock
+    };
+    let mut report = sample();
+    // A 1.0.0 client self-check has no event_clock.
+    report["schema_version"] = json!("1.0.0");
+    report["series"][0]["levels"][0]["client"] = json!({
+        "scheduling_lag_p99_s": 0.001, "event_loop_delay_p99_s": 0.0005, "distorted": false
+    });
+    let mut loaded = load(&report).expect("a 1.0.0 client self-check loads");
+    assert_eq!(clock(&loaded), None);
+    // Absent stays absent when written back; present survives a round trip.
+    let written = serde_json::to_value(&loaded).unwrap();
+    assert_eq!(
+        written["series"][0]["levels"][0]["client"].get("event_clock"),
+        None
+    );
+    if let Some(client) = loaded.series[0].levels[0].client.as_mut() {
+        client.event_clock = Some("kernel_receive".into());
+    }
+    let again = load(&serde_json::to_value(&loaded).unwrap()).expect("round trip");
+    assert_eq!(clock(&again).as_deref(), Some("kernel_receive"));
+}
+
+#[test]
 fn truncated_json_reports_line_and_column() {
     let text = serde_json::to_string_pretty(&sample()).unwrap();
     let cut = &text[..text.len() / 2];
