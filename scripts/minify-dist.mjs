@@ -1,35 +1,44 @@
-// Minifies the JS trunk leaves as is in dist/ (the wasm-bindgen loader and the JS snippets:
-// trunk's own minifier fails on the loader), then rewrites the subresource-integrity hashes
-// in dist/index.html to match. Run by scripts/build-viewer.sh after `trunk build --release`.
+// Minifies what trunk copies into dist/ as written — the wasm-bindgen loader and JS snippets
+// (terser) and the CSS (esbuild) — then rewrites the subresource-integrity hashes in
+// dist/index.html to match. Trunk's own minifier is off: it fails on the wasm-bindgen loader.
+// Run by scripts/build-viewer.sh after `trunk build --release`.
 import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join, relative } from 'node:path';
+import { extname, join, relative } from 'node:path';
 
 const require = createRequire(import.meta.url);
 const { minify } = require('terser');
+const esbuild = require('esbuild');
 
 const dist = process.argv[2];
 if (!dist) throw new Error('usage: node scripts/minify-dist.mjs DIST_DIR');
 
-/// The loader in `dir` itself and every JS file under `dir/snippets`.
-function jsFiles(dir, recurse = false) {
+/// The loader and CSS in `dir` itself and every JS file under `dir/snippets`.
+function assets(dir, recurse = false) {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
-    if (statSync(path).isDirectory()) return recurse || name === 'snippets' ? jsFiles(path, true) : [];
-    return name.endsWith('.js') ? [path] : [];
+    if (statSync(path).isDirectory()) return recurse || name === 'snippets' ? assets(path, true) : [];
+    return /\.(js|css)$/.test(name) ? [path] : [];
   });
 }
 
-let html = readFileSync(join(dist, 'index.html'), 'utf8');
-for (const path of jsFiles(dist)) {
+async function minified(path) {
   const source = readFileSync(path, 'utf8');
-  const { code } = await minify(source, { module: true, ecma: 2020, compress: { passes: 2 } });
+  if (extname(path) === '.css') {
+    return (await esbuild.transform(source, { loader: 'css', minify: true })).code;
+  }
+  return (await minify(source, { module: true, ecma: 2020, compress: { passes: 2 } })).code;
+}
+
+let html = readFileSync(join(dist, 'index.html'), 'utf8');
+for (const path of assets(dist)) {
+  const code = await minified(path);
   writeFileSync(path, code);
   const href = './' + relative(dist, path);
   const integrity = 'sha384-' + createHash('sha384').update(code).digest('base64');
-  // Trunk writes `href=… integrity=…` (minified HTML) with the attributes in either order.
   const tag = new RegExp(`<link[^>]*href=["']?${href.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}["']?[^>]*>`);
+  if (!tag.test(html)) throw new Error(`dist/index.html does not link ${href}`);
   html = html.replace(tag, (link) => link.replace(/integrity=["']?sha384-[A-Za-z0-9+/=]+["']?/, `integrity="${integrity}"`));
 }
 writeFileSync(join(dist, 'index.html'), html);
