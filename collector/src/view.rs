@@ -303,7 +303,9 @@ mod tests {
         fx.write("dist/app.wasm", "raw wasm");
         std::fs::write(fx.dir.path().join("dist/app.wasm.gz"), &gzip).unwrap();
         let report = serde_json::to_string(&report(None, true)).unwrap();
-        let view = start(fx.args(vec![fx.write("a.json", &report)])).await.unwrap();
+        let view = start(fx.args(vec![fx.write("a.json", &report)]))
+            .await
+            .unwrap();
         let url = format!("http://{}/app.wasm", view.addr);
         let client = reqwest::Client::new();
         let plain = client.get(&url).send().await.unwrap();
