@@ -150,4 +150,23 @@ fn files_that_are_not_reports() {
         load_report("{\"schema_version\": \"one\"}"),
         Err(LoadError::BadVersion("one".into()))
     );
+    assert_eq!(
+        load_report("{\"schema_version\": 1}"),
+        Err(LoadError::BadVersion("1".into()))
+    );
+    for other_shape in ["[]", "\"1.0.0\""] {
+        assert!(
+            matches!(load_report(other_shape), Err(LoadError::NotAReport(_))),
+            "{other_shape}"
+        );
+    }
+    // Broken JSON is a syntax error with its place, whatever its shape.
+    assert!(matches!(
+        load_report("{\"schema_version\": \"1.0.0\",\n  \"metadata\": {"),
+        Err(LoadError::Syntax { line: 2, .. })
+    ));
+    assert!(matches!(
+        load_report("[1, 2"),
+        Err(LoadError::Syntax { line: 1, .. })
+    ));
 }
