@@ -95,15 +95,20 @@ impl ArrivalClock {
     }
 }
 
-/// CLOCK_REALTIME now, nanoseconds since the epoch.
-pub fn realtime_ns() -> u64 {
+/// `clock` now, nanoseconds (CLOCK_REALTIME: since the epoch).
+pub fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: clock_gettime writes into the timespec we own; CLOCK_REALTIME always exists.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    // SAFETY: clock_gettime writes into the timespec we own; callers pass clocks that exist.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// CLOCK_REALTIME now, nanoseconds since the epoch: the kernel's receive timestamps' clock.
+pub fn realtime_ns() -> u64 {
+    clock_ns(libc::CLOCK_REALTIME)
 }
 
 /// A past CLOCK_REALTIME reading as an `Instant`, through the paired readings `now` and

@@ -13,19 +13,13 @@ use std::time::{Duration, Instant};
 use infermeter_report::Distribution;
 
 use crate::adapters::EngineKind;
-use crate::arrival::EventClock;
+use crate::arrival::{self, EventClock};
 use crate::cli::{Api, BenchTimingArgs};
 use crate::driver::{Driver, DriverConfig, Exchange};
 
-/// CLOCK_MONOTONIC now, nanoseconds.
+/// CLOCK_MONOTONIC now, nanoseconds: the simulator's send stamps' clock.
 fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the timespec we own; CLOCK_MONOTONIC always exists.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    arrival::clock_ns(libc::CLOCK_MONOTONIC)
 }
 
 /// Maps `Instant`s onto CLOCK_MONOTONIC nanoseconds.
