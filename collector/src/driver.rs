@@ -586,28 +586,12 @@ mod tests {
 
     /// Serves one request with `events` as a close-delimited SSE body, as llama.cpp does.
     async fn serve_once(events: &'static [&'static str]) -> String {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        use tokio::io::AsyncWriteExt;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
         tokio::spawn(async move {
             let (mut tcp, _) = listener.accept().await.unwrap();
-            let mut request = Vec::new();
-            let mut buf = [0u8; 4096];
-            // Read the whole request: closing with unread bytes would reset the connection.
-            loop {
-                let n = tcp.read(&mut buf).await.unwrap();
-                request.extend_from_slice(&buf[..n]);
-                let text = String::from_utf8_lossy(&request).to_lowercase();
-                if let Some(head) = text.find("\r\n\r\n") {
-                    let length = text
-                        .lines()
-                        .find_map(|l| l.strip_prefix("content-length:"))
-                        .map_or(0, |v| v.trim().parse::<usize>().unwrap());
-                    if request.len() >= head + 4 + length {
-                        break;
-                    }
-                }
-            }
+            crate::transport::read_request(&mut tcp).await;
             let mut response = String::from("HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n");
             for event in events {
                 response.push_str(&format!("data: {event}\n\n"));

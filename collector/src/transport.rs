@@ -20,8 +20,8 @@ use hyper::rt::{Read, ReadBufCursor, Write};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::{Connected, Connection};
 use hyper_util::client::legacy::Client;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
-use tokio::io::{AsyncRead, AsyncWrite, Interest};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use tokio::io::Interest;
 use tokio::net::TcpStream;
 
 use crate::arrival::{self, ArrivalClock};
@@ -129,7 +129,10 @@ impl tower_service::Service<Uri> for TcpConnector {
                     None
                 }
             };
-            Ok(TimestampedTcp { tcp, arrival })
+            Ok(TimestampedTcp {
+                io: TokioIo::new(tcp),
+                arrival,
+            })
         })
     }
 }
@@ -156,10 +159,11 @@ async fn connect(host: &str, port: u16) -> io::Result<TcpStream> {
     }))
 }
 
-/// A TCP connection whose reads record their kernel receive timestamp (when `arrival` is set).
+/// A TCP connection whose reads record their kernel receive timestamp (when `arrival` is set);
+/// otherwise hyper-util's plain tokio adapter.
 #[derive(Debug)]
 pub struct TimestampedTcp {
-    tcp: TcpStream,
+    io: TokioIo<TcpStream>,
     arrival: Option<ArrivalClock>,
 }
 
@@ -180,26 +184,19 @@ impl Read for TimestampedTcp {
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         let Some(clock) = &this.arrival else {
-            // SAFETY: tokio's ReadBuf only writes initialised bytes, and advance covers those.
-            let mut read = tokio::io::ReadBuf::uninit(unsafe { buf.as_mut() });
-            ready!(Pin::new(&mut this.tcp).poll_read(cx, &mut read))?;
-            let n = read.filled().len();
-            unsafe { buf.advance(n) };
-            return Poll::Ready(Ok(()));
+            return Pin::new(&mut this.io).poll_read(cx, buf);
         };
         if buf.remaining() == 0 {
             return Poll::Ready(Ok(()));
         }
-        let fd = this.tcp.as_raw_fd();
+        let tcp = this.io.inner();
+        let fd = tcp.as_raw_fd();
         loop {
-            ready!(this.tcp.poll_read_ready(cx))?;
+            ready!(tcp.poll_read_ready(cx))?;
             // SAFETY: recvmsg writes only bytes it reports, and advance covers exactly those.
             let unfilled = unsafe { buf.as_mut() };
             // try_io clears the readiness on WouldBlock, so the next poll waits for data.
-            match this
-                .tcp
-                .try_io(Interest::READABLE, || arrival::recv(fd, unfilled))
-            {
+            match tcp.try_io(Interest::READABLE, || arrival::recv(fd, unfilled)) {
                 Ok((n, at)) => {
                     // End of stream carries no bytes and no stamp: the bytes still being
                     // parsed (llama.cpp's `[DONE]` before it closes) keep their read's stamp.
@@ -222,7 +219,7 @@ impl Write for TimestampedTcp {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().tcp).poll_write(cx, buf)
+        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
     }
 
     fn poll_write_vectored(
@@ -230,19 +227,43 @@ impl Write for TimestampedTcp {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().tcp).poll_write_vectored(cx, bufs)
+        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
     }
 
     fn is_write_vectored(&self) -> bool {
-        self.tcp.is_write_vectored()
+        self.io.is_write_vectored()
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().tcp).poll_flush(cx)
+        Pin::new(&mut self.get_mut().io).poll_flush(cx)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().tcp).poll_shutdown(cx)
+        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+    }
+}
+
+/// Reads one whole HTTP request (head and `content-length` body) on a test server's socket:
+/// closing a connection with unread bytes would reset it.
+#[cfg(test)]
+pub(crate) async fn read_request(tcp: &mut TcpStream) -> Vec<u8> {
+    use tokio::io::AsyncReadExt;
+    let mut request = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = tcp.read(&mut buf).await.unwrap();
+        assert!(n > 0, "the client closed before its request was whole");
+        request.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&request).to_lowercase();
+        if let Some(head) = text.find("\r\n\r\n") {
+            let length = text
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+            if request.len() >= head + 4 + length {
+                return request;
+            }
+        }
     }
 }
 
@@ -251,7 +272,7 @@ mod tests {
     use std::time::Instant;
 
     use http_body_util::BodyExt;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
     use tokio::net::TcpListener;
 
     use super::*;
@@ -265,12 +286,7 @@ mod tests {
         );
         let server = tokio::spawn(async move {
             let (mut tcp, _) = listener.accept().await.unwrap();
-            let mut request = Vec::new();
-            while !request.ends_with(b"\r\n\r\n") {
-                let mut byte = [0u8; 1];
-                tcp.read_exact(&mut byte).await.unwrap();
-                request.push(byte[0]);
-            }
+            read_request(&mut tcp).await;
             tcp.write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
                 .await
                 .unwrap();
@@ -315,14 +331,7 @@ mod tests {
         let url = format!("http://{}/v1/completions", listener.local_addr().unwrap());
         tokio::spawn(async move {
             let (mut tcp, _) = listener.accept().await.unwrap();
-            let mut request = Vec::new();
-            while !request.ends_with(b"\r\n\r\n") {
-                let mut byte = [0u8; 1];
-                tcp.read_exact(&mut byte).await.unwrap();
-                request.push(byte[0]);
-            }
-            // Read the body too: closing with unread bytes would reset the connection.
-            tcp.read_exact(&mut [0u8; 2]).await.unwrap();
+            read_request(&mut tcp).await;
             tcp.write_all(b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n")
                 .await
                 .unwrap();
