@@ -2,8 +2,8 @@
 
 use wasm_bindgen::{JsCast, JsValue};
 
-/// An `Error`'s message, a thrown string as is, or a generic phrase. (Formatting the `JsValue`
-/// with `{:?}` would do, but pulls wasm-bindgen's value printer into the shipped wasm.)
+/// An `Error`'s message, a thrown string as is, or a generic phrase: what a reader can act on,
+/// where `{:?}` of the `JsValue` prints `JsValue(TypeError: … <stack>)`.
 pub fn message(error: &JsValue) -> String {
     if let Some(text) = error.as_string() {
         return text;
