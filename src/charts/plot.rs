@@ -1,6 +1,6 @@
 //! The data behind one chart (lines, axes, threshold lines, cursor) and its two renderings:
-//! an ECharts option of `charming` types ([`ChartOption`]), and CSV. Every chart module builds a [`Plot`], so the
-//! picture and the exported numbers can never disagree.
+//! an ECharts option of `charming` types ([`ChartOption`]), and CSV. Every chart module builds
+//! a [`Plot`], so the picture and the exported numbers can never disagree.
 
 use charming::component::{Axis, Grid};
 use charming::element::{
@@ -160,8 +160,8 @@ impl Plot {
                 dashed: true,
             });
         }
-        // Thresholds ride on data-less series (one per y axis) so they get one legend entry
-        // and survive any line being hidden.
+        // Thresholds ride on data-less series (one per y axis), all named THRESHOLD_SERIES: one
+        // legend entry shows or hides them all, and hiding a line leaves them.
         series.extend(carrier_axis.into_iter().map(|a| self.threshold_series(a)));
         series.extend(self.cursor_series());
         ChartOption {
