@@ -39,6 +39,9 @@ impl EventClock {
     }
 }
 
+/// `event_clock` of a level whose requests were stamped by both clocks.
+pub const MIXED_CLOCKS: &str = "mixed";
+
 /// How many of a level's requests had their events stamped by each clock.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ClockCounts {
@@ -61,13 +64,14 @@ impl ClockCounts {
         }
     }
 
-    /// The report's value: one clock's id, "mixed", or `None` when no request was timed.
+    /// The report's value: one clock's id, [`MIXED_CLOCKS`], or `None` when no request was
+    /// timed.
     pub fn summary(self) -> Option<&'static str> {
         match (self.kernel_receive, self.parse) {
             (0, 0) => None,
             (_, 0) => Some(EventClock::KernelReceive.id()),
             (0, _) => Some(EventClock::Parse.id()),
-            _ => Some("mixed"),
+            _ => Some(MIXED_CLOCKS),
         }
     }
 }

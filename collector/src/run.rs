@@ -16,7 +16,7 @@ use tokio::sync::watch;
 
 use crate::adapters::{self, EngineKind};
 use crate::aggregate::{self, Trial};
-use crate::arrival::ClockCounts;
+use crate::arrival::{ClockCounts, MIXED_CLOCKS};
 use crate::cli::{ModeName, RunArgs};
 use crate::driver::{ApiKey, Driver, DriverConfig};
 use crate::endpoint::{self, ServerInfo};
@@ -434,7 +434,7 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<RunEnd> {
         report
             .warnings
             .extend(level_warnings(&label, scenario, &suite, &trials, &level));
-        if clocks.summary() == Some("mixed") {
+        if clocks.summary() == Some(MIXED_CLOCKS) {
             report.warnings.push(format!(
                 "{label}: {} of {} request(s) were timed when parsed, not by the kernel's receive timestamp",
                 clocks.parse,
