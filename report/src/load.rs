@@ -41,26 +41,59 @@ pub fn parse_version(v: &str) -> Option<(u64, u64, u64)> {
 /// Parses and validates report JSON. Older minor versions of the same major load; newer majors
 /// are refused before any other check so the message is about the version, not a field.
 pub fn load_report(text: &str) -> Result<Report, LoadError> {
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| LoadError::Syntax {
-        line: e.line(),
-        column: e.column(),
-        message: e.to_string(),
-    })?;
-    let version = match value.get("schema_version") {
-        Some(serde_json::Value::String(v)) => v.clone(),
-        Some(_) => return Err(LoadError::BadVersion(value["schema_version"].to_string())),
-        None => {
-            return Err(LoadError::NotAReport(
-                "it has no \"schema_version\" field at the top level".into(),
-            ))
+    // A well-formed report, the common case, is parsed once, straight into its types (a JSON
+    // tree first would double the viewer's parse time); a file that does not parse is read
+    // again by `diagnose`, which names the problem in the order syntax, version, shape.
+    let report: Report = serde_json::from_str(text).map_err(|e| diagnose(text, e))?;
+    check_version(&report.schema_version)?;
+    let problems = validate(&report);
+    if problems.is_empty() {
+        Ok(report)
+    } else {
+        Err(LoadError::Invalid(problems))
+    }
+}
+
+/// Why `text` does not parse as a report, given the error of parsing it as one.
+fn diagnose(text: &str, shape: serde_json::Error) -> LoadError {
+    let value: serde_json::Value = match serde_json::from_str(text) {
+        Ok(value) => value,
+        Err(e) => {
+            return LoadError::Syntax {
+                line: e.line(),
+                column: e.column(),
+                message: e.to_string(),
+            }
         }
     };
+    let version = match value.get("schema_version") {
+        Some(serde_json::Value::String(v)) => v,
+        Some(other) => return LoadError::BadVersion(other.to_string()),
+        None => {
+            return LoadError::NotAReport(
+                "it has no \"schema_version\" field at the top level".into(),
+            )
+        }
+    };
+    if let Err(e) = check_version(version) {
+        return e;
+    }
+    // From parsing the text (not the Value), so it carries a line and column.
+    LoadError::Shape {
+        line: shape.line(),
+        column: shape.column(),
+        message: shape.to_string(),
+    }
+}
+
+/// Refuses a version this reader cannot read: not semver, a newer major, or an older one.
+fn check_version(version: &str) -> Result<(), LoadError> {
     let (major, _, _) =
-        parse_version(&version).ok_or_else(|| LoadError::BadVersion(version.clone()))?;
+        parse_version(version).ok_or_else(|| LoadError::BadVersion(version.to_string()))?;
     let (supported_major, _, _) = parse_version(SCHEMA_VERSION).expect("own version parses");
     if major > supported_major {
         return Err(LoadError::NewerMajorVersion {
-            found: version,
+            found: version.to_string(),
             supported: SCHEMA_VERSION.into(),
         });
     }
@@ -69,16 +102,5 @@ pub fn load_report(text: &str) -> Result<Report, LoadError> {
             "format {version} predates {SCHEMA_VERSION} and cannot be read"
         )));
     }
-    // Parse from text (not the Value) so shape errors carry a line and column.
-    let report: Report = serde_json::from_str(text).map_err(|e| LoadError::Shape {
-        line: e.line(),
-        column: e.column(),
-        message: e.to_string(),
-    })?;
-    let problems = validate(&report);
-    if problems.is_empty() {
-        Ok(report)
-    } else {
-        Err(LoadError::Invalid(problems))
-    }
+    Ok(())
 }

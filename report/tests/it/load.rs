@@ -34,6 +34,24 @@ fn a_newer_major_version_is_refused_with_advice() {
 }
 
 #[test]
+fn a_version_outside_this_major_is_refused_even_when_the_body_parses() {
+    let mut report = sample();
+    report["schema_version"] = json!("2.0.0");
+    assert!(matches!(
+        load(&report),
+        Err(LoadError::NewerMajorVersion { .. })
+    ));
+    report["schema_version"] = json!("0.9.0");
+    let err = load(&report).unwrap_err();
+    assert!(
+        matches!(&err, LoadError::NotAReport(m) if m.contains("predates")),
+        "{err:?}"
+    );
+    report["schema_version"] = json!("1.0");
+    assert_eq!(load(&report), Err(LoadError::BadVersion("1.0".into())));
+}
+
+#[test]
 fn a_newer_minor_version_with_new_fields_loads() {
     let mut report = sample();
     report["schema_version"] = json!("1.7.2");
