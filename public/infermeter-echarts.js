@@ -70,6 +70,14 @@ function revive(node) {
   return node;
 }
 
+/// Settles once the ECharts bundle has run: index.html loads it beside the app and keeps the
+/// promise in `infermeterEchartsReady`. Rejects with the reason when it did not load.
+export function echartsReady() {
+  if (globalThis.echarts) return Promise.resolve();
+  return globalThis.infermeterEchartsReady
+    ?? Promise.reject(new Error('index.html does not load vendor/echarts.min.js'));
+}
+
 /// The ECharts option for a chart serialised as JSON by the app, with what every chart of the
 /// app shares added when the chart did not choose it: a tooltip (axis-triggered) that stays
 /// inside the chart and also opens on click (pinning), the theme `palette` and a transparent

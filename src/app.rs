@@ -6,9 +6,11 @@ use infermeter_report::{Report, Stat};
 use leptos::prelude::*;
 
 use crate::charts;
-use crate::components::{ChartView, ErrorPanel, ThemeToggle};
+use crate::components::{painted_once, ChartView, ErrorPanel, ThemeToggle};
 use crate::load::{fetch_index, fetch_reports, read_files, IndexEntry, LoadFailure};
+use crate::sections;
 use crate::state::{ReportContext, ViewState};
+use crate::timing;
 
 #[component]
 pub fn App() -> impl IntoView {
@@ -24,6 +26,7 @@ pub fn App() -> impl IntoView {
                 Some(picked) => read_files(picked).await,
                 None => fetch_reports(urls).await,
             }
+            .inspect(|_| timing::mark_once(timing::REPORTS_READ))
         }
     });
     let open_files = move |picked: Vec<web_sys::File>| {
@@ -219,10 +222,34 @@ fn ReportList(entries: Vec<IndexEntry>) -> impl IntoView {
     .into_any()
 }
 
-/// The full report: every section in the order of the published reports.
+/// The full report: every section in the order of the published reports. The sections below
+/// the first charts are built after the first paint; until then the article is `aria-busy`.
 #[component]
 fn ReportPage() -> impl IntoView {
-    view! { <article class="report" data-testid="report">{crate::sections::report_sections()}</article> }
+    let painted = painted_once();
+    Effect::new(move |_| {
+        if painted.get() {
+            // A link to a section (`…#capacity`) lands there once the section exists.
+            request_animation_frame(scroll_to_fragment);
+        }
+    });
+    view! {
+        <article class="report" data-testid="report" aria-busy=move || (!painted.get()).to_string()>
+            {sections::leading_sections()}
+            <Show when=move || painted.get()>{sections::remaining_sections}</Show>
+        </article>
+    }
+}
+
+/// Scrolls to the element the address's fragment names, if there is one.
+fn scroll_to_fragment() {
+    let hash = window().location().hash().unwrap_or_default();
+    let Some(id) = hash.strip_prefix('#').filter(|id| !id.is_empty()) else {
+        return;
+    };
+    if let Some(target) = document().get_element_by_id(id) {
+        target.scroll_into_view();
+    }
 }
 
 /// The chart named by `chart=` alone (embed view): its title, the chart, a link to the report.

@@ -131,6 +131,25 @@ fn too_large(source: &str, bytes: u64) -> LoadFailure {
     )
 }
 
+/// The bytes of an input as text. Inputs are read as bytes and decoded here rather than by the
+/// browser: a browser string would be copied into the wasm a second time, re-encoded. A leading
+/// byte-order mark is dropped, as the browser would.
+fn utf8_text(source: &str, bytes: Vec<u8>) -> Result<String, LoadFailure> {
+    let mut text = String::from_utf8(bytes).map_err(|e| {
+        LoadFailure::new(
+            source,
+            format!(
+                "is not UTF-8 text (invalid byte at offset {}); save it as UTF-8 JSON",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })?;
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    Ok(text)
+}
+
 /// GETs `url` as text; HTTP errors and network failures become messages.
 pub async fn fetch_text(url: &str) -> Result<String, LoadFailure> {
     let response = gloo_net::http::Request::get(url)
@@ -147,10 +166,11 @@ pub async fn fetch_text(url: &str) -> Result<String, LoadFailure> {
             ),
         ));
     }
-    response
-        .text()
+    let bytes = response
+        .binary()
         .await
-        .map_err(|e| LoadFailure::new(url, format!("could not be read: {e}")))
+        .map_err(|e| LoadFailure::new(url, format!("could not be read: {e}")))?;
+    utf8_text(url, bytes)
 }
 
 /// Fetches and validates every report URL, main report first; the first failure wins.
@@ -178,16 +198,15 @@ pub async fn read_files(files: Vec<web_sys::File>) -> Result<Vec<Report>, LoadFa
         if size > MAX_REPORT_BYTES as f64 {
             return Err(too_large(&name, size as u64));
         }
-        let text = wasm_bindgen_futures::JsFuture::from(file.text())
+        let buffer = wasm_bindgen_futures::JsFuture::from(file.array_buffer())
             .await
             .map_err(|e| {
                 LoadFailure::new(
                     &name,
                     format!("could not be read: {}", crate::js_error::message(&e)),
                 )
-            })?
-            .as_string()
-            .unwrap_or_default();
+            })?;
+        let text = utf8_text(&name, js_sys::Uint8Array::new(&buffer).to_vec())?;
         reports.push(parse_report(&name, &text)?);
     }
     Ok(reports)
@@ -217,6 +236,19 @@ mod tests {
         assert_eq!(parse_index("[]").unwrap(), Vec::new());
         assert!(parse_index("{").unwrap_err().contains("line 1"));
         assert!(parse_index("3").is_err());
+    }
+
+    #[test]
+    fn input_bytes_must_be_utf8_and_lose_a_byte_order_mark() {
+        assert_eq!(
+            utf8_text("a.json", b"\xef\xbb\xbf{}".to_vec()).unwrap(),
+            "{}"
+        );
+        assert_eq!(utf8_text("a.json", b"{}".to_vec()).unwrap(), "{}");
+        let err = utf8_text("latin1.json", b"{\"model\": \"caf\xe9\"}".to_vec()).unwrap_err();
+        assert_eq!(err.source, "latin1.json");
+        assert!(err.message.contains("not UTF-8"), "{}", err.message);
+        assert!(err.message.contains("offset 14"), "{}", err.message);
     }
 
     #[test]

@@ -8,8 +8,10 @@ mod load;
 mod sections;
 mod state;
 mod theme;
+mod timing;
 
 fn main() {
+    timing::mark_once(timing::APP_STARTED);
     console_error_panic_hook::set_once();
     leptos::mount::mount_to_body(app::App);
 }

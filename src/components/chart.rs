@@ -17,13 +17,11 @@ use serde_json::json;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+use super::after_paint::after_next_paint;
 use super::export::{download_text, download_url, file_stem};
-use crate::js_error;
 use crate::state::ReportContext;
 use crate::theme::{palette, Theme};
-
-/// Name of the `performance.mark` set when the first chart of the page has drawn.
-pub const FIRST_CHART_MARK: &str = "infermeter:first-chart-drawn";
+use crate::{js_error, timing};
 
 #[wasm_bindgen]
 extern "C" {
@@ -68,12 +66,32 @@ fn echarts_loaded() -> bool {
     js_sys::Reflect::has(&js_sys::global(), &JsValue::from_str("echarts")).unwrap_or(false)
 }
 
+/// Runs `ready` now if ECharts has loaded, else once it has (index.html loads it beside the
+/// app); `failed` gets the reason when it cannot load.
+fn when_echarts_ready(ready: impl FnOnce() + 'static, failed: impl FnOnce(String) + 'static) {
+    if echarts_loaded() {
+        ready();
+        return;
+    }
+    let loaded = echarts_ready();
+    wasm_bindgen_futures::spawn_local(async move {
+        match wasm_bindgen_futures::JsFuture::from(loaded).await {
+            Ok(_) => ready(),
+            Err(e) => failed(js_error::message(&e)),
+        }
+    });
+}
+
 #[wasm_bindgen(module = "/public/infermeter-echarts.js")]
 extern "C" {
     /// The option object ECharts reads, from the chart's JSON with its named formatters
     /// replaced by their functions and the app's defaults (tooltip, `palette`) added.
     #[wasm_bindgen(catch, js_name = parseOption)]
     fn parse_option(json: &str, palette: &JsValue, hidden: &JsValue) -> Result<JsValue, JsValue>;
+
+    /// Settles once the ECharts bundle has run; rejects with the reason it did not load.
+    #[wasm_bindgen(js_name = echartsReady)]
+    fn echarts_ready() -> js_sys::Promise;
 
     /// The PNG `url` with the legend `entries` drawn under it (a promise of the new data URL).
     #[wasm_bindgen(js_name = withLegend)]
@@ -151,10 +169,11 @@ pub fn ChartView(
         };
         if !echarts_loaded() {
             failure.set(Some(
-                "the chart library (vendor/echarts.min.js) did not load".into(),
+                "the chart library (vendor/echarts.min.js) loaded but did not start".into(),
             ));
             return;
         }
+        timing::mark_once(timing::FIRST_CHART_STARTED);
         let element: &web_sys::HtmlElement = element.as_ref();
         let instance = match echarts_init(
             element,
@@ -185,7 +204,8 @@ pub fn ChartView(
             });
         });
         instance.on("click", on_click.as_ref().unchecked_ref());
-        let on_rendered = Closure::<dyn FnMut()>::new(mark_first_chart);
+        let on_rendered =
+            Closure::<dyn FnMut()>::new(|| timing::mark_once(timing::FIRST_CHART_DRAWN));
         instance.on("rendered", on_rendered.as_ref().unchecked_ref());
         if let Err(e) = instance.set_option(&option, &JsValue::UNDEFINED) {
             failure.set(Some(format!(
@@ -199,7 +219,7 @@ pub fn ChartView(
             _on_rendered: on_rendered,
         }));
     };
-    // The option waiting for its chart to be created (see `defer_creation`).
+    // The option waiting for its chart to be created (see `defer_creation`, `when_echarts_ready`).
     let waiting: StoredValue<Option<JsValue>, LocalStorage> = StoredValue::new_local(None);
     let defer = defer_creation();
 
@@ -233,16 +253,30 @@ pub fn ChartView(
                 "the chart could not be drawn: {}",
                 js_error::message(&e)
             ))),
-            None if !defer => create(option),
             None => {
                 let scheduled = waiting.with_value(Option::is_some);
                 waiting.set_value(Some(option));
-                if !scheduled {
-                    request_animation_frame(move || {
-                        if let Some(Some(option)) = waiting.try_update_value(Option::take) {
-                            create(option);
-                        }
-                    });
+                if scheduled {
+                    return;
+                }
+                // Created from the newest option once ECharts is there (at once when it is).
+                let create_waiting = move || {
+                    when_echarts_ready(
+                        move || {
+                            if let Some(Some(option)) = waiting.try_update_value(Option::take) {
+                                create(option);
+                            }
+                        },
+                        move |reason| {
+                            failure
+                                .try_set(Some(format!("the chart library did not load: {reason}")));
+                        },
+                    )
+                };
+                if defer {
+                    after_next_paint(create_waiting);
+                } else {
+                    create_waiting();
                 }
             }
         }
@@ -383,22 +417,12 @@ thread_local! {
     static CHARTS_CREATED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
-/// Whether this chart waits a frame before it is created: all but the first of the page, so the
-/// first chart is drawn without waiting for the (up to a few dozen) others.
+/// Whether this chart waits for the next paint before it is created: all but the first of the
+/// page, so the first chart is drawn, and the page around it shown, without waiting for the (up
+/// to a few dozen) others.
 fn defer_creation() -> bool {
     CHARTS_CREATED.with(|n| {
         n.set(n.get() + 1);
         n.get() > 1
     })
-}
-
-/// Marks the first drawn chart once per page, for the load-time benchmark.
-fn mark_first_chart() {
-    let Some(performance) = web_sys::window().and_then(|w| w.performance()) else {
-        return;
-    };
-    let already = performance.get_entries_by_name(FIRST_CHART_MARK).length() > 0;
-    if !already {
-        let _ = performance.mark(FIRST_CHART_MARK);
-    }
 }

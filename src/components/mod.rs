@@ -1,16 +1,18 @@
 //! Reusable view pieces shared by every section: the ECharts chart (with its export helpers),
-//! error panel, highlight cards and theme toggle.
+//! error panel, highlight cards, theme toggle, and deferring work until after a paint.
 //!
 //! Escaping: report text reaches the page only as Leptos text nodes and attributes (escaped by
 //! Leptos) and as ECharts canvas text; the charts' HTML tooltip formatter escapes series names
 //! itself (`charts::plot`). `tests/browser/` checks a hostile model name stays inert.
 
+pub mod after_paint;
 pub mod chart;
 pub mod controls;
 pub mod error_panel;
 pub mod export;
 pub mod highlight;
 
+pub use after_paint::painted_once;
 pub use chart::ChartView;
 pub use controls::ThemeToggle;
 pub use error_panel::ErrorPanel;

@@ -20,8 +20,9 @@ pub mod scale_up;
 pub mod scenarios;
 pub mod throughput;
 
-/// Every section of the report page.
-pub fn report_sections() -> impl IntoView {
+/// The sections from the top of the page down to the first charts: built at once, so the first
+/// screen and the first chart show without waiting for the rest.
+pub fn leading_sections() -> impl IntoView {
     view! {
         <header::HeaderSection />
         <header::HighlightsSection />
@@ -29,6 +30,12 @@ pub fn report_sections() -> impl IntoView {
         <scenarios::ScenariosSection />
         <scenarios::GlossarySection />
         <fastest::FastestSection />
+    }
+}
+
+/// The sections after [`leading_sections`], in the order of the published reports.
+pub fn remaining_sections() -> impl IntoView {
+    view! {
         <scale_up::ScaleUpSection />
         <throughput::ThroughputSection />
         <capacity::CapacitySection />

@@ -1,7 +1,7 @@
 // Shared by the browser tests, the benchmark and the screenshot script: a static file server for
 // dist/ (under a sub-path, as a real deployment may be) and headless Debian chromium.
 import { createServer } from 'node:http';
-import { createReadStream, statSync } from 'node:fs';
+import { createReadStream, existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { extname, join, normalize, resolve } from 'node:path';
 import { homedir } from 'node:os';
@@ -21,8 +21,10 @@ const types = {
   '.wasm': 'application/wasm', '.css': 'text/css', '.json': 'application/json', '.png': 'image/png',
 };
 
-/// Serves dist/ at BASE and tests/ at BASE + 'fixtures/' on 127.0.0.1, a random port.
-export async function startServer() {
+/// Serves dist/ at BASE and tests/ at BASE + 'fixtures/' on 127.0.0.1, a random port. Like
+/// `infermeter view` (and nginx's gzip_static), a file's precompressed `.gz` copy is sent to a
+/// browser that takes gzip, so the tests load what is shipped.
+export async function startServer(port = 0) {
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
     if (!path.startsWith(BASE)) { res.writeHead(404).end(); return; }
@@ -36,10 +38,13 @@ export async function startServer() {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
     }
-    res.writeHead(200, { 'content-type': types[extname(file)] ?? 'application/octet-stream' });
-    createReadStream(file).pipe(res);
+    const headers = { 'content-type': types[extname(file)] ?? 'application/octet-stream' };
+    const gzip = /\bgzip\b/.test(req.headers['accept-encoding'] ?? '') && existsSync(`${file}.gz`);
+    if (gzip) Object.assign(headers, { 'content-encoding': 'gzip', vary: 'accept-encoding' });
+    res.writeHead(200, headers);
+    createReadStream(gzip ? `${file}.gz` : file).pipe(res);
   });
-  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+  await new Promise((ok) => server.listen(port, '127.0.0.1', ok));
   const url = `http://127.0.0.1:${server.address().port}${BASE}`;
   return { url, close: () => new Promise((ok) => server.close(ok)) };
 }
@@ -71,11 +76,13 @@ export async function newPage(browser, viewport = { width: 1280, height: 900 }) 
   return { page, problems };
 }
 
-/// Waits until every chart on the page has drawn its canvas.
+/// Waits until the report is built to its end (the app builds the sections below the first
+/// charts after the first paint, `aria-busy` meanwhile) and every chart has drawn its canvas.
 export async function chartsDrawn(page, timeout = 15000) {
   await page.waitForFunction(() => {
     const charts = [...document.querySelectorAll('[data-testid="chart"] .chart-canvas')];
-    return charts.length > 0 && charts.every((c) => c.querySelector('canvas'));
+    return !document.querySelector('[aria-busy="true"]')
+      && charts.length > 0 && charts.every((c) => c.querySelector('canvas'));
   }, null, { timeout });
 }
 

@@ -109,6 +109,33 @@ describe('bundled report', () => {
     assertClean(problems);
   });
 
+  test('a link to a section opens the report at that section', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(`${reportUrl(SAMPLE)}#capacity`);
+    await chartsDrawn(page);
+    // The section is built after the first paint; the page then scrolls to it.
+    await page.waitForFunction(() => {
+      const top = document.getElementById('capacity').getBoundingClientRect().top;
+      return top >= 0 && top < window.innerHeight / 2;
+    });
+    assertClean(problems);
+  });
+
+  test('without the chart library the report still shows, and each chart says why', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.route('**/vendor/echarts.min.js', (route) => route.abort());
+    await page.goto(reportUrl(SAMPLE));
+    for (const name of SECTIONS) {
+      await page.getByTestId(`section-${name}`).waitFor({ timeout: 15000 });
+    }
+    const failures = page.locator('[data-testid="chart"] .chart-failure');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="chart"]').length > 10
+      && [...document.querySelectorAll('[data-testid="chart"]')].every((c) => c.querySelector('.chart-failure')));
+    assert.match(await failures.first().innerText(), /chart library did not load: .*echarts\.min\.js/);
+    assert.equal(await page.locator('[data-testid="chart"] canvas').count(), 0);
+    assertClean(problems);
+  });
+
   test('hovering a data point shows its exact value; clicking pins the tooltip', async () => {
     const { page, problems } = await newPage(browser);
     await page.goto(reportUrl(SAMPLE));

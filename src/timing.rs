@@ -1,0 +1,22 @@
+//! Performance marks along the way to the first chart. `tests/browser/bench.mjs` reads them
+//! (`performance.getEntriesByName`) and prints where the page-load time goes.
+
+/// The app's `main` has started: the wasm is downloaded, compiled and instantiated.
+pub const APP_STARTED: &str = "infermeter:app-started";
+/// The reports named in the URL are fetched, parsed and validated.
+pub const REPORTS_READ: &str = "infermeter:reports-read";
+/// The first chart is about to be created: its section is built and ECharts has loaded (index.html
+/// marks `infermeter:echarts-loaded`).
+pub const FIRST_CHART_STARTED: &str = "infermeter:first-chart-started";
+/// The first chart of the page has drawn (ECharts' `rendered` event).
+pub const FIRST_CHART_DRAWN: &str = "infermeter:first-chart-drawn";
+
+/// Sets the mark `name` unless the page already has one: each step is marked the first time.
+pub fn mark_once(name: &str) {
+    let Some(performance) = web_sys::window().and_then(|w| w.performance()) else {
+        return;
+    };
+    if performance.get_entries_by_name(name).length() == 0 {
+        let _ = performance.mark(name);
+    }
+}
