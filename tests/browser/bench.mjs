@@ -63,6 +63,7 @@ const server = { url: String(firstLine).trim() };
 const browser = await launchBrowser();
 try {
   const loads = [];
+  const floor = [];
   for (let i = 0; i < LOADS; i++) {
     const { page } = await newPage(browser);
     await page.goto(`${server.url}?report=${encodeURIComponent(SAMPLE)}`);
@@ -75,6 +76,12 @@ try {
       return [label, entry ? (kind === 'mark' ? entry.startTime : entry.responseEnd) : NaN];
     })), STEPS));
     await page.close();
+    // Alternating with the viewer, so both see the machine alike.
+    const alone = (await newPage(browser)).page;
+    await alone.goto(`${server.url}fixtures/browser/echarts-only.html`);
+    await alone.waitForFunction(() => performance.getEntriesByName('infermeter:first-chart-drawn').length);
+    floor.push(await alone.evaluate(() => performance.getEntriesByName('infermeter:first-chart-drawn')[0].startTime));
+    await alone.close();
   }
   // Every load is a new browser context (nothing cached); the first also pays the browser's
   // own warm-up, so it is reported apart.
@@ -86,6 +93,8 @@ try {
   for (const [label] of STEPS) {
     console.log(`    ${label.padEnd(20)} ${percentile(loads.slice(1).map((l) => l[label]), 50).toFixed(0).padStart(5)}`);
   }
+  console.log(`  floor: ECharts alone drawing the same chart (tests/browser/echarts-only.html): ` +
+    `median ${fmt(percentile(floor.slice(1), 50))}`);
 
   const { page } = await newPage(browser);
   await page.goto(`${server.url}?report=${encodeURIComponent(SAMPLE)}`);
