@@ -42,6 +42,14 @@ function tooltip(page, id) {
   return page.locator(`[data-chart-id="${id}"] .chart-canvas > div:not(:first-child)`);
 }
 
+/// Waits until the element with `id` starts in the upper half of the viewport.
+async function sectionInView(page, id) {
+  await page.waitForFunction((target) => {
+    const top = document.getElementById(target).getBoundingClientRect().top;
+    return top >= 0 && top < window.innerHeight / 2;
+  }, id);
+}
+
 async function firstSlider(page, kind) {
   const slider = page.locator(`[data-testid^="slider-${kind}-"]`).first();
   const testid = await slider.getAttribute('data-testid');
@@ -84,15 +92,12 @@ describe('bundled report', () => {
     const { page, problems } = await newPage(browser);
     await page.goto(reportUrl(SAMPLE));
     const toc = page.getByTestId('toc');
-    await toc.waitFor({ timeout: 15000 });
+    await chartsDrawn(page); // the sections below the first charts are built after a paint
     const targets = await toc.getByRole('link').evaluateAll((links) => links.map((a) => a.hash.slice(1)));
     const linked = await page.evaluate((ids) => ids.map((id) => document.getElementById(id)?.dataset.testid), targets);
     assert.deepEqual(linked, SECTIONS.filter((s) => !['header', 'highlights'].includes(s)).map((s) => `section-${s}`));
     await toc.getByRole('link', { name: 'Methodology' }).click();
-    await page.waitForFunction(() => {
-      const top = document.getElementById('methodology').getBoundingClientRect().top;
-      return top >= 0 && top < window.innerHeight / 2;
-    });
+    await sectionInView(page, 'methodology');
     assertClean(problems);
   });
 
@@ -114,10 +119,7 @@ describe('bundled report', () => {
     await page.goto(`${reportUrl(SAMPLE)}#capacity`);
     await chartsDrawn(page);
     // The section is built after the first paint; the page then scrolls to it.
-    await page.waitForFunction(() => {
-      const top = document.getElementById('capacity').getBoundingClientRect().top;
-      return top >= 0 && top < window.innerHeight / 2;
-    });
+    await sectionInView(page, 'capacity');
     assertClean(problems);
   });
 
