@@ -71,9 +71,9 @@ function revive(node) {
 }
 
 /// Settles once the ECharts bundle has run: index.html loads it beside the app and keeps the
-/// promise in `infermeterEchartsReady`. Rejects with the reason when it did not load.
+/// promise in `infermeterEchartsReady`. Rejects with the reason when it did not load. (The app
+/// checks for `echarts` itself first, so a chart is created at once when it is there.)
 export function echartsReady() {
-  if (globalThis.echarts) return Promise.resolve();
   return globalThis.infermeterEchartsReady
     ?? Promise.reject(new Error('index.html does not load vendor/echarts.min.js'));
 }
