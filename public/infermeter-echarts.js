@@ -80,18 +80,15 @@ export function echartsReady() {
 
 /// The ECharts option for a chart serialised as JSON by the app, with what every chart of the
 /// app shares added when the chart did not choose it: a tooltip (axis-triggered) that stays
-/// inside the chart and also opens on click (pinning), the theme `palette` and a transparent
-/// background. Series named in `hidden` (switched off in the legend) are drawn empty: they keep
-/// their index, which the tooltip's units are keyed by.
-export function parseOption(json, palette, hidden) {
+/// inside the chart and also opens on click (pinning). Series named in `hidden` (switched off
+/// in the legend) are drawn empty: they keep their index, which the tooltip's units are keyed by.
+export function parseOption(json, hidden) {
   const option = revive(JSON.parse(json));
   option.tooltip ??= { trigger: 'axis' };
   if (option.tooltip && typeof option.tooltip === 'object' && !Array.isArray(option.tooltip)) {
     option.tooltip.confine ??= true;
     option.tooltip.triggerOn ??= 'mousemove|click';
   }
-  option.color ??= palette;
-  option.backgroundColor ??= 'transparent';
   const off = new Set(hidden || []);
   for (const series of option.series || []) {
     if (!off.has(series.name)) continue;

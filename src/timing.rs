@@ -1,4 +1,4 @@
-//! Performance marks along the way to the first chart. `tests/browser/bench.mjs` reads them
+//! Performance marks along the way to the first chart, and when the page is ready for controls. `tests/browser/bench.mjs` reads them
 //! (`performance.getEntriesByName`) and prints where the page-load time goes.
 
 /// The app's `main` has started: the wasm is downloaded, compiled and instantiated.
@@ -10,6 +10,8 @@ pub const REPORTS_READ: &str = "infermeter:reports-read";
 pub const FIRST_CHART_STARTED: &str = "infermeter:first-chart-started";
 /// The first chart of the page has drawn (ECharts' `rendered` event).
 pub const FIRST_CHART_DRAWN: &str = "infermeter:first-chart-drawn";
+/// ECharts' update path has been run once, in idle time (`components::chart`).
+pub const UPDATE_WARMED: &str = "infermeter:update-warmed";
 
 /// Sets the mark `name` unless the page already has one: each step is marked the first time.
 pub fn mark_once(name: &str) {

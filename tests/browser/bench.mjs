@@ -99,6 +99,9 @@ try {
   const { page } = await newPage(browser);
   await page.goto(`${server.url}?report=${encodeURIComponent(SAMPLE)}`);
   await chartsDrawn(page);
+  // A reader moves a slider once the page is idle, when the app has run ECharts' update path
+  // once (src/components/chart.rs, `warm_update_once`).
+  await page.waitForFunction(() => performance.getEntriesByName('infermeter:update-warmed').length);
   const slider = page.locator('[data-testid^="slider-ttft-"]').first();
   const useCase = (await slider.getAttribute('data-testid')).slice('slider-ttft-'.length);
   const timings = await page.evaluate(async ([uc, moves]) => {

@@ -189,6 +189,35 @@ describe('bundled report', () => {
     assertClean(problems);
   });
 
+  test('the idle-time redraw that warms up updates keeps what the reader set', async () => {
+    const { page, problems } = await newPage(browser);
+    // Idle callbacks wait until the slider has moved, so the warm-up redraw comes after an update.
+    await page.addInitScript(() => {
+      const held = [];
+      window.requestIdleCallback = (callback) => held.push(callback);
+      window.runHeldIdleCallbacks = () => held.splice(0).forEach((callback) => callback());
+    });
+    await page.goto(reportUrl(SAMPLE));
+    await chartsDrawn(page);
+    const { slider, useCase } = await firstSlider(page, 'ttft');
+    const lines = () => page.evaluate((id) => {
+      const chart = window.echarts.getInstanceByDom(document.querySelector(`[data-chart-id="${id}"] .chart-canvas`));
+      return JSON.stringify(chart.getOption().series.map((s) => s.markLine?.data ?? null));
+    }, `capacity.${useCase}`);
+    const initial = await lines();
+    await slider.focus();
+    await page.keyboard.press('Home');
+    for (let tries = 0; (await lines()) === initial; tries++) {
+      assert.ok(tries < 100, 'the slider move redraws the threshold line');
+      await page.waitForTimeout(50);
+    }
+    const moved = await lines();
+    await page.evaluate(() => window.runHeldIdleCallbacks());
+    await page.waitForFunction(() => performance.getEntriesByName('infermeter:update-warmed').length);
+    assert.equal(await lines(), moved);
+    assertClean(problems);
+  });
+
   test('a URL with state reproduces the view', async () => {
     const { page, problems } = await newPage(browser);
     await page.goto(reportUrl(SAMPLE));
