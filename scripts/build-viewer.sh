@@ -25,8 +25,9 @@ NODE_PATH="$cache/npm/node_modules" node scripts/build-echarts.mjs public/vendor
 export CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=true \
   CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 CARGO_PROFILE_RELEASE_PANIC=abort
 # Leptos' type-erased components: far fewer generic view instantiations, a much smaller wasm.
-# Panic locations keep source paths in the wasm: shorten them.
-rustflags="--cfg erase_components --remap-path-prefix=$root=infermeter"
+# Panic locations keep source paths in the wasm: shorten the registry's (the workspace's are
+# relative already). Nothing here names the clone's path, so a clone elsewhere reuses the build.
+rustflags="--cfg erase_components"
 for registry in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/; do
   rustflags+=" --remap-path-prefix=${registry%/}=crates"
 done
