@@ -13,5 +13,9 @@ mod timing;
 fn main() {
     timing::mark_once(timing::APP_STARTED);
     console_error_panic_hook::set_once();
+    // index.html's "Loading…" line, which says why if the app cannot start.
+    if let Some(boot) = leptos::prelude::document().get_element_by_id("boot") {
+        boot.remove();
+    }
     leptos::mount::mount_to_body(app::App);
 }

@@ -111,7 +111,19 @@ describe('bundled report', () => {
     const charts = await page.getByTestId('chart').count();
     assert.ok(charts >= 10, `only ${charts} charts`);
     assert.equal(await page.getByTestId('error-panel').count(), 0);
+    assert.equal(await page.getByTestId('boot').count(), 0, 'the loading line is gone');
     assertClean(problems);
+  });
+
+  test('when the app cannot start, the page says why instead of staying blank', async () => {
+    const { page } = await newPage(browser);
+    await page.route('**/*_bg.wasm', (route) => route.abort());
+    await page.goto(reportUrl(SAMPLE));
+    const failed = page.getByTestId('boot').filter({ hasText: 'could not start' });
+    await failed.waitFor();
+    assert.equal(await failed.getAttribute('role'), 'alert');
+    assert.match(await failed.innerText(), /_bg\.wasm|fetch/i);
+    assert.match(await failed.innerText(), /Reload the page/);
   });
 
   test('a link to a section opens the report at that section', async () => {
