@@ -62,7 +62,7 @@ fn diagnose(text: &str, shape: serde_json::Error) -> LoadError {
             return LoadError::Syntax {
                 line: e.line(),
                 column: e.column(),
-                message: e.to_string(),
+                message: without_position(&e),
             }
         }
     };
@@ -82,7 +82,18 @@ fn diagnose(text: &str, shape: serde_json::Error) -> LoadError {
     LoadError::Shape {
         line: shape.line(),
         column: shape.column(),
-        message: shape.to_string(),
+        message: without_position(&shape),
+    }
+}
+
+/// serde_json's message without the " at line L column C" it ends with: the error says where
+/// once, in its own words.
+fn without_position(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    let position = format!(" at line {} column {}", e.line(), e.column());
+    match message.strip_suffix(&position) {
+        Some(rest) => rest.to_string(),
+        None => message,
     }
 }
 

@@ -118,6 +118,11 @@ fn truncated_json_reports_line_and_column() {
         message.starts_with(&format!("not valid JSON at line {expected_line}, column")),
         "{message}"
     );
+    assert_eq!(
+        message.matches("line").count(),
+        1,
+        "says where once: {message}"
+    );
 }
 
 #[test]
@@ -134,6 +139,10 @@ fn a_wrong_type_reports_where() {
     let expected_line = text.lines().position(|l| l.contains("\"one\"")).unwrap() + 1;
     assert_eq!(*line, expected_line);
     assert!(message.contains("expected u32"), "{message}");
+    assert!(
+        !message.contains(" at line "),
+        "the position is said once: {message}"
+    );
 }
 
 #[test]
