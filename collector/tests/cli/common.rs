@@ -1,5 +1,6 @@
 //! Shared helpers: a simulator on a free port, the built binary, output files.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -41,7 +42,24 @@ pub fn small_suite(dir: &Path, body: &str) -> PathBuf {
     path
 }
 
-pub async fn infermeter(args: &[&str], envs: &[(&str, &str)]) -> Output {
+/// `run --base-url BASE_URL --suite SUITE --out REPORT`, then `extra` (`--quiet` among them where
+/// the test does not read the logs): the run most tests make. `SUITE` is a built-in suite's name
+/// or a file.
+pub fn run_args(base_url: &str, suite: &str, report: &Path, extra: &[&str]) -> Vec<String> {
+    let report = report.to_str().unwrap();
+    let run = [
+        "run",
+        "--base-url",
+        base_url,
+        "--suite",
+        suite,
+        "--out",
+        report,
+    ];
+    run.iter().chain(extra).map(|a| a.to_string()).collect()
+}
+
+pub async fn infermeter(args: &[impl AsRef<OsStr>], envs: &[(&str, &str)]) -> Output {
     let mut cmd = tokio::process::Command::new(BIN);
     cmd.args(args)
         .env_remove("OPENAI_API_KEY")

@@ -29,20 +29,8 @@ async fn outcomes(faults: &str, extra: &[&str]) -> Vec<(String, String)> {
     let dir = out_dir(&format!("fault-{}", faults.replace([':', '=', ','], "_")));
     let suite = small_suite(&dir, SUITE);
     let report = dir.join("report.json");
-    let base_url = sim.base_url();
-    let mut args = vec![
-        "--quiet",
-        "run",
-        "--base-url",
-        &base_url,
-        "--model",
-        "Qwen/Qwen3-Coder-30B-A3B-Instruct",
-        "--suite",
-        suite.to_str().unwrap(),
-        "--out",
-        report.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
+    let mut args = run_args(&sim.base_url(), suite.to_str().unwrap(), &report, extra);
+    args.extend(["--quiet", "--model", "Qwen/Qwen3-Coder-30B-A3B-Instruct"].map(String::from));
     let out = tokio::time::timeout(Duration::from_secs(60), infermeter(&args, &[]))
         .await
         .unwrap_or_else(|_| panic!("fault {faults}: the run hung"));
@@ -116,20 +104,13 @@ async fn multi_token_chunks_are_counted_per_token() {
     let dir = out_dir("fault-multi-detail");
     let suite = small_suite(&dir, SUITE);
     let report = dir.join("report.json");
-    let out = infermeter(
-        &[
-            "--quiet",
-            "run",
-            "--base-url",
-            &sim.base_url(),
-            "--suite",
-            suite.to_str().unwrap(),
-            "--out",
-            report.to_str().unwrap(),
-        ],
-        &[],
-    )
-    .await;
+    let args = run_args(
+        &sim.base_url(),
+        suite.to_str().unwrap(),
+        &report,
+        &["--quiet"],
+    );
+    let out = infermeter(&args, &[]).await;
     assert!(out.status.success(), "{}", text(&out));
     sim.shutdown().await;
     for r in read_records(&report) {
@@ -165,22 +146,13 @@ async fn refused_connections_are_connect_errors() {
         .unwrap()
         .port();
     let base = format!("http://127.0.0.1:{port}/v1");
-    let out = infermeter(
-        &[
-            "--quiet",
-            "run",
-            "--base-url",
-            &base,
-            "--model",
-            "m",
-            "--suite",
-            suite.to_str().unwrap(),
-            "--out",
-            report.to_str().unwrap(),
-        ],
-        &[],
-    )
-    .await;
+    let args = run_args(
+        &base,
+        suite.to_str().unwrap(),
+        &report,
+        &["--quiet", "--model", "m"],
+    );
+    let out = infermeter(&args, &[]).await;
     assert!(out.status.success(), "{}", text(&out));
     for r in read_records(&report) {
         assert!(

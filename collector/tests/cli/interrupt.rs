@@ -32,18 +32,12 @@ async fn sigint_keeps_records_and_writes_a_partial_report() {
     let suite = small_suite(&dir, SUITE);
     let report = dir.join("report.json");
     let mut child = tokio::process::Command::new(BIN)
-        .args([
-            "--quiet",
-            "run",
-            "--base-url",
+        .args(run_args(
             &sim.base_url(),
-            "--suite",
             suite.to_str().unwrap(),
-            "--out",
-            report.to_str().unwrap(),
-            "--grace",
-            "1",
-        ])
+            &report,
+            &["--quiet", "--grace", "1"],
+        ))
         .kill_on_drop(true)
         .spawn()
         .unwrap();
@@ -88,19 +82,12 @@ async fn sigint_keeps_records_and_writes_a_partial_report() {
     // --resume picks the partial run up; a second SIGINT ends it again, records are kept.
     let before = records.len();
     let mut child = tokio::process::Command::new(BIN)
-        .args([
-            "--quiet",
-            "run",
-            "--base-url",
+        .args(run_args(
             &sim.base_url(),
-            "--suite",
             suite.to_str().unwrap(),
-            "--out",
-            report.to_str().unwrap(),
-            "--grace",
-            "1",
-            "--resume",
-        ])
+            &report,
+            &["--quiet", "--grace", "1", "--resume"],
+        ))
         .kill_on_drop(true)
         .spawn()
         .unwrap();

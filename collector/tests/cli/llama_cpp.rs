@@ -140,19 +140,8 @@ fn suite_toml(name: &str, inputs: &[u32], modes: &str) -> String {
 async fn run_suite(server: &LlamaServer, dir: &Path, suite: &str, extra: &[&str]) -> PathBuf {
     let suite = small_suite(dir, suite);
     let report = dir.join("report.json");
-    let mut args = vec![
-        "--quiet",
-        "run",
-        "--base-url",
-        &server.base_url,
-        "--suite",
-        suite.to_str().unwrap(),
-        "--gpu",
-        "CPU (no GPU)",
-        "--out",
-        report.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
+    let mut args = run_args(&server.base_url, suite.to_str().unwrap(), &report, extra);
+    args.extend(["--quiet", "--gpu", "CPU (no GPU)"].map(String::from));
     let out = infermeter(&args, &[]).await;
     assert!(
         out.status.success(),

@@ -42,18 +42,14 @@ async fn api_key_never_appears_in_outputs_or_logs() {
     let dir = out_dir("secrets");
     let suite = small_suite(&dir, SUITE);
     let report = dir.join("report.json");
+    let args = run_args(
+        &sim.base_url(),
+        suite.to_str().unwrap(),
+        &report,
+        &["--log-format", "json"],
+    );
     let out = infermeter(
-        &[
-            "run",
-            "--base-url",
-            &sim.base_url(),
-            "--suite",
-            suite.to_str().unwrap(),
-            "--out",
-            report.to_str().unwrap(),
-            "--log-format",
-            "json",
-        ],
+        &args,
         &[("OPENAI_API_KEY", KEY), ("INFERMETER_LOG", "debug")],
     )
     .await;
@@ -69,23 +65,14 @@ async fn api_key_never_appears_in_outputs_or_logs() {
     let key_file = dir.join("key.txt");
     std::fs::write(&key_file, format!("{wrong}\n")).unwrap();
     let report2 = dir.join("report2.json");
-    let out = infermeter(
-        &[
-            "run",
-            "--base-url",
-            &sim.base_url(),
-            "--model",
-            "Qwen/Qwen3-Coder-30B-A3B-Instruct",
-            "--suite",
-            suite.to_str().unwrap(),
-            "--out",
-            report2.to_str().unwrap(),
-            "--api-key-file",
-            key_file.to_str().unwrap(),
-        ],
-        &[("INFERMETER_LOG", "debug")],
-    )
-    .await;
+    let extra = [
+        "--model",
+        "Qwen/Qwen3-Coder-30B-A3B-Instruct",
+        "--api-key-file",
+        key_file.to_str().unwrap(),
+    ];
+    let args = run_args(&sim.base_url(), suite.to_str().unwrap(), &report2, &extra);
+    let out = infermeter(&args, &[("INFERMETER_LOG", "debug")]).await;
     assert!(out.status.success(), "{}", text(&out));
     std::fs::remove_file(&key_file).unwrap();
     let records = read_records(&report2);

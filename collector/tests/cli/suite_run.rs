@@ -11,25 +11,16 @@ async fn four_scenario_quick_runs_validates_and_summarises() {
     let sim = start_sim(fast_sim_args()).await;
     let dir = out_dir("four-scenario-quick");
     let report_path = dir.join("report.json");
-    let out = infermeter(
-        &[
-            "--quiet",
-            "run",
-            "--base-url",
-            &sim.base_url(),
-            "--suite",
-            "four-scenario",
-            "--quick",
-            "--gpu",
-            "Test GPU",
-            "--label",
-            "purpose=integration-test",
-            "--out",
-            report_path.to_str().unwrap(),
-        ],
-        &[],
-    )
-    .await;
+    let extra = [
+        "--quiet",
+        "--quick",
+        "--gpu",
+        "Test GPU",
+        "--label",
+        "purpose=integration-test",
+    ];
+    let args = run_args(&sim.base_url(), "four-scenario", &report_path, &extra);
+    let out = infermeter(&args, &[]).await;
     assert!(out.status.success(), "{}", text(&out));
     eprintln!("report for reuse: {}", report_path.display());
 
@@ -119,20 +110,8 @@ async fn four_scenario_quick_runs_validates_and_summarises() {
     assert!(out.status.success(), "{}", text(&out));
 
     // An existing report is never overwritten without --force.
-    let again = infermeter(
-        &[
-            "run",
-            "--base-url",
-            &sim.base_url(),
-            "--suite",
-            "four-scenario",
-            "--quick",
-            "--out",
-            report_path.to_str().unwrap(),
-        ],
-        &[],
-    )
-    .await;
+    let args = run_args(&sim.base_url(), "four-scenario", &report_path, &["--quick"]);
+    let again = infermeter(&args, &[]).await;
     assert!(!again.status.success());
     assert!(text(&again).contains("--force") && text(&again).contains("report.json"));
     sim.shutdown().await;
