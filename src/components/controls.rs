@@ -1,5 +1,6 @@
-//! Page-wide controls that are not part of a section.
+//! Controls: the page-wide theme toggle, and the number field sections use for one setting.
 
+use infermeter_report::analysis::format::format_number;
 use leptos::prelude::*;
 
 use crate::state::ViewState;
@@ -16,5 +17,34 @@ pub fn ThemeToggle(view_state: RwSignal<ViewState>) -> impl IntoView {
             on:click=move |_| view_state.update(|v| v.theme = v.theme.toggled())>
             {move || if dark() { "Light theme" } else { "Dark theme" }}
         </button>
+    }
+}
+
+/// A labelled number input for one setting of the view: it shows `value`, and each number typed
+/// that `accept`s goes to `set` at once (anything else, such as a half-typed "0.", waits).
+#[component]
+pub fn NumberField(
+    label: &'static str,
+    #[prop(into)] testid: String,
+    /// The input's `min` and `step` attributes.
+    min: &'static str,
+    step: &'static str,
+    value: impl Fn() -> f64 + Send + Sync + 'static,
+    accept: fn(f64) -> bool,
+    set: impl Fn(f64) + 'static,
+) -> impl IntoView {
+    view! {
+        <label class="control">
+            <span>{label}</span>
+            <input type="number" min=min step=step data-testid=testid
+                prop:value=move || format_number(value())
+                on:input=move |ev| {
+                    if let Ok(v) = event_target_value(&ev).parse::<f64>() {
+                        if v.is_finite() && accept(v) {
+                            set(v);
+                        }
+                    }
+                } />
+        </label>
     }
 }

@@ -14,6 +14,6 @@ pub mod highlight;
 
 pub use after_paint::painted_once;
 pub use chart::ChartView;
-pub use controls::ThemeToggle;
+pub use controls::{NumberField, ThemeToggle};
 pub use error_panel::ErrorPanel;
 pub use highlight::{HighlightCard, HighlightGrid};

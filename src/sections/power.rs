@@ -9,6 +9,7 @@ use super::{context, read_sources, ChartBlock};
 use crate::charts::plot::Plot;
 use crate::charts::power::{draw, has_power, levels};
 use crate::charts::Source;
+use crate::components::NumberField;
 use crate::state::ViewState;
 
 /// "The highest power draw observed was 466 W (Chatbot, 5 concurrent), costing approximately
@@ -80,18 +81,9 @@ pub fn PowerSection() -> impl IntoView {
                 </p>
             }>
                 <p>"GPU power draw under varying load, for operating-cost estimates, cooling and power budgeting."</p>
-                <label class="control">
-                    <span>"Electricity price ($/kWh)"</span>
-                    <input type="number" min="0" step="0.01" data-testid="kwh-input"
-                        prop:value=move || format_number(kwh())
-                        on:input=move |ev| {
-                            if let Ok(v) = event_target_value(&ev).parse::<f64>() {
-                                if v.is_finite() && v >= 0.0 {
-                                    ctx.view.update(|s| s.usd_per_kwh = v);
-                                }
-                            }
-                        } />
-                </label>
+                <NumberField label="Electricity price ($/kWh)" testid="kwh-input" min="0" step="0.01"
+                    value=kwh accept={|v| v >= 0.0}
+                    set=move |v| ctx.view.update(|s| s.usd_per_kwh = v) />
                 <ChartBlock id="power.draw" title="Power Consumption"
                     intro="Mean GPU power draw (all GPUs) at each concurrency level, per scenario."
                     caption="GPU power draw (W) at each concurrency level."

@@ -7,8 +7,7 @@ use super::findings::{best_worst, latency_range, speed_range};
 use super::{context, read_sources, ChartBlock};
 use crate::charts::plot::Plot;
 use crate::charts::scale_up::depth_cards;
-use crate::components::{HighlightCard, HighlightGrid};
-use infermeter_report::analysis::format::format_number;
+use crate::components::{HighlightCard, HighlightGrid, NumberField};
 
 fn ttft_finding(p: &Plot) -> Option<String> {
     Some(format!(
@@ -38,18 +37,9 @@ pub fn ScaleUpSection() -> impl IntoView {
                 <p class="muted" data-testid="burst-missing-note">"This report has no burst measurements (requests sent all at once), so queue behaviour cannot be shown."</p>
             }>
             <p>"What do your users actually experience when requests pile up? Instead of holding a fixed number of requests on the GPU, we send all requests at once, mimicking a burst of simultaneous traffic. New requests must queue behind in-progress work, so TTFT climbs far above peak conditions. Use these numbers for SLA planning and capacity decisions."</p>
-            <label class="control">
-                <span>"TTFT limit (s)"</span>
-                <input type="number" min="0.1" step="0.1" data-testid="queue-ttft-input"
-                    prop:value=move || format_number(limit())
-                    on:change=move |ev| {
-                        if let Ok(v) = event_target_value(&ev).parse::<f64>() {
-                            if v.is_finite() && v > 0.0 {
-                                ctx.view.update(|s| s.queue_ttft_s = v);
-                            }
-                        }
-                    } />
-            </label>
+            <NumberField label="TTFT limit (s)" testid="queue-ttft-input" min="0.1" step="0.1"
+                value=limit accept={|v| v > 0.0}
+                set=move |v| ctx.view.update(|s| s.queue_ttft_s = v) />
             <ChartBlock id="scale_up.ttft" title="TTFT vs Queue Depth"
                 intro="The most important chart for production planning. TTFT explodes under queue saturation because arriving requests must wait while the GPU finishes earlier prefills and decodes. The dashed line marks the TTFT limit beyond which users perceive the system as slow."
                 caption="TTFT (seconds) at each queue depth, measured under simultaneous burst load."

@@ -201,6 +201,31 @@ describe('bundled report', () => {
     assertClean(problems);
   });
 
+  test('the electricity price and the queue TTFT limit recompute what depends on them', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl(SAMPLE));
+    await chartsDrawn(page);
+    for (const [input, value, shown, query] of [
+      ['kwh-input', '0.3', 'power-cost-table', /kwh=0\.3/],
+      ['queue-ttft-input', '10', 'safe-queue-cards', /queue_ttft=10/],
+    ]) {
+      const before = await page.getByTestId(shown).innerText();
+      await page.getByTestId(input).fill(value);
+      await page.waitForFunction(([id, old]) => document.querySelector(`[data-testid="${id}"]`).innerText !== old,
+        [shown, before]);
+      await urlMatches(page, query);
+    }
+    // A value the setting cannot take is not applied (the later valid change shows the URL has
+    // been written since).
+    const table = await page.getByTestId('power-cost-table').innerText();
+    await page.getByTestId('kwh-input').fill('-1');
+    await page.getByTestId('queue-ttft-input').fill('12');
+    await urlMatches(page, /queue_ttft=12/);
+    assert.match(page.url(), /kwh=0\.3/);
+    assert.equal(await page.getByTestId('power-cost-table').innerText(), table);
+    assertClean(problems);
+  });
+
   test('the idle-time redraw that warms up updates keeps what the reader set', async () => {
     const { page, problems } = await newPage(browser);
     // Idle callbacks wait until the slider has moved, so the warm-up redraw comes after an update.
