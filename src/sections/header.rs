@@ -56,8 +56,34 @@ pub fn test_parameters(report: &Report) -> Vec<(&'static str, String)> {
     if let Some(suite) = &t.suite {
         rows.push(("Suite", suite.clone()));
     }
-    rows.push(("Started", md.started_at.clone()));
+    rows.push(("Started", readable_time(&md.started_at)));
     rows
+}
+
+/// "2026-11-23T07:25:51.519956458+00:00" as "2026-11-23 07:25:51 UTC": to the second, with a
+/// non-UTC offset kept as written. Text of another shape is shown as it is.
+pub fn readable_time(rfc3339: &str) -> String {
+    let shape_ok = |date: &str, time: &str| {
+        date.len() == 10
+            && time.len() == 8
+            && date.chars().all(|c| c.is_ascii_digit() || c == '-')
+            && time.chars().all(|c| c.is_ascii_digit() || c == ':')
+    };
+    let Some((date, rest)) = rfc3339.split_once(['T', 't', ' ']) else {
+        return rfc3339.to_string();
+    };
+    let Some((time, tail)) = rest.split_at_checked(8) else {
+        return rfc3339.to_string();
+    };
+    if !shape_ok(date, time) {
+        return rfc3339.to_string();
+    }
+    let zone = tail.trim_start_matches(|c: char| c == '.' || c.is_ascii_digit());
+    match zone {
+        "Z" | "z" | "+00:00" | "-00:00" => format!("{date} {time} UTC"),
+        "" => format!("{date} {time}"),
+        offset => format!("{date} {time} {offset}"),
+    }
 }
 
 /// Text of one highlight card.
@@ -251,6 +277,32 @@ pub fn HighlightsSection() -> impl IntoView {
 mod tests {
     use super::*;
     use crate::charts::test_support::sample;
+
+    #[test]
+    fn start_times_read_to_the_second_with_their_zone() {
+        assert_eq!(
+            readable_time("2026-11-23T07:25:51.519956458+00:00"),
+            "2026-11-23 07:25:51 UTC"
+        );
+        assert_eq!(
+            readable_time("2026-11-23T07:25:51Z"),
+            "2026-11-23 07:25:51 UTC"
+        );
+        assert_eq!(
+            readable_time("2026-11-23T09:25:51.5+02:00"),
+            "2026-11-23 09:25:51 +02:00"
+        );
+        assert_eq!(readable_time("2026-11-23T07:25:51"), "2026-11-23 07:25:51");
+        for odd in [
+            "yesterday",
+            "",
+            "2026-11-23",
+            "2026-11-23T7:25",
+            "ünïcode-é-Tß",
+        ] {
+            assert_eq!(readable_time(odd), odd);
+        }
+    }
 
     #[test]
     fn cards_read_the_highlights() {
