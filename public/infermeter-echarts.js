@@ -19,7 +19,8 @@ function formatValue(v) {
 }
 
 /// Tooltip listing every series at the hovered x with its unit (`units` by series index).
-/// Band tops read the real value kept in the third dimension.
+/// A series' `encode` says where x and y are in its data (band edges put y first); band tops
+/// read the real value kept in the third dimension.
 function tooltip({ units, x }) {
   return (params) => {
     const ps = Array.isArray(params) ? params : [params];
@@ -27,8 +28,9 @@ function tooltip({ units, x }) {
     for (const q of ps) {
       const v = q.value;
       if (!Array.isArray(v)) continue;
-      if (out === '') out = escapeHtml(x) + ': ' + formatValue(v[0]);
-      const y = v.length > 2 ? v[2] : v[1];
+      const [xAt, yAt] = [q.encode?.x?.[0] ?? 0, q.encode?.y?.[0] ?? 1];
+      if (out === '') out = escapeHtml(x) + ': ' + formatValue(v[xAt]);
+      const y = v.length > 2 ? v[2] : v[yAt];
       const unit = escapeHtml(units[q.seriesIndex] || '');
       out += '<br/>' + q.marker + escapeHtml(q.seriesName) + ': <b>' + formatValue(y) + '</b> ' + unit;
     }
@@ -81,7 +83,8 @@ export function echartsReady() {
 /// The ECharts option for a chart serialised as JSON by the app, with what every chart of the
 /// app shares added when the chart did not choose it: a tooltip (axis-triggered) that stays
 /// inside the chart and also opens on click (pinning). Series named in `hidden` (switched off
-/// in the legend) are drawn empty: they keep their index, which the tooltip's units are keyed by.
+/// in the legend) are drawn empty: they keep their index, which the tooltip's units are keyed by,
+/// and the values a shown series is stacked on.
 export function parseOption(json, hidden) {
   const option = revive(JSON.parse(json));
   option.tooltip ??= { trigger: 'axis' };
@@ -90,11 +93,19 @@ export function parseOption(json, hidden) {
     option.tooltip.triggerOn ??= 'mousemove|click';
   }
   const off = new Set(hidden || []);
-  for (const series of option.series || []) {
+  const all = option.series || [];
+  for (const series of all) {
     if (!off.has(series.name)) continue;
-    series.data = [];
     series.markLine = { data: [] };
     series.markPoint = { data: [] };
+    const carries = series.stack != null
+      && all.some((s) => s !== series && s.stack === series.stack && !off.has(s.name));
+    if (carries) {
+      // A shown series is stacked on its values (a band's lower edge): keep them, draw nothing.
+      Object.assign(series, { symbol: 'none', lineStyle: { opacity: 0 }, tooltip: { show: false }, silent: true });
+    } else {
+      series.data = [];
+    }
   }
   return option;
 }

@@ -173,9 +173,9 @@ mod tests {
         let upper = &json["series"][1];
         assert_eq!(upper["stack"], json["series"][0]["stack"]);
         assert!(upper["areaStyle"].is_object());
-        // Stacked span in the second dimension, real value in the third.
+        // The stacked span first (ECharts stacks the first dimension), the real value third.
         let point = &upper["data"][0];
-        let span = point[1].as_f64().unwrap();
+        let span = point[0].as_f64().unwrap();
         let real = point[2].as_f64().unwrap();
         assert!((low[0].1 + span - real).abs() < 1e-9);
     }

@@ -4,9 +4,9 @@
 
 use charming::component::{Axis, Grid};
 use charming::element::{
-    AreaStyle, AxisLabel, AxisType, Color, ItemStyle, Label, LabelPosition, LineStyle,
-    LineStyleType, MarkLine, MarkLineData, MarkLineVariant, MarkPoint, MarkPointData, NameLocation,
-    SplitLine, Symbol, TextStyle, Tooltip, Trigger,
+    AreaStyle, AxisLabel, AxisType, Color, DimensionEncode, ItemStyle, Label, LabelPosition,
+    LineStyle, LineStyleType, MarkLine, MarkLineData, MarkLineVariant, MarkPoint, MarkPointData,
+    NameLocation, SplitLine, Symbol, TextStyle, Tooltip, Trigger,
 };
 use charming::series::Line as LineSeries;
 use infermeter_report::analysis::{Estimate, MonotoneCurve};
@@ -268,25 +268,28 @@ impl Plot {
     }
 
     fn series(&self, line: &Line, color: &'static str) -> LineSeries {
-        let data: Vec<Vec<f64>> = match line.kind {
-            // Stacked on the lower edge: plot the span, keep the real upper value third for
-            // the tooltip.
-            LineKind::BandUpper => {
-                let lower = self.lines.iter().find(|l| {
-                    l.kind == LineKind::BandLower && l.band.is_some() && l.band == line.band
-                });
-                line.points
-                    .iter()
-                    .map(|&(x, y)| {
-                        let base = lower
-                            .and_then(|l| l.points.iter().find(|p| p.0 == x))
-                            .map_or(0.0, |p| p.1);
-                        vec![x, y - base, y]
-                    })
-                    .collect()
-            }
-            _ => line.points.iter().map(|&(x, y)| vec![x, y]).collect(),
-        };
+        // ECharts stacks the first numeric dimension of a series' data, which on value and log
+        // x axes is x: the edges of a band put y first (`encode` says so). The upper edge is
+        // stacked on the lower one: it plots the span, and keeps its real value third for the
+        // tooltip.
+        let lower = self
+            .lines
+            .iter()
+            .find(|l| l.kind == LineKind::BandLower && l.band.is_some() && l.band == line.band);
+        let data: Vec<Vec<f64>> = line
+            .points
+            .iter()
+            .map(|&(x, y)| match (&line.band, line.kind) {
+                (None, _) => vec![x, y],
+                (Some(_), LineKind::BandUpper) => {
+                    let base = lower
+                        .and_then(|l| l.points.iter().find(|p| p.0 == x))
+                        .map_or(0.0, |p| p.1);
+                    vec![y - base, x, y]
+                }
+                (Some(_), _) => vec![y, x],
+            })
+            .collect();
         let mut series = LineSeries::new()
             .name(line.name.as_str())
             .y_axis_index(line.axis as f64)
@@ -296,7 +299,9 @@ impl Plot {
             .item_style(ItemStyle::new().color(color))
             .data(data);
         if let Some(band) = &line.band {
-            series = series.stack(band.as_str());
+            series = series
+                .stack(band.as_str())
+                .encode(DimensionEncode::new().x(1).y(0));
         }
         if line.kind == LineKind::BandUpper {
             series = series.area_style(AreaStyle::new().opacity(0.25));
@@ -530,6 +535,52 @@ mod tests {
         let call = "o.tooltip.formatter([{seriesIndex:0, seriesName:'a', marker:'', value:[1, 172.49999999999994]}])";
         let text = run_in_node(&plot_of("a", (1.0, 172.5)).to_option(), call).unwrap();
         assert_eq!(text, "Concurrent users: 1<br/>a: <b>172.5</b> tok/s");
+    }
+
+    /// A band on a log x axis: ECharts stacks the first numeric dimension, so each edge must put
+    /// y there (x first stacked the concurrencies, and drew the upper edge at twice its x).
+    #[test]
+    fn band_edges_stack_their_y_values_and_the_tooltip_reads_them() {
+        let edge = |name: &str, kind, points| Line {
+            name: name.into(),
+            axis: 0,
+            points,
+            kind,
+            band: Some("H100".into()),
+        };
+        let mut plot = plot_of("unused", (1.0, 1.0));
+        plot.lines = vec![
+            edge("low", LineKind::BandLower, vec![(1.0, 100.0), (8.0, 40.0)]),
+            edge(
+                "high",
+                LineKind::BandUpper,
+                vec![(1.0, 170.0), (8.0, 120.0)],
+            ),
+        ];
+        let option = serde_json::to_value(plot.to_option()).unwrap();
+        let series = option["series"].as_array().unwrap();
+        for s in &series[..2] {
+            assert_eq!(s["stack"], "H100");
+            assert_eq!(s["encode"], serde_json::json!({"x": 1, "y": 0}));
+        }
+        assert_eq!(
+            series[0]["data"],
+            serde_json::json!([[100.0, 1.0], [40.0, 8.0]])
+        );
+        // The span above the lower edge, then x, then the real upper value.
+        assert_eq!(
+            series[1]["data"],
+            serde_json::json!([[70.0, 1.0, 170.0], [80.0, 8.0, 120.0]])
+        );
+        let call = "o.tooltip.formatter([\
+            {seriesIndex:0, seriesName:'low', marker:'', value:[40, 8], encode:{x:[1], y:[0]}},\
+            {seriesIndex:1, seriesName:'high', marker:'', value:[80, 8, 120], encode:{x:[1], y:[0]}}])";
+        if let Some(text) = run_in_node(&plot.to_option(), call) {
+            assert_eq!(
+                text,
+                "Concurrent users: 8<br/>low: <b>40</b> tok/s<br/>high: <b>120</b> tok/s"
+            );
+        }
     }
 
     #[test]

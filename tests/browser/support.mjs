@@ -93,7 +93,10 @@ export async function pointPosition(page, chartId, seriesIndex = 0, dataIndex = 
     const chart = window.echarts.getInstanceByDom(host);
     const option = chart.getOption();
     const value = option.series[s].data[d];
-    const [x, y] = chart.convertToPixel({ seriesIndex: s }, value.value ?? value);
+    const raw = value.value ?? value;
+    // Band edges keep y first (`encode`, src/charts/plot.rs).
+    const encode = option.series[s].encode;
+    const [x, y] = chart.convertToPixel({ seriesIndex: s }, encode ? [raw[encode.x], raw[encode.y]] : raw);
     const box = host.getBoundingClientRect();
     return { x: box.left + x, y: box.top + y, value };
   }, [chartId, seriesIndex, dataIndex]);

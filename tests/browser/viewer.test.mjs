@@ -185,6 +185,38 @@ describe('bundled report', () => {
     assertClean(problems);
   });
 
+  test('a range band is drawn between its edges, at the measured values', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl(SAMPLE));
+    await chartsDrawn(page);
+    // How far, in pixels, each point of a band's upper edge is drawn from where its real value
+    // (kept third in its data) belongs.
+    const upperEdgeOffsets = (id) => page.evaluate((cid) => {
+      const chart = window.echarts.getInstanceByDom(document.querySelector(`[data-chart-id="${cid}"] .chart-canvas`));
+      const series = chart.getOption().series;
+      const upper = series.findIndex((s) => s.stack && s.areaStyle);
+      // The line's drawn points, in pixels: x0, y0, x1, y1…
+      const drawn = chart.getModel().getSeriesByIndex(upper).getData().getLayout('points');
+      const xAt = series[upper].encode?.x ?? 0;
+      return series[upper].data.map((point, i) => {
+        const [x, y] = chart.convertToPixel({ seriesIndex: upper }, [point[xAt], point[2]]);
+        return Math.hypot(x - drawn[2 * i], y - drawn[2 * i + 1]);
+      });
+    }, id);
+    const assertOnValues = (offsets, what) => assert.ok(offsets.length > 0 && offsets.every((d) => d < 1),
+      `${what}: upper edge off by ${offsets.map((d) => d.toFixed(1)).join(', ')} px`);
+    for (const id of ['fastest.decode_range', 'fastest.ttft_range']) {
+      assertOnValues(await upperEdgeOffsets(id), id);
+    }
+    // With the lower edge switched off in the legend, the upper one stays where it was.
+    const lower = page.locator('[data-chart-id="fastest.decode_range"]').getByTestId('legend-item').first();
+    await lower.click();
+    assert.equal(await lower.getAttribute('aria-pressed'), 'false');
+    await page.waitForTimeout(200);
+    assertOnValues(await upperEdgeOffsets('fastest.decode_range'), 'lower edge hidden');
+    assertClean(problems);
+  });
+
   test('moving a TTFT slider changes the capacity figure', async () => {
     const { page, problems } = await newPage(browser);
     await page.goto(reportUrl(SAMPLE));
