@@ -112,8 +112,8 @@ fn to_js(value: &serde_json::Value) -> JsValue {
 
 /// Applies a new option to a drawn chart, as every update does.
 fn update(instance: &EchartsInstance, option: &JsValue) -> Result<(), JsValue> {
-    // Replace series wholesale (their count may change); merge the rest so the update
-    // animates. Replacing axes too would detach the tooltip's axis pointer.
+    // Replace series wholesale (their count may change); merge the rest: replacing axes too
+    // would detach the tooltip's axis pointer.
     instance.set_option(option, &to_js(&json!({"replaceMerge": ["series"]})))
 }
 
