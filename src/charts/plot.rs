@@ -324,11 +324,12 @@ impl Plot {
                         .name(t.label.as_str())
                         .y_axis(t.value)
                         .label(
-                            // Above the line at its right end: past the end it would sit on
-                            // the right axis' tick labels.
+                            // Above the line at its left end, where the lowest load has
+                            // each line at its best, far from a limit; at the right end, the
+                            // lines that cross it ran through the label.
                             Label::new()
                                 .formatter(t.label.as_str())
-                                .position(LabelPosition::InsideEndTop)
+                                .position(LabelPosition::InsideStartTop)
                                 .color(colors.text),
                         ),
                 )

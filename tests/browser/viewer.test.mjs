@@ -217,6 +217,52 @@ describe('bundled report', () => {
     assertClean(problems);
   });
 
+  test('no threshold label is drawn over a data line, in any bundled report', async () => {
+    const { page, problems } = await newPage(browser);
+    for (const { path } of INDEX.reports) {
+      await page.goto(reportUrl(`data/${path}`));
+      await chartsDrawn(page);
+      // Per chart: how many threshold labels it draws, and each label box a data line crosses
+      // (every pixel along each segment between measured points).
+      const charts = await page.evaluate(() => [...document.querySelectorAll('[data-chart-id]')].map((block) => {
+        const chart = window.echarts.getInstanceByDom(block.querySelector('.chart-canvas'));
+        const series = chart.getOption().series;
+        const texts = new Set(series.flatMap((s) => (s.markLine?.data ?? []).map((d) => d.label?.formatter)));
+        const boxes = chart.getZr().storage.getDisplayList(true)
+          .filter((el) => texts.has(el.style?.text))
+          .map((el) => {
+            const box = el.getBoundingRect().clone();
+            box.applyTransform(el.getComputedTransform());
+            return { text: el.style.text, box };
+          });
+        const crossings = [];
+        series.forEach((s, index) => {
+          const points = (s.data ?? []).map((value) => {
+            const raw = value.value ?? value;
+            return chart.convertToPixel({ seriesIndex: index }, s.encode ? [raw[s.encode.x], raw[s.encode.y]] : raw);
+          });
+          points.slice(1).forEach((b, i) => {
+            const a = points[i];
+            const steps = Math.ceil(Math.hypot(b[0] - a[0], b[1] - a[1]));
+            for (const { text, box } of boxes) {
+              for (let k = 0; k <= steps; k++) {
+                if (box.contain(a[0] + ((b[0] - a[0]) * k) / steps, a[1] + ((b[1] - a[1]) * k) / steps)) {
+                  crossings.push(`"${text}" under ${s.name} between points ${i} and ${i + 1}`);
+                  break;
+                }
+              }
+            }
+          });
+        });
+        return { id: block.dataset.chartId, labels: boxes.length, crossings };
+      }));
+      const labelled = charts.filter((c) => c.labels > 0);
+      assert.ok(labelled.length > 0, `${path}: no threshold label found (the check would pass vacuously)`);
+      for (const { id, crossings } of labelled) assert.deepEqual(crossings, [], `${path}, ${id}`);
+    }
+    assertClean(problems);
+  });
+
   test('moving a TTFT slider changes the capacity figure', async () => {
     const { page, problems } = await newPage(browser);
     await page.goto(reportUrl(SAMPLE));
