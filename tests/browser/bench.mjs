@@ -95,6 +95,10 @@ try {
   }
   console.log(`  floor: ECharts alone drawing the same chart (tests/browser/echarts-only.html): ` +
     `median ${fmt(percentile(floor.slice(1), 50))}`);
+  // Each viewer load runs next to one of ECharts alone, so their ratio says how much the app
+  // adds in a way the machine's fast and slow minutes move less than either time.
+  const ratios = warm.map((t, i) => t / floor[i + 1]);
+  console.log(`  viewer / ECharts alone, per pair of loads: median ${percentile(ratios, 50).toFixed(2)}x`);
 
   const { page } = await newPage(browser);
   await page.goto(`${server.url}?report=${encodeURIComponent(SAMPLE)}`);
