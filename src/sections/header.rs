@@ -238,17 +238,33 @@ pub fn HeaderSection() -> impl IntoView {
                             {params.into_iter().map(|(k, v)| view! { <dt>{k}</dt><dd>{v}</dd> }).collect_view()}
                         </dl>
                         {report.metadata.test.notes.clone().map(|n| view! { <p class="notes">{n}</p> })}
-                        {(!warnings.is_empty()).then(|| view! {
-                            <ul class="warnings" data-testid="report-warnings">
-                                {warnings.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}
-                            </ul>
-                        })}
+                        {(!warnings.is_empty()).then(|| view! { <RunWarnings warnings /> })}
                     </div>
                 }
             }).collect_view())}
         </section>
     }
 }
+
+/// Warnings the run recorded (late requests, wrong token counts…). A few are listed as they
+/// are; a long list folds under its count, so it does not push the report below the fold.
+#[component]
+fn RunWarnings(warnings: Vec<String>) -> impl IntoView {
+    let open = warnings.len() <= FOLD_WARNINGS_ABOVE;
+    let summary = match warnings.len() {
+        1 => "1 warning from the run".to_string(),
+        n => format!("{n} warnings from the run"),
+    };
+    view! {
+        <details class="warnings" data-testid="report-warnings" open=open>
+            <summary>{summary}</summary>
+            <ul>{warnings.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}</ul>
+        </details>
+    }
+}
+
+/// More warnings than this start folded.
+const FOLD_WARNINGS_ABOVE: usize = 3;
 
 #[component]
 pub fn HighlightsSection() -> impl IntoView {

@@ -217,6 +217,29 @@ describe('bundled report', () => {
     assertClean(problems);
   });
 
+  test('the run\'s warnings show under their count, a long list folded until opened', async () => {
+    const { page, problems } = await newPage(browser);
+    const path = 'data/reports/sim-qwen3.5-35b-a3b-fp8-h100-sxm.json';
+    const { warnings } = JSON.parse(readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8'));
+    assert.ok(warnings.length > 3, `${path} has a long list of warnings`);
+    await page.goto(reportUrl(path));
+    const list = page.getByTestId('report-warnings');
+    await list.waitFor();
+    assert.equal(await list.locator('summary').innerText(), `${warnings.length} warnings from the run`);
+    assert.equal(await list.getAttribute('open'), null, 'folded');
+    assert.equal(await list.locator('li').first().isVisible(), false);
+    await list.locator('summary').focus(); // keyboard reachable
+    await page.keyboard.press('Enter');
+    await list.locator('li').first().waitFor();
+    assert.deepEqual(await list.locator('li').allInnerTexts(), warnings);
+    // One warning is listed as it is (this one is markup, shown as text).
+    await page.goto(reportUrl('fixtures/browser/fixtures/hostile-names.json'));
+    await page.getByTestId('report-warnings').waitFor();
+    assert.equal(await page.getByTestId('report-warnings').locator('summary').innerText(), '1 warning from the run');
+    assert.deepEqual(await page.getByTestId('report-warnings').locator('li').allInnerTexts(), [XSS]);
+    assertClean(problems);
+  });
+
   test('no threshold label is drawn over a data line, in any bundled report', async () => {
     const { page, problems } = await newPage(browser);
     for (const { path } of INDEX.reports) {
