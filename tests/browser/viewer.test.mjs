@@ -62,6 +62,8 @@ describe('landing page', () => {
     await page.goto(server.url);
     const first = INDEX.reports[0].path;
     const links = page.getByTestId('report-list').getByRole('link');
+    // The list comes in whole, once data/index.json is read (after the page's load event).
+    await links.first().waitFor();
     assert.equal(await links.count(), INDEX.reports.length, 'one link per index entry');
     await links.first().click();
     await page.getByTestId('section-header').waitFor();
