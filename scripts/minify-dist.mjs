@@ -1,6 +1,6 @@
 // Minifies what trunk copies into dist/ as written — the wasm-bindgen loader and JS snippets
-// (terser) and the CSS (esbuild) — then rewrites the subresource-integrity hashes in
-// dist/index.html to match. Trunk's own minifier is off: it fails on the wasm-bindgen loader.
+// (terser), the CSS (esbuild) and index.html's inline script — then rewrites the
+// subresource-integrity hashes in dist/index.html to match. Trunk's own minifier is off: it fails on the wasm-bindgen loader.
 // Run by scripts/build-viewer.sh after `trunk build --release`.
 import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
@@ -40,5 +40,13 @@ for (const path of assets(dist)) {
   const tag = new RegExp(`<link[^>]*href=["']?${href.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}["']?[^>]*>`);
   if (!tag.test(html)) throw new Error(`dist/index.html does not link ${href}`);
   html = html.replace(tag, (link) => link.replace(/integrity=["']?sha384-[A-Za-z0-9+/=]+["']?/, `integrity="${integrity}"`));
+}
+// The page's own inline script (index.html) and its comments: written to be read, shipped small.
+// Classic script, not a module: its top-level names stay as written (terser's default).
+html = html.replace(/<!--[\s\S]*?-->\s*/g, '');
+const inline = /<script>([\s\S]*?)<\/script>/g;
+for (const [tag, source] of [...html.matchAll(inline)]) {
+  const { code } = await minify(source, { ecma: 2020, compress: { passes: 2 } });
+  html = html.replace(tag, () => `<script>${code}</script>`);
 }
 writeFileSync(join(dist, 'index.html'), html);
