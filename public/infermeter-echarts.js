@@ -147,7 +147,7 @@ export async function withLegend(url, entries, text, background) {
     for (const { entry, x } of row) {
       ctx.strokeStyle = entry.color;
       ctx.lineWidth = 3 * ratio;
-      ctx.setLineDash(entry.dashed ? [4 * ratio, 3 * ratio] : []);
+      ctx.setLineDash({ dashed: [4 * ratio, 3 * ratio], dotted: [1 * ratio, 2 * ratio] }[entry.dash] ?? []);
       ctx.beginPath();
       ctx.moveTo(x, y);
       ctx.lineTo(x + swatch, y);

@@ -68,8 +68,10 @@ pub struct ThemeColors {
 
 /// Okabe–Ito, ordered so the first colours contrast most on the theme's background; yellow is
 /// last on light backgrounds (too pale there) and black is replaced by grey on dark ones.
+/// Vermillion, the threshold lines' colour, comes late: with four scenarios, the fourth line
+/// was drawn in it beside a dashed threshold.
 const OKABE_ITO_LIGHT: [&str; 8] = [
-    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442",
+    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#000000", "#56B4E9", "#D55E00", "#F0E442",
 ];
 const OKABE_ITO_DARK: [&str; 8] = [
     "#56B4E9", "#E69F00", "#009E73", "#F0E442", "#CC79A7", "#D55E00", "#0072B2", "#BBBBBB",

@@ -8,7 +8,7 @@ use infermeter_report::presets::{use_cases, ITL_BANDS, TTFT_BANDS};
 use infermeter_report::{LoadMode, Stat};
 
 use super::plot::{Plot, Threshold, XAxis};
-use super::{display_points, metric_axis, plot, series_name, Source};
+use super::{display_points, metric_axis, plot, source_line, Source};
 use crate::state::ViewState;
 
 /// A workload checked against limits: a preset use case matched to one of the report's
@@ -131,12 +131,9 @@ pub fn chart(sources: &[Source], target: &CapacityTarget, view: &ViewState) -> P
             if points.is_empty() {
                 continue;
             }
-            let name = series_name(
-                sources,
-                source,
-                &format!("{} ({} axis)", short_label(metric), ["left", "right"][axis]),
-            );
-            p.lines.push(super::plot::Line::plain(name, axis, points));
+            let shows = format!("{} ({} axis)", short_label(metric), ["left", "right"][axis]);
+            p.lines
+                .push(source_line(sources, source, &shows, axis, points));
         }
     }
     for (metric, bound, limit) in thresholds.limits() {

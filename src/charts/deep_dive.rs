@@ -4,8 +4,8 @@
 use infermeter_report::analysis::Metric;
 use infermeter_report::{LoadMode, Stat};
 
-use super::plot::{Line, Plot, XAxis};
-use super::{metric_axis, plot, Source};
+use super::plot::{Plot, XAxis};
+use super::{metric_axis, plot, source_line, Source};
 use crate::state::ViewState;
 
 /// `metric` by context length, one line per concurrency level of each report (peak mode).
@@ -17,16 +17,13 @@ pub fn by_context(sources: &[Source], view: &ViewState, metric: Metric) -> Plot 
     );
     for source in sources {
         for (concurrency, points) in context_points(source, metric, view.stat) {
-            let name = if sources.len() > 1 {
-                format!("{} · {concurrency} concurrent", source.label)
-            } else {
-                format!("{concurrency} concurrent")
-            };
             let points = points
                 .into_iter()
                 .map(|(tokens, v)| (f64::from(tokens), metric.to_display(v)))
                 .collect();
-            p.lines.push(Line::plain(name, 0, points));
+            let shows = format!("{concurrency} concurrent");
+            p.lines
+                .push(source_line(sources, source, &shows, 0, points));
         }
     }
     p

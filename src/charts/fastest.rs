@@ -5,7 +5,7 @@ use infermeter_report::presets::ITL_BANDS;
 use infermeter_report::LoadMode;
 
 use super::plot::{Line, LineKind, Plot, Threshold, XAxis};
-use super::{metric_axis, plot, scenario_lines, Source};
+use super::{metric_axis, plot, scenario_lines, source_line, Source};
 use crate::state::ViewState;
 
 /// ITL under which streaming feels instant (upper edge of the "Good" band), seconds.
@@ -86,26 +86,17 @@ fn range(sources: &[Source], view: &ViewState, metric: Metric) -> Plot {
         if low.is_empty() {
             continue;
         }
-        let prefix = if sources.len() > 1 {
-            format!("{} · ", source.label)
-        } else {
-            String::new()
-        };
         let band = Some(source.label.to_string());
-        p.lines.push(Line {
-            name: format!("{prefix}Lowest across scenarios"),
-            axis: 0,
-            points: low,
-            kind: LineKind::BandLower,
-            band: band.clone(),
-        });
-        p.lines.push(Line {
-            name: format!("{prefix}Highest across scenarios"),
-            axis: 0,
-            points: high,
-            kind: LineKind::BandUpper,
-            band,
-        });
+        for (shows, points, kind) in [
+            ("Lowest across scenarios", low, LineKind::BandLower),
+            ("Highest across scenarios", high, LineKind::BandUpper),
+        ] {
+            p.lines.push(Line {
+                kind,
+                band: band.clone(),
+                ..source_line(sources, source, shows, 0, points)
+            });
+        }
     }
     p
 }

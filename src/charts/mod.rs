@@ -23,6 +23,8 @@ use plot::{Line, Plot, YAxis};
 /// One loaded report and the label its series carry when several reports are overlaid.
 #[derive(Debug, Clone, Copy)]
 pub struct Source<'a> {
+    /// Position among the reports shown together (0: the main one).
+    pub index: usize,
     pub label: &'a str,
     pub analysis: Analysis<'a>,
 }
@@ -67,7 +69,9 @@ pub fn sources<'a>(reports: &'a [Report], labels: &'a [String]) -> Vec<Source<'a
     reports
         .iter()
         .zip(labels)
-        .map(|(report, label)| Source {
+        .enumerate()
+        .map(|(index, (report, label))| Source {
+            index,
             label,
             analysis: Analysis::new(report),
         })
@@ -81,6 +85,17 @@ pub fn series_name(sources: &[Source], source: &Source, name: &str) -> String {
     } else {
         name.to_string()
     }
+}
+
+/// A plain line of `source` showing `shows` (a scenario…), named by [`series_name`].
+pub fn source_line(
+    sources: &[Source],
+    source: &Source,
+    shows: &str,
+    axis: usize,
+    points: Vec<(f64, f64)>,
+) -> Line {
+    Line::plain(series_name(sources, source, shows), axis, points).of_report(source.index, shows)
 }
 
 /// The y axis of `metric`, e.g. "Inter-token latency (ms)" with the selected statistic.
@@ -112,9 +127,8 @@ pub fn scenario_lines(
                 .iter()
                 .filter_map(move |scenario| {
                     let points = display_points(source, &scenario.id, mode, metric, stat);
-                    (!points.is_empty()).then(|| {
-                        Line::plain(series_name(sources, source, &scenario.name), axis, points)
-                    })
+                    (!points.is_empty())
+                        .then(|| source_line(sources, source, &scenario.name, axis, points))
                 })
         })
         .collect()
@@ -302,6 +316,37 @@ mod tests {
             .starts_with("2x NVIDIA H200 · "));
         let same = report_labels(&[a.clone(), a.clone()]);
         assert_ne!(same[0], same[1]);
+    }
+
+    /// H100 vs H200: a scenario keeps its colour across reports; the second report's lines are
+    /// dashed with their own symbol, in the chart and in its legend.
+    #[test]
+    fn compared_reports_share_scenario_colours_and_differ_by_dash_and_symbol() {
+        let a = sample();
+        let mut b = sample();
+        b.metadata.hardware.gpu_model = "NVIDIA H200".into();
+        let p = with_all_sources(&[a.clone(), b], |s| {
+            fastest::decode(s, &ViewState::default())
+        });
+        let n = peak_scenarios(&a);
+        let option = p.to_option();
+        let json = chart_json(&p);
+        let series = json["series"].as_array().unwrap();
+        for i in 0..n {
+            let (first, second) = (&series[i], &series[n + i]);
+            assert_eq!(p.lines[i].shows, p.lines[n + i].shows);
+            assert_eq!(first["itemStyle"]["color"], second["itemStyle"]["color"]);
+            assert!(first["lineStyle"]["type"].is_null(), "solid");
+            assert_eq!(second["lineStyle"]["type"], "dashed");
+            assert_ne!(first["symbol"], second["symbol"]);
+            assert_eq!(option.legend[i].dash, option::Dash::Solid);
+            assert_eq!(option.legend[n + i].dash, option::Dash::Dashed);
+        }
+        let colors: std::collections::HashSet<_> = series[..n]
+            .iter()
+            .map(|s| &s["itemStyle"]["color"])
+            .collect();
+        assert_eq!(colors.len(), n, "one colour per scenario");
     }
 
     #[test]

@@ -44,5 +44,29 @@ pub struct LegendEntry {
     pub name: String,
     /// CSS colour, the series' own (every series is given its colour explicitly).
     pub color: &'static str,
-    pub dashed: bool,
+    pub dash: Dash,
+}
+
+/// How a line is stroked: each compared report in its own dash, threshold lines dashed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dash {
+    Solid,
+    Dashed,
+    Dotted,
+}
+
+impl Dash {
+    /// The dash of the lines of compared report `report` (0: the main one).
+    pub fn of_report(report: usize) -> Dash {
+        [Dash::Solid, Dash::Dashed, Dash::Dotted][report % 3]
+    }
+
+    /// The CSS `border-style` (and the name the PNG export reads, public/infermeter-echarts.js).
+    pub fn css(self) -> &'static str {
+        match self {
+            Dash::Solid => "solid",
+            Dash::Dashed => "dashed",
+            Dash::Dotted => "dotted",
+        }
+    }
 }

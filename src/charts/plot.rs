@@ -11,7 +11,7 @@ use charming::element::{
 use charming::series::Line as LineSeries;
 use infermeter_report::analysis::{Estimate, MonotoneCurve};
 
-use super::option::{ChartOption, LegendEntry};
+use super::option::{ChartOption, Dash, LegendEntry};
 use crate::theme::{palette, Theme};
 
 /// What the x axis measures.
@@ -71,6 +71,11 @@ pub enum LineKind {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Line {
     pub name: String,
+    /// What the line shows, the same in every compared report (a scenario, "ITL (left axis)"):
+    /// lines showing the same thing share a colour, and each report draws its own dash.
+    pub shows: String,
+    /// The compared report the line comes from (0: the main one).
+    pub report: usize,
     pub axis: usize,
     pub points: Vec<(f64, f64)>,
     pub kind: LineKind,
@@ -80,12 +85,24 @@ pub struct Line {
 
 impl Line {
     pub fn plain(name: impl Into<String>, axis: usize, points: Vec<(f64, f64)>) -> Line {
+        let name = name.into();
         Line {
-            name: name.into(),
+            shows: name.clone(),
+            name,
+            report: 0,
             axis,
             points,
             kind: LineKind::Plain,
             band: None,
+        }
+    }
+
+    /// The same line, as report `report` of those compared, showing `shows`.
+    pub fn of_report(self, report: usize, shows: impl Into<String>) -> Line {
+        Line {
+            report,
+            shows: shows.into(),
+            ..self
         }
     }
 }
@@ -112,7 +129,8 @@ pub struct Plot {
 
 /// Name of the series carrying the threshold lines (also its legend entry).
 pub const THRESHOLD_SERIES: &str = "Quality thresholds";
-/// Colour of the threshold lines: Okabe–Ito vermillion, distinct from the first series colours.
+/// Colour of the threshold lines: Okabe–Ito vermillion, which both palettes keep for the sixth
+/// line or later (src/theme.rs).
 const THRESHOLD_COLOR: &str = "#D55E00";
 
 impl Plot {
@@ -142,22 +160,21 @@ impl Plot {
             axes.dedup();
             axes
         };
-        let colors_of_lines = palette(self.theme).iter().cycle();
         let mut legend: Vec<LegendEntry> = Vec::new();
         let mut series: Vec<LineSeries> = Vec::new();
-        for (line, &color) in self.lines.iter().zip(colors_of_lines) {
+        for (line, color) in self.lines.iter().zip(self.line_colors()) {
             series.push(self.series(line, color));
             legend.push(LegendEntry {
                 name: line.name.clone(),
                 color,
-                dashed: false,
+                dash: Dash::of_report(line.report),
             });
         }
         if !self.thresholds.is_empty() {
             legend.push(LegendEntry {
                 name: THRESHOLD_SERIES.into(),
                 color: THRESHOLD_COLOR,
-                dashed: true,
+                dash: Dash::Dashed,
             });
         }
         // Thresholds ride on data-less series (one per y axis), all named THRESHOLD_SERIES: one
@@ -199,6 +216,26 @@ impl Plot {
             series,
             legend,
         }
+    }
+
+    /// A colour per line: one per thing shown, in order of first appearance, so a scenario has
+    /// the same colour in every compared report (whose lines differ by dash and symbol).
+    fn line_colors(&self) -> Vec<&'static str> {
+        let palette = palette(self.theme);
+        let mut shown: Vec<&str> = Vec::new();
+        self.lines
+            .iter()
+            .map(|line| {
+                let index = shown
+                    .iter()
+                    .position(|s| *s == line.shows)
+                    .unwrap_or_else(|| {
+                        shown.push(&line.shows);
+                        shown.len() - 1
+                    });
+                palette[index % palette.len()]
+            })
+            .collect()
     }
 
     fn axis(&self, name: &str, unit: Option<&str>, is_x: bool) -> Axis {
@@ -290,14 +327,30 @@ impl Plot {
                 (Some(_), _) => vec![y, x],
             })
             .collect();
+        let dash = Dash::of_report(line.report);
         let mut series = LineSeries::new()
             .name(line.name.as_str())
             .y_axis_index(line.axis as f64)
-            .symbol(Symbol::Circle)
+            // Compared reports differ by symbol too, not by dash alone.
+            .symbol(
+                [
+                    Symbol::Circle,
+                    Symbol::Triangle,
+                    Symbol::Rect,
+                    Symbol::Diamond,
+                ][line.report % 4]
+                    .clone(),
+            )
             .symbol_size(6)
             // Explicit, so the HTML legend shows the same colour.
             .item_style(ItemStyle::new().color(color))
             .data(data);
+        if dash != Dash::Solid {
+            series = series.line_style(LineStyle::new().type_(match dash {
+                Dash::Dotted => LineStyleType::Dotted,
+                _ => LineStyleType::Dashed,
+            }));
+        }
         if let Some(band) = &line.band {
             series = series
                 .stack(band.as_str())
@@ -519,6 +572,15 @@ mod tests {
         }
     }
 
+    /// Up to five lines (the reference suites have four or five scenarios), none is drawn in
+    /// the threshold lines' colour.
+    #[test]
+    fn the_first_five_lines_are_not_in_the_threshold_colour() {
+        for theme in [Theme::Light, Theme::Dark] {
+            assert!(!palette(theme)[..5].contains(&THRESHOLD_COLOR), "{theme:?}");
+        }
+    }
+
     /// Runs the tooltip formatter in Node with a hostile series name, as ECharts would call it.
     #[test]
     fn tooltip_formatter_escapes_series_names_and_formats_values() {
@@ -543,11 +605,9 @@ mod tests {
     #[test]
     fn band_edges_stack_their_y_values_and_the_tooltip_reads_them() {
         let edge = |name: &str, kind, points| Line {
-            name: name.into(),
-            axis: 0,
-            points,
             kind,
             band: Some("H100".into()),
+            ..Line::plain(name, 0, points)
         };
         let mut plot = plot_of("unused", (1.0, 1.0));
         plot.lines = vec![

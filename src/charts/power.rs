@@ -4,8 +4,8 @@ use infermeter_report::analysis::cost::{cost_per_hour_from_power, cost_per_milli
 use infermeter_report::analysis::Metric;
 use infermeter_report::{LoadMode, Stat};
 
-use super::plot::{Line, Plot, XAxis, YAxis};
-use super::{display_points, metric_axis, plot, scenario_lines, series_name, Source};
+use super::plot::{Plot, XAxis, YAxis};
+use super::{display_points, metric_axis, plot, scenario_lines, source_line, Source};
 use crate::state::ViewState;
 
 /// True when any level of the report recorded GPU power.
@@ -61,11 +61,8 @@ pub fn cost(sources: &[Source], view: &ViewState) -> Plot {
                 })
                 .collect();
             if !points.is_empty() {
-                p.lines.push(Line::plain(
-                    series_name(sources, source, &scenario.name),
-                    0,
-                    points,
-                ));
+                p.lines
+                    .push(source_line(sources, source, &scenario.name, 0, points));
             }
         }
     }

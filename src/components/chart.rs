@@ -335,7 +335,7 @@ pub fn ChartView(
             hidden.with_untracked(|h| {
                 l.iter()
                     .filter(|e| !h.contains(&e.name))
-                    .map(|e| json!({"name": e.name, "color": e.color, "dashed": e.dashed}))
+                    .map(|e| json!({"name": e.name, "color": e.color, "dash": e.dash.css()}))
                     .collect()
             })
         });
@@ -414,7 +414,7 @@ fn ChartLegend(
                 let name = entry.name.clone();
                 let swatch = format!(
                     "border-top: 3px {} {}",
-                    if entry.dashed { "dashed" } else { "solid" },
+                    entry.dash.css(),
                     entry.color
                 );
                 view! {
