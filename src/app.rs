@@ -202,24 +202,47 @@ fn ReportList(entries: Vec<IndexEntry>) -> impl IntoView {
     if entries.is_empty() {
         return view! { <p>"No reports are bundled; open a file instead."</p> }.into_any();
     }
+    // Ticked reports go to the address as `compare=` (a plain GET form): the first in the
+    // list becomes the main report, as `ViewState::from_query` reads it.
     view! {
-        <ul class="report-list" data-testid="report-list">
-            {entries.into_iter().map(|entry| {
-                let href = format!("?{}", ViewState {
-                    reports: vec![entry.url.clone()],
-                    ..ViewState::default()
-                }.to_query());
-                view! {
-                    <li>
-                        <a href=href>{entry.title}</a>
-                        {entry.synthetic.then(|| view! { <span class="badge">"synthetic"</span> })}
-                        {entry.detail.map(|d| view! { <p class="muted">{d}</p> })}
-                    </li>
-                }
-            }).collect_view()}
-        </ul>
+        <form method="get" data-testid="compare-form">
+            <ul class="report-list" data-testid="report-list">
+                {entries.into_iter().map(|entry| {
+                    let href = reports_href(vec![entry.url.clone()]);
+                    view! {
+                        <li>
+                            <a href=href>{entry.title.clone()}</a>
+                            {entry.synthetic.then(|| view! { <span class="badge">"synthetic"</span> })}
+                            <label class="compare-pick">
+                                <input type="checkbox" name="compare" value=entry.url
+                                    data-testid="compare-pick"
+                                    aria-label=format!("Compare: {}", entry.title) />
+                                " Compare"
+                            </label>
+                            {entry.detail.map(|d| view! { <p class="muted">{d}</p> })}
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+            <p class="compare-bar">
+                <button type="submit" data-testid="compare-selected">"Compare the ticked reports"</button>
+                <span class="muted">" Tick two or more to overlay them on one page."</span>
+            </p>
+        </form>
     }
     .into_any()
+}
+
+/// The address of the report page for `reports` (the first is the main one).
+fn reports_href(reports: Vec<String>) -> String {
+    format!(
+        "?{}",
+        ViewState {
+            reports,
+            ..ViewState::default()
+        }
+        .to_query()
+    )
 }
 
 /// The full report: every section in the order of the published reports. The sections below

@@ -72,6 +72,26 @@ describe('landing page', () => {
   });
 });
 
+describe('landing page: comparing', () => {
+  test('ticking two listed reports and pressing Compare overlays them', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(server.url);
+    const picks = page.getByTestId('compare-pick');
+    await picks.first().waitFor();
+    const [main, other] = [INDEX.reports[0], INDEX.reports[2]];
+    await picks.nth(2).check();
+    await picks.nth(0).focus(); // keyboard reachable
+    await page.keyboard.press('Space');
+    await page.getByTestId('compare-selected').click();
+    await page.getByTestId('section-header').waitFor();
+    // The first ticked in list order is the main report; the app writes the canonical address.
+    await urlMatches(page, new RegExp(`report=${encodeURIComponent(`data/${main.path}`).replace(/\./g, '\\.')}`));
+    assert.ok(page.url().includes(`compare=${encodeURIComponent(`data/${other.path}`)}`), page.url());
+    assert.match(await page.getByTestId('section-header').innerText(), /Compared with: /);
+    assertClean(problems);
+  });
+});
+
 describe('every bundled report', () => {
   // The collector's own output (simulator and real llama.cpp runs) must render like the sample.
   for (const entry of INDEX.reports) {
