@@ -138,6 +138,9 @@ pub fn ChartView(
     /// [`warm_update_once`]): set on charts that controls redraw.
     #[prop(default = false)]
     warm_update: bool,
+    /// Whether the toolbar offers this chart alone (the embed route).
+    #[prop(default = false)]
+    embed_button: bool,
 ) -> impl IntoView {
     let host = NodeRef::<Div>::new();
     // The chart's legend entries (set when an option is drawn), and those the reader switched
@@ -379,6 +382,14 @@ pub fn ChartView(
                     aria-label=format!("Download {label} as PNG") on:click=export_png>"PNG"</button>
                 <button type="button" class="chart-tool" data-testid="export-csv"
                     aria-label=format!("Download the data of {label} as CSV") on:click=export_csv>"CSV"</button>
+                {embed_button.then(|| {
+                    let id = id.clone();
+                    view! {
+                        <button type="button" class="chart-tool" data-testid="embed-button"
+                            title="Open this chart alone: its address embeds in an iframe"
+                            on:click=move |_| open_alone(&id)>"Embed"</button>
+                    }
+                })}
             </div>
             <div class="chart-canvas" node_ref=host role="img" aria-label=label.clone()
                 style=format!("height: {height}px")></div>
@@ -430,6 +441,16 @@ fn ChartLegend(
             }).collect_view()}
         </ul>
     }
+}
+
+/// Opens the embed route of chart `id` with the view as it is: the app keeps the address
+/// current (`write_query` in src/app.rs), so the chart keeps the reader's limits and statistic.
+/// Read at the click, not kept in a link per chart, which re-rendered with every change.
+fn open_alone(id: &str) {
+    let location = window().location();
+    let search = location.search().unwrap_or_default();
+    let id: String = form_urlencoded::byte_serialize(id.as_bytes()).collect();
+    let _ = location.set_search(&format!("{search}&chart={id}"));
 }
 
 thread_local! {

@@ -137,7 +137,7 @@ pub fn ChartBlock(
             <Show when=has_data fallback=|| view! {
                 <p class="muted" data-testid="not-measured">"Not measured in this report."</p>
             }>
-                <ChartView id=chart_id.clone() label=label.clone()
+                <ChartView id=chart_id.clone() label=label.clone() embed_button=true
                     warm_update=chart_id.starts_with("capacity.")
                     option=move || plot.with(|p| p.as_ref().map(Plot::to_option)).unwrap_or_default()
                     csv=move || plot.with(|p| p.as_ref().map(Plot::to_csv)).unwrap_or_default() />

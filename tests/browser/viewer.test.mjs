@@ -459,6 +459,32 @@ describe('bundled report', () => {
     assertClean(problems);
   });
 
+  test('a chart\'s Embed button opens it alone, with the limits the reader set', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl(SAMPLE));
+    await chartsDrawn(page);
+    const { slider, useCase } = await firstSlider(page, 'ttft');
+    await slider.focus();
+    await page.keyboard.press('Home');
+    const id = `capacity.${useCase}`;
+    const limit = await page.locator(`[data-chart-id="${id}"]`).evaluate((el) => {
+      const chart = window.echarts.getInstanceByDom(el.querySelector('.chart-canvas'));
+      return chart.getOption().series.flatMap((s) => s.markLine?.data ?? []).map((d) => d.yAxis);
+    });
+    await urlMatches(page, new RegExp(`uc\\.${useCase}\\.ttft=`));
+    await page.locator(`[data-chart-id="${id}"]`).getByTestId('embed-button').click();
+    await urlMatches(page, new RegExp(`chart=${id.replace(/\./g, '\\.')}`));
+    await chartsDrawn(page);
+    assert.equal(await page.getByTestId('chart').count(), 1);
+    assert.equal(await page.getByTestId('chart').getAttribute('data-chart-id'), id);
+    const embedded = await page.getByTestId('chart').evaluate((el) => {
+      const chart = window.echarts.getInstanceByDom(el.querySelector('.chart-canvas'));
+      return chart.getOption().series.flatMap((s) => s.markLine?.data ?? []).map((d) => d.yAxis);
+    });
+    assert.deepEqual(embedded, limit, 'the embedded chart draws the limits set on the report page');
+    assertClean(problems);
+  });
+
   test('an unknown embed chart id is an error, not a blank page', async () => {
     const { page, problems } = await newPage(browser);
     await page.goto(reportUrl(SAMPLE, '&chart=no.such.chart'));
