@@ -56,6 +56,24 @@ async function firstSlider(page, kind) {
   return { slider, useCase: testid.slice(`slider-${kind}-`.length) };
 }
 
+/// Opens the sample report and moves its first TTFT slider to its lowest value, by keyboard.
+async function sampleWithTtftAtMinimum(page) {
+  await page.goto(reportUrl(SAMPLE));
+  await chartsDrawn(page);
+  const { slider, useCase } = await firstSlider(page, 'ttft');
+  await slider.focus();
+  await page.keyboard.press('Home');
+  return { slider, useCase };
+}
+
+/// The values of the threshold lines the chart in `block` draws.
+function drawnLimits(block) {
+  return block.evaluate((el) => {
+    const chart = window.echarts.getInstanceByDom(el.querySelector('.chart-canvas'));
+    return chart.getOption().series.flatMap((s) => s.markLine?.data ?? []).map((d) => d.yAxis);
+  });
+}
+
 describe('landing page', () => {
   test('lists the bundled reports and opens one', async () => {
     const { page, problems } = await newPage(browser);
@@ -380,11 +398,7 @@ describe('bundled report', () => {
 
   test('a URL with state reproduces the view', async () => {
     const { page, problems } = await newPage(browser);
-    await page.goto(reportUrl(SAMPLE));
-    await chartsDrawn(page);
-    const { slider, useCase } = await firstSlider(page, 'ttft');
-    await slider.focus();
-    await page.keyboard.press('Home');
+    const { slider, useCase } = await sampleWithTtftAtMinimum(page);
     await page.getByTestId('stat-select').selectOption('p99');
     await page.getByTestId('theme-toggle').press('Enter');
     const figure = await page.getByTestId(`capacity-figure-${useCase}`).innerText();
@@ -461,27 +475,16 @@ describe('bundled report', () => {
 
   test('a chart\'s Embed button opens it alone, with the limits the reader set', async () => {
     const { page, problems } = await newPage(browser);
-    await page.goto(reportUrl(SAMPLE));
-    await chartsDrawn(page);
-    const { slider, useCase } = await firstSlider(page, 'ttft');
-    await slider.focus();
-    await page.keyboard.press('Home');
+    const { useCase } = await sampleWithTtftAtMinimum(page);
     const id = `capacity.${useCase}`;
-    const limit = await page.locator(`[data-chart-id="${id}"]`).evaluate((el) => {
-      const chart = window.echarts.getInstanceByDom(el.querySelector('.chart-canvas'));
-      return chart.getOption().series.flatMap((s) => s.markLine?.data ?? []).map((d) => d.yAxis);
-    });
+    const limit = await drawnLimits(page.locator(`[data-chart-id="${id}"]`));
     await urlMatches(page, new RegExp(`uc\\.${useCase}\\.ttft=`));
     await page.locator(`[data-chart-id="${id}"]`).getByTestId('embed-button').click();
     await urlMatches(page, new RegExp(`chart=${id.replace(/\./g, '\\.')}`));
     await chartsDrawn(page);
     assert.equal(await page.getByTestId('chart').count(), 1);
     assert.equal(await page.getByTestId('chart').getAttribute('data-chart-id'), id);
-    const embedded = await page.getByTestId('chart').evaluate((el) => {
-      const chart = window.echarts.getInstanceByDom(el.querySelector('.chart-canvas'));
-      return chart.getOption().series.flatMap((s) => s.markLine?.data ?? []).map((d) => d.yAxis);
-    });
-    assert.deepEqual(embedded, limit, 'the embedded chart draws the limits set on the report page');
+    assert.deepEqual(await drawnLimits(page.getByTestId('chart')), limit, 'the embedded chart draws the limits set on the report page');
     assertClean(problems);
   });
 
