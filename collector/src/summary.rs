@@ -74,11 +74,7 @@ pub fn summary(report: &Report, json: bool, ttft_threshold_s: f64) -> String {
         h.requests_total
     ));
     for (id, depth) in &h.max_safe_queue_depth {
-        let value = match depth {
-            Some(d) if d.interpolated => format!("{} reqs (interpolated)", d.depth),
-            Some(d) => format!("{} reqs", d.depth),
-            None => "n/a".into(),
-        };
+        let value = depth.map_or("n/a".into(), |d| d.text());
         lines.push(format!(
             "{:<24}{value}  ({}, TTFT <= {}s)",
             "Max safe queue depth",

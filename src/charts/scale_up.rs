@@ -54,13 +54,10 @@ pub struct DepthCard {
 }
 
 impl DepthCard {
-    /// Card value, e.g. "131 reqs", "≈ 19 reqs" (interpolated) or "none".
+    /// Card value, e.g. "64 reqs", "≈ 19 reqs" (interpolated), "≥ 8 reqs" (limit not reached
+    /// at the deepest tested) or "none".
     pub fn value_text(&self) -> String {
-        match self.depth {
-            Some(d) if d.interpolated => format!("≈ {} reqs", d.depth),
-            Some(d) => format!("{} reqs", d.depth),
-            None => "none".into(),
-        }
+        self.depth.map_or("none".into(), |d| d.text())
     }
 
     /// Card caption, e.g. "Chatbot — TTFT ≤ 3 s".

@@ -136,7 +136,7 @@ pub fn cards(report: &Report, h: &Highlights) -> Vec<Card> {
         .max_by_key(|(_, d)| d.depth);
     let (queue, queue_at) = match safest {
         Some((id, d)) => (
-            format!("{}{} reqs", if d.interpolated { "≈ " } else { "" }, d.depth),
+            d.text(),
             format!(
                 "{} — TTFT ≤ {} s",
                 scenario_name(report, id),
@@ -342,6 +342,9 @@ mod tests {
             cards[3].context
         );
         assert!(cards[4].value.ends_with('%'));
+        // A limit no tested depth reaches: the deepest tested is a lower bound.
+        let loose = highlights(&report, 1e6);
+        assert!(super::cards(&report, &loose)[3].value.starts_with("≥ "));
     }
 
     #[test]

@@ -16,6 +16,22 @@ pub struct SafeDepth {
     pub depth: u32,
     /// True when between measured depths (read from the monotone curve).
     pub interpolated: bool,
+    /// True when every measured depth met the threshold: `depth` is the deepest tested, and
+    /// the queue may go deeper by an amount the run did not measure.
+    pub at_least: bool,
+}
+
+impl SafeDepth {
+    /// "≈ 131 reqs" between measured depths, "≥ 8 reqs" when even the deepest tested met the
+    /// threshold, "64 reqs" at a measured depth.
+    pub fn text(&self) -> String {
+        let sign = match (self.at_least, self.interpolated) {
+            (true, _) => "≥ ",
+            (false, true) => "≈ ",
+            (false, false) => "",
+        };
+        format!("{sign}{} reqs", self.depth)
+    }
 }
 
 /// Max safe queue depth of a burst series: capacity under a TTFT limit alone, interpolated
@@ -29,12 +45,13 @@ pub fn max_safe_queue_depth(
         max_ttft_s: Some(ttft_threshold_s),
         ..Thresholds::default()
     };
-    capacity(series, &thresholds, stat)
-        .estimate
-        .map(|e| SafeDepth {
-            depth: e.concurrency,
-            interpolated: e.interpolated,
-        })
+    let capacity = capacity(series, &thresholds, stat);
+    let at_least = capacity.first_breach.is_none();
+    capacity.estimate.map(|e| SafeDepth {
+        depth: e.concurrency,
+        interpolated: e.interpolated,
+        at_least,
+    })
 }
 
 #[cfg(test)]
@@ -62,8 +79,15 @@ mod tests {
             max_safe_queue_depth(&s, DEFAULT_TTFT_THRESHOLD_S, Stat::Mean),
             Some(SafeDepth {
                 depth: 131,
-                interpolated: true
+                interpolated: true,
+                at_least: false
             })
+        );
+        assert_eq!(
+            max_safe_queue_depth(&s, DEFAULT_TTFT_THRESHOLD_S, Stat::Mean)
+                .unwrap()
+                .text(),
+            "≈ 131 reqs"
         );
     }
 
@@ -74,21 +98,26 @@ mod tests {
             max_safe_queue_depth(&s, 3.0, Stat::Mean),
             Some(SafeDepth {
                 depth: 8,
-                interpolated: false
+                interpolated: false,
+                at_least: false
             })
         );
     }
 
+    /// Every tested depth met the threshold: the deepest is a lower bound, said as such.
     #[test]
     fn never_beyond_the_measured_range() {
         let s = burst(&[0.2, 0.3, 0.4]);
+        let depth = max_safe_queue_depth(&s, 3.0, Stat::Mean);
         assert_eq!(
-            max_safe_queue_depth(&s, 3.0, Stat::Mean),
+            depth,
             Some(SafeDepth {
                 depth: 4,
-                interpolated: false
+                interpolated: false,
+                at_least: true
             })
         );
+        assert_eq!(depth.unwrap().text(), "≥ 4 reqs");
         assert_eq!(
             max_safe_queue_depth(&burst(&[3.5, 4.0]), 3.0, Stat::Mean),
             None
