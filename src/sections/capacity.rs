@@ -150,16 +150,21 @@ fn Slider(target: CapacityTarget, spec: SliderSpec) -> impl IntoView {
     }
 }
 
+/// "Chatbot (1K Context)" as in the reports; "Short prompt (64-Token Context)" below 1K.
+fn use_case_heading(name: &str, input_tokens: u32) -> String {
+    let context = context_label(f64::from(input_tokens));
+    match context.strip_suffix(" tokens") {
+        Some(count) => format!("{name} ({count}-Token Context)"),
+        None => format!("{name} ({context} Context)"),
+    }
+}
+
 #[component]
 fn UseCaseBlock(target: CapacityTarget) -> impl IntoView {
     let ctx = context();
     let id = target.id.clone();
     let chart_id = format!("capacity.{id}");
-    let heading = format!(
-        "{} ({} Context)",
-        target.name,
-        context_label(f64::from(target.input_tokens))
-    );
+    let heading = use_case_heading(&target.name, target.input_tokens);
     let scoped = scoped_view(ctx, Some(&id));
     let verdicts = {
         let target = target.clone();
@@ -304,6 +309,15 @@ pub fn CapacitySection() -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn use_case_headings_name_the_context() {
+        assert_eq!(use_case_heading("Chatbot", 1024), "Chatbot (1K Context)");
+        assert_eq!(
+            use_case_heading("Short prompt", 64),
+            "Short prompt (64-Token Context)"
+        );
+    }
 
     #[test]
     fn sliders_follow_the_preset_limits() {
