@@ -1,5 +1,6 @@
 //! System throughput: output tokens per second summed over all concurrent requests (peak mode).
 
+use infermeter_report::analysis::format::format_number;
 use infermeter_report::analysis::scaling::tokens_per_hour;
 use infermeter_report::analysis::Metric;
 use infermeter_report::{LoadMode, Stat};
@@ -82,6 +83,59 @@ pub fn table(source: &Source, stat: Stat) -> Vec<ThroughputRow> {
         .collect()
 }
 
+/// The reports' sentence under the table, for the scenario and level of peak throughput: "At
+/// peak throughput (24 concurrent, Chatbot), this configuration produces approximately 10.7
+/// million tokens per hour with a per-user decode speed of 38.8 tok/s. Single-user performance
+/// reaches 152.9 tok/s, and scaling efficiency at 32 concurrent is 39%."
+///
+/// `rows` is the report's table ([`table`]): its first row gives the single-user speed, the
+/// best of any scenario, as the reports state it.
+pub fn summary(source: &Source, rows: &[ThroughputRow], stat: Stat) -> Option<String> {
+    let analysis = &source.analysis;
+    let points = |id: &str, metric: Metric| analysis.points(id, LoadMode::Peak, metric, stat);
+    let mut peak = None;
+    for scenario in &analysis.report().scenarios {
+        for (c, v) in points(&scenario.id, Metric::SystemOutputTokS) {
+            if peak.is_none_or(|(_, _, best)| v > best) {
+                peak = Some((scenario, c, v));
+            }
+        }
+    }
+    let (scenario, concurrency, tok_s) = peak?;
+    let per_user = points(&scenario.id, Metric::DecodeTokS)
+        .into_iter()
+        .find(|(c, _)| *c == concurrency)
+        .map_or(String::new(), |(_, d)| {
+            format!(
+                " with a per-user decode speed of {} tok/s",
+                format_number(d)
+            )
+        });
+    let first = rows
+        .first()
+        .and_then(|r| Some((r.concurrency, r.per_user_tok_s?)));
+    let efficiency = points(&scenario.id, Metric::ScalingEfficiency);
+    let lowest = match (first, efficiency.last()) {
+        (Some((lowest, speed)), Some(&(top, e))) => format!(
+            " {} performance reaches {} tok/s, and scaling efficiency at {top} concurrent is {}%.",
+            if lowest == 1 {
+                "Single-user"
+            } else {
+                "Lowest-concurrency"
+            },
+            format_number(speed),
+            format_number(Metric::ScalingEfficiency.to_display(e))
+        ),
+        _ => String::new(),
+    };
+    Some(format!(
+        "At peak throughput ({concurrency} concurrent, {}), this configuration produces \
+         approximately {:.1} million tokens per hour{per_user}.{lowest}",
+        scenario.name,
+        tokens_per_hour(tok_s) / 1e6
+    ))
+}
+
 fn condition_name(concurrency: u32, what: &str) -> String {
     if concurrency == 1 {
         "Single user".into()
@@ -118,5 +172,22 @@ mod tests {
             assert!((row.tokens_per_hour - row.system_tok_s * 3600.0).abs() < 1e-6);
         }
         assert!(rows.windows(2).all(|w| w[0].concurrency < w[1].concurrency));
+    }
+
+    /// The sample's peak is Chatbot at 32 concurrent: 70.6 tok/s each, 40.93% efficiency.
+    #[test]
+    fn summary_reads_the_peak_level_of_its_scenario() {
+        let report = sample();
+        let text = with_sources(&report, |s| {
+            summary(&s[0], &table(&s[0], Stat::Mean), Stat::Mean)
+        })
+        .unwrap();
+        assert_eq!(
+            text,
+            "At peak throughput (32 concurrent, Chatbot), this configuration produces \
+             approximately 8.1 million tokens per hour with a per-user decode speed of 70.6 \
+             tok/s. Single-user performance reaches 172.5 tok/s, and scaling efficiency at 32 \
+             concurrent is 40.93%."
+        );
     }
 }

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use super::findings::peak_throughput;
 use super::{context, read_sources, ChartBlock};
 use crate::charts::capacity::group_thousands;
-use crate::charts::throughput::table;
+use crate::charts::throughput::{summary, table};
 
 #[component]
 pub fn ThroughputSection() -> impl IntoView {
@@ -15,7 +15,11 @@ pub fn ThroughputSection() -> impl IntoView {
         read_sources(ctx, |sources, view| {
             sources
                 .iter()
-                .map(|s| (s.label.to_string(), table(s, view.stat)))
+                .map(|s| {
+                    let rows = table(s, view.stat);
+                    let summary = summary(s, &rows, view.stat);
+                    (s.label.to_string(), rows, summary)
+                })
                 .collect::<Vec<_>>()
         })
     };
@@ -27,7 +31,7 @@ pub fn ThroughputSection() -> impl IntoView {
                 intro="Aggregate token generation across all concurrent requests. Measures output tokens only; prompt tokens processed during prefill are excluded."
                 caption="Aggregate system decode throughput (tok/s) at each concurrency level, one line per scenario."
                 finding=peak_throughput />
-            {move || tables().into_iter().map(|(label, rows)| view! {
+            {move || tables().into_iter().map(|(label, rows, summary)| view! {
                 <table class="data-table" data-testid="throughput-table">
                     {comparing().then(|| view! { <caption>{label}</caption> })}
                     <thead><tr>
@@ -47,6 +51,7 @@ pub fn ThroughputSection() -> impl IntoView {
                         }).collect_view()}
                     </tbody>
                 </table>
+                {summary.map(|text| view! { <p class="finding" data-testid="throughput-summary">{text}</p> })}
             }).collect_view()}
         </section>
     }

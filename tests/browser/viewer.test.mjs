@@ -152,6 +152,9 @@ describe('bundled report', () => {
     assert.ok(charts >= 10, `only ${charts} charts`);
     assert.equal(await page.getByTestId('error-panel').count(), 0);
     assert.equal(await page.getByTestId('boot').count(), 0, 'the loading line is gone');
+    // The throughput section's closing sentence, as in the reports.
+    assert.match(await page.getByTestId('throughput-summary').innerText(),
+      /^At peak throughput \(\d+ concurrent, .+\), this configuration produces approximately [\d.]+ million tokens per hour/);
     assertClean(problems);
   });
 
