@@ -8,6 +8,7 @@ use leptos::prelude::*;
 use super::context;
 use super::findings::position;
 use crate::charts::plot::XAxis;
+use crate::charts::scale_up::DepthCard;
 use crate::components::{HighlightCard, HighlightGrid};
 
 /// "35B MoE, 3B active params, FP8" from whatever the report states.
@@ -135,14 +136,15 @@ pub fn cards(report: &Report, h: &Highlights) -> Vec<Card> {
         .filter_map(|(id, d)| d.map(|d| (id, d)))
         .max_by_key(|(_, d)| d.depth);
     let (queue, queue_at) = match safest {
-        Some((id, d)) => (
-            d.text(),
-            format!(
-                "{} — TTFT ≤ {} s",
-                scenario_name(report, id),
-                format_number(h.ttft_threshold_s)
-            ),
-        ),
+        // Worded as the queue-depth cards of "When to Scale Up" word it.
+        Some((id, d)) => {
+            let card = DepthCard {
+                name: scenario_name(report, id),
+                depth: Some(d),
+                ttft_limit_s: h.ttft_threshold_s,
+            };
+            (card.value_text(), card.caption())
+        }
         None if h.max_safe_queue_depth.values().any(Option::is_none) => (
             "none".into(),
             format!(
