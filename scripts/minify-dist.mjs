@@ -1,6 +1,7 @@
 // Minifies what trunk copies into dist/ as written — the wasm-bindgen loader and JS snippets
 // (terser), the CSS (esbuild) and index.html's inline script — then rewrites the
-// subresource-integrity hashes in dist/index.html to match. Trunk's own minifier is off: it fails on the wasm-bindgen loader.
+// subresource-integrity hashes in dist/index.html to match. Trunk's own minifier is off: it
+// fails on the wasm-bindgen loader.
 // Run by scripts/build-viewer.sh after `trunk build --release`.
 import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
