@@ -90,6 +90,12 @@ extern "C" {
     #[wasm_bindgen(catch, js_name = parseOption)]
     fn parse_option(json: &str, hidden: &JsValue) -> Result<JsValue, JsValue>;
 
+    /// Applies `next` to a chart drawn from `prev`: series merged when that yields exactly
+    /// `next`, else replaced (their count may change); the rest merged, since replacing the axes
+    /// too would detach the tooltip's axis pointer.
+    #[wasm_bindgen(catch, js_name = updateChart)]
+    fn update(instance: &EchartsInstance, next: &JsValue, prev: &JsValue) -> Result<(), JsValue>;
+
     /// Settles once the ECharts bundle has run; rejects with the reason it did not load.
     #[wasm_bindgen(js_name = echartsReady)]
     fn echarts_ready() -> js_sys::Promise;
@@ -108,13 +114,6 @@ fn chart_to_js(chart: &ChartOption, hidden: &[String]) -> Result<JsValue, String
 
 fn to_js(value: &serde_json::Value) -> JsValue {
     js_sys::JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)
-}
-
-/// Applies a new option to a drawn chart, as every update does.
-fn update(instance: &EchartsInstance, option: &JsValue) -> Result<(), JsValue> {
-    // Replace series wholesale (their count may change); merge the rest: replacing axes too
-    // would detach the tooltip's axis pointer.
-    instance.set_option(option, &to_js(&json!({"replaceMerge": ["series"]})))
 }
 
 /// One chart: a container with `data-testid="chart"` and `data-chart-id`, export buttons, and the
@@ -230,7 +229,7 @@ pub fn ChartView(
                 }
                 live.with_value(|l| {
                     if let Some(l) = l {
-                        let _ = update(&l.instance, &l.option);
+                        let _ = update(&l.instance, &l.option, &l.option);
                     }
                 });
             });
@@ -264,7 +263,7 @@ pub fn ChartView(
         }
         let applied = live.try_update_value(|l| {
             l.as_mut().map(|l| {
-                let applied = update(&l.instance, &option);
+                let applied = update(&l.instance, &option, &l.option);
                 l.option = option.clone();
                 applied
             })

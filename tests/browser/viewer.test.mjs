@@ -466,6 +466,52 @@ describe('bundled report', () => {
     assertClean(problems);
   });
 
+  test('a redraw shows exactly the new option, whether its series are merged or replaced', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl(SAMPLE));
+    await chartsDrawn(page);
+    const drawn = await page.evaluate(async () => {
+      // The app's own update function (public/infermeter-echarts.js) on a chart of its own.
+      const glue = performance.getEntriesByType('resource').find((r) => r.name.includes('infermeter-echarts.js'));
+      const { updateChart } = await import(glue.name);
+      const host = document.createElement('div');
+      Object.assign(host.style, { width: '400px', height: '300px' });
+      document.body.append(host);
+      const chart = window.echarts.init(host);
+      const line = (extra) => ({ type: 'line', name: 'a', data: [[1, 1], [2, 2]], ...extra });
+      const axes = { xAxis: { type: 'value' }, yAxis: { type: 'value' } };
+      const steps = [
+        [line({ markPoint: { data: [{ coord: [1, 1] }] }, lineStyle: { width: 2, opacity: 0 } })],
+        // Drops the marker and the line's opacity: a merge would keep both.
+        [line({ lineStyle: { width: 2 } })],
+        // Same keys, new values: merged.
+        [line({ data: [[1, 3], [2, 4]], lineStyle: { width: 3 } })],
+        // A series more.
+        [line({}), line({ name: 'b' })],
+      ].map((series) => ({ ...axes, series }));
+      chart.setOption(steps[0]);
+      const seen = [];
+      for (let i = 1; i < steps.length; i++) {
+        updateChart(chart, steps[i], steps[i - 1]);
+        seen.push(chart.getOption().series.map((s) => ({
+          name: s.name, data: s.data, marks: s.markPoint?.data?.length ?? 0, opacity: s.lineStyle?.opacity,
+          width: s.lineStyle?.width,
+        })));
+      }
+      chart.dispose();
+      host.remove();
+      return seen;
+    });
+    assert.deepEqual(drawn, [
+      [{ name: 'a', data: [[1, 1], [2, 2]], marks: 0, opacity: undefined, width: 2 }],
+      [{ name: 'a', data: [[1, 3], [2, 4]], marks: 0, opacity: undefined, width: 3 }],
+      // ECharts' default width (2), not the width 3 a merge would have kept.
+      [{ name: 'a', data: [[1, 1], [2, 2]], marks: 0, opacity: undefined, width: 2 },
+        { name: 'b', data: [[1, 1], [2, 2]], marks: 0, opacity: undefined, width: 2 }],
+    ]);
+    assertClean(problems);
+  });
+
   test('the embed view shows exactly one chart', async () => {
     const { page, problems } = await newPage(browser);
     await page.goto(reportUrl(SAMPLE, '&chart=fastest.decode'));
