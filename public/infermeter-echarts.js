@@ -82,7 +82,7 @@ export function echartsReady() {
 
 /// The ECharts option for a chart serialised as JSON by the app, with what every chart of the
 /// app shares added when the chart did not choose it: a tooltip (axis-triggered) that stays
-/// inside the chart and also opens on click (pinning). Series named in `hidden` (switched off
+/// inside the chart and also opens on click (pinning), unpinned (a redraw releases a pin). Series named in `hidden` (switched off
 /// in the legend) are drawn empty: they keep their index, which the tooltip's units are keyed by,
 /// and the values a shown series is stacked on.
 export function parseOption(json, hidden) {
@@ -91,6 +91,7 @@ export function parseOption(json, hidden) {
   if (option.tooltip && typeof option.tooltip === 'object' && !Array.isArray(option.tooltip)) {
     option.tooltip.confine ??= true;
     option.tooltip.triggerOn ??= 'mousemove|click';
+    option.tooltip.alwaysShowContent ??= false;
   }
   const off = new Set(hidden || []);
   const all = option.series || [];

@@ -228,6 +228,27 @@ describe('bundled report', () => {
     assertClean(problems);
   });
 
+  test('a redraw releases a pinned tooltip: it hides again when the mouse leaves', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl(SAMPLE));
+    await chartsDrawn(page);
+    const { slider, useCase } = await firstSlider(page, 'ttft');
+    const id = `capacity.${useCase}`;
+    await page.locator(`[data-chart-id="${id}"]`).scrollIntoViewIfNeeded();
+    await chartSettled(page, id);
+    const point = await pointPosition(page, id, 0, 2);
+    await page.mouse.move(point.x - 8, point.y - 8);
+    await page.mouse.move(point.x, point.y, { steps: 4 });
+    await page.mouse.click(point.x, point.y);
+    await page.locator(`[data-chart-id="${id}"][data-pinned="true"]`).waitFor();
+    await slider.focus();
+    await page.keyboard.press('ArrowLeft');
+    await page.locator(`[data-chart-id="${id}"][data-pinned="false"]`).waitFor();
+    await page.mouse.move(5, 5);
+    await tooltip(page, id).waitFor({ state: 'hidden' });
+    assertClean(problems);
+  });
+
   test('a range band is drawn between its edges, at the measured values', async () => {
     const { page, problems } = await newPage(browser);
     await page.goto(reportUrl(SAMPLE));
