@@ -442,6 +442,55 @@ describe('bundled report', () => {
     assertClean(second.problems);
   });
 
+  test('after the reader changes the view, every chart draws what a fresh page at its address draws', async () => {
+    // Charts are updated in place (merged or replaced, public/infermeter-echarts.js): nothing
+    // an earlier state drew may linger.
+    const drawnCharts = (page) => page.evaluate(() => [...document.querySelectorAll('[data-chart-id]')]
+      .map((block) => {
+        // ECharts adds empty `label: {}` objects to marker data it has merged: they draw nothing.
+        const drop = (v) => (Array.isArray(v) ? v.map(drop) : v && typeof v === 'object'
+          ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, drop(x)])
+            .filter(([, x]) => !(x && typeof x === 'object' && !Array.isArray(x) && !Object.keys(x).length)))
+          : v);
+        const chart = window.echarts.getInstanceByDom(block.querySelector('.chart-canvas'));
+        const option = chart.getOption();
+        return [block.dataset.chartId, option.backgroundColor, drop(option.series.map((s) => [
+          s.name, s.data, s.stack, s.lineStyle, s.itemStyle, s.areaStyle, s.symbol,
+          s.markLine?.data ?? [], s.markPoint?.data ?? []]))];
+      }));
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl(SAMPLE));
+    await chartsDrawn(page);
+    await page.getByRole('button', { name: 'Dark theme' }).click();
+    await page.getByLabel('Statistic').selectOption('p90');
+    const { slider } = await firstSlider(page, 'ttft');
+    await slider.focus();
+    await page.keyboard.press('Home');
+    // States that add to a chart and are then undone: the cursor's markers, a hidden band edge.
+    const cursor = page.getByTestId('cursor');
+    await cursor.focus();
+    await page.keyboard.press('ArrowRight');
+    await page.getByTestId('cursor-table').waitFor();
+    await page.waitForTimeout(200);
+    await page.getByTestId('cursor-clear').click();
+    const bandEdge = page.locator('[data-chart-id="fastest.decode_range"]').getByTestId('legend-item').first();
+    await bandEdge.click();
+    await page.waitForTimeout(200);
+    await bandEdge.click();
+    await urlMatches(page, /stat=p90/);
+    await page.waitForTimeout(300);
+    const changed = await drawnCharts(page);
+
+    const fresh = (await newPage(browser)).page;
+    await fresh.goto(page.url());
+    await chartsDrawn(fresh);
+    assert.equal(await fresh.locator('html').getAttribute('data-theme'), 'dark');
+    const expected = await drawnCharts(fresh);
+    assert.equal(changed.length, expected.length);
+    for (const [i, [id]] of expected.entries()) assert.deepEqual(changed[i], expected[i], `chart ${id}`);
+    assertClean(problems);
+  });
+
   test('PNG and CSV export download the chart', async () => {
     const { page, problems } = await newPage(browser);
     await page.goto(reportUrl(SAMPLE));
