@@ -616,6 +616,20 @@ describe('bundled report', () => {
   });
 });
 
+describe('small screens', () => {
+  test('on a phone-sized screen the report and the landing page never scroll sideways', async () => {
+    const { page, problems } = await newPage(browser, { width: 390, height: 844 });
+    for (const [url, shown] of [[reportUrl(SAMPLE), chartsDrawn],
+      [server.url, (p) => p.getByTestId('report-list').locator('li').first().waitFor()]]) {
+      await page.goto(url);
+      await shown(page);
+      const width = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+      assert.ok(width[0] <= width[1], `${url}: page ${width[0]} px wide on a ${width[1]} px screen`);
+    }
+    assertClean(problems);
+  });
+});
+
 describe('bad input', () => {
   test('a valid small report loads (control for the corpus)', async () => {
     const { page, problems } = await newPage(browser);
