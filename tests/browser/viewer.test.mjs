@@ -471,21 +471,29 @@ describe('bundled report', () => {
     await cursor.focus();
     await page.keyboard.press('ArrowRight');
     await page.getByTestId('cursor-table').waitFor();
-    await page.waitForTimeout(200);
     await page.getByTestId('cursor-clear').click();
+    await page.getByTestId('cursor-table').waitFor({ state: 'detached' });
     const bandEdge = page.locator('[data-chart-id="fastest.decode_range"]').getByTestId('legend-item').first();
     await bandEdge.click();
-    await page.waitForTimeout(200);
+    await page.waitForFunction((el) => el.getAttribute('aria-pressed') === 'false', await bandEdge.elementHandle());
     await bandEdge.click();
     await urlMatches(page, /stat=p90/);
-    await page.waitForTimeout(300);
-    const changed = await drawnCharts(page);
+    // Charts redraw in a task after the controls change: read them once two reads agree.
+    const settled = async (p) => {
+      for (let last = null; ;) {
+        const now = JSON.stringify(await drawnCharts(p));
+        if (now === last) return JSON.parse(now);
+        last = now;
+        await p.waitForTimeout(100);
+      }
+    };
+    const changed = await settled(page);
 
     const fresh = (await newPage(browser)).page;
     await fresh.goto(page.url());
     await chartsDrawn(fresh);
     assert.equal(await fresh.locator('html').getAttribute('data-theme'), 'dark');
-    const expected = await drawnCharts(fresh);
+    const expected = await settled(fresh);
     assert.equal(changed.length, expected.length);
     for (const [i, [id]] of expected.entries()) assert.deepEqual(changed[i], expected[i], `chart ${id}`);
     assertClean(problems);
