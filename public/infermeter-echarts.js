@@ -82,9 +82,9 @@ export function echartsReady() {
 
 /// The ECharts option for a chart serialised as JSON by the app, with what every chart of the
 /// app shares added when the chart did not choose it: a tooltip (axis-triggered) that stays
-/// inside the chart and also opens on click (pinning), unpinned (a redraw releases a pin). Series named in `hidden` (switched off
-/// in the legend) are drawn empty: they keep their index, which the tooltip's units are keyed by,
-/// and the values a shown series is stacked on.
+/// inside the chart and also opens on click (pinning), unpinned (a redraw releases a pin).
+/// Series named in `hidden` (switched off in the legend) are drawn empty: they keep their index,
+/// which the tooltip's units are keyed by, and the values a shown series is stacked on.
 export function parseOption(json, hidden) {
   const option = revive(JSON.parse(json));
   option.tooltip ??= { trigger: 'axis' };
@@ -112,7 +112,7 @@ export function parseOption(json, hidden) {
 }
 
 /// Applies `next` to a drawn chart that shows `prev`. ECharts' plain merge reuses the series
-/// (a slider move redraws in ~25% less time than replacing them), but it keeps any key `next`
+/// (its update then takes ~25% less time than when they are replaced), but it keeps any key `next`
 /// leaves out, so it is used only when it yields exactly `next`: the same series, by name and
 /// in order, none of whose nested objects loses a key. Otherwise the series are replaced whole.
 export function updateChart(instance, next, prev) {
