@@ -214,7 +214,7 @@ fn UseCaseBlock(target: CapacityTarget) -> impl IntoView {
                 let figure_testid = if i == 0 { figure_id.clone() } else { format!("{figure_id}-{}", i + 1) };
                 view! {
                     <div class="capacity-verdict">
-                        <p class="capacity-figure">
+                        <p class="capacity-figure" aria-live="polite">
                             {comparing().then(|| format!("{label}: "))}
                             "Capacity limit: " <strong data-testid=figure_testid>{figure}</strong>
                         </p>

@@ -357,11 +357,17 @@ describe('bundled report', () => {
     const { slider, useCase } = await firstSlider(page, 'ttft');
     const figure = page.getByTestId(`capacity-figure-${useCase}`);
     const before = await figure.innerText();
+    // Screen readers announce the new figure: it sits in a polite live region, which must be
+    // the same element after the change (a replaced region is not announced).
+    const region = await figure.evaluateHandle((el) => el.closest('[aria-live="polite"]'));
+    assert.ok(await region.evaluate((el) => el !== null), 'the capacity figure is in a live region');
     await slider.focus(); // keyboard reachable
     await page.keyboard.press('Home');
     await page.waitForFunction(([sel, old]) => document.querySelector(sel)?.innerText !== old,
       [`[data-testid="capacity-figure-${useCase}"]`, before]);
     assert.notEqual(await figure.innerText(), before);
+    assert.ok(await region.evaluate((el, sel) => el.isConnected && el.contains(document.querySelector(sel)),
+      `[data-testid="capacity-figure-${useCase}"]`), 'the live region was updated in place');
     await urlMatches(page, new RegExp(`uc\\.${useCase}\\.ttft=`));
     assertClean(problems);
   });
