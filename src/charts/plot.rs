@@ -309,13 +309,13 @@ impl Plot {
         // x axes is x: the edges of a band put y first (`encode` says so). The upper edge is
         // stacked on the lower one: it plots the span, and keeps its real value third for the
         // tooltip.
-        let lower = (line.kind == LineKind::BandUpper)
-            .then(|| {
-                self.lines.iter().find(|l| {
-                    l.kind == LineKind::BandLower && l.band.is_some() && l.band == line.band
-                })
-            })
-            .flatten();
+        let lower = if line.kind == LineKind::BandUpper {
+            self.lines
+                .iter()
+                .find(|l| l.kind == LineKind::BandLower && l.band.is_some() && l.band == line.band)
+        } else {
+            None
+        };
         let data: Vec<Vec<f64>> = line
             .points
             .iter()
