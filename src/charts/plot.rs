@@ -219,20 +219,20 @@ impl Plot {
     }
 
     /// A colour per line: one per thing shown, in order of first appearance, so a scenario has
-    /// the same colour in every compared report (whose lines differ by dash and symbol).
+    /// the same colour in every compared report (whose lines differ by dash and symbol). Bands
+    /// are the exception: each report's band has colours of its own, since their fills overlap
+    /// and a shared fill colour would blur them into one area.
     fn line_colors(&self) -> Vec<&'static str> {
         let palette = palette(self.theme);
-        let mut shown: Vec<&str> = Vec::new();
+        let mut shown: Vec<(Option<&str>, &str)> = Vec::new();
         self.lines
             .iter()
             .map(|line| {
-                let index = shown
-                    .iter()
-                    .position(|s| *s == line.shows)
-                    .unwrap_or_else(|| {
-                        shown.push(&line.shows);
-                        shown.len() - 1
-                    });
+                let key = (line.band.as_deref(), line.shows.as_str());
+                let index = shown.iter().position(|s| *s == key).unwrap_or_else(|| {
+                    shown.push(key);
+                    shown.len() - 1
+                });
                 palette[index % palette.len()]
             })
             .collect()
@@ -542,7 +542,12 @@ mod tests {
     /// Runs `expr` in Node on the chart's option as the browser gets it (JSON revived by
     /// public/infermeter-echarts.js) and returns what it prints; `None` without Node.
     fn run_in_node(chart: &ChartOption, expr: &str) -> Option<String> {
-        let module = concat!(env!("CARGO_MANIFEST_DIR"), "/public/infermeter-echarts.js");
+        // Read at run time: a build cache shared by checkouts can hold this binary built in
+        // another one, and cargo does not rebuild it for a path change alone.
+        let module = format!(
+            "{}/public/infermeter-echarts.js",
+            std::env::var("CARGO_MANIFEST_DIR").unwrap()
+        );
         let json = serde_json::to_string(chart).unwrap();
         let script = format!(
             "import {{ parseOption }} from {module:?};\n\
@@ -645,6 +650,36 @@ mod tests {
                 "Concurrent users: 8<br/>low: <b>40</b> tok/s<br/>high: <b>120</b> tok/s"
             );
         }
+    }
+
+    /// Two compared reports' bands: every edge has a colour of its own, so the overlapping
+    /// fills (drawn in the upper edge's colour) can be told apart.
+    #[test]
+    fn compared_bands_do_not_share_a_fill_colour() {
+        let edge = |report: usize, shows: &str, kind| Line {
+            kind,
+            band: Some(["H100", "H200"][report].into()),
+            ..Line::plain(format!("{report} {shows}"), 0, vec![(1.0, 1.0)]).of_report(report, shows)
+        };
+        let mut plot = plot_of("unused", (1.0, 1.0));
+        plot.lines = vec![
+            edge(0, "Lowest", LineKind::BandLower),
+            edge(0, "Highest", LineKind::BandUpper),
+            edge(1, "Lowest", LineKind::BandLower),
+            edge(1, "Highest", LineKind::BandUpper),
+        ];
+        let colors = plot.line_colors();
+        let mut distinct = colors.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 4, "{colors:?}");
+        // Lines that are not bands keep one colour per thing shown across reports.
+        plot.lines = vec![
+            Line::plain("a", 0, vec![]).of_report(0, "chat"),
+            Line::plain("b", 0, vec![]).of_report(1, "chat"),
+        ];
+        let colors = plot.line_colors();
+        assert_eq!(colors[0], colors[1]);
     }
 
     #[test]
