@@ -6,7 +6,10 @@
 use std::path::Path;
 
 fn read(name: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(name);
+    // Read at run time: a build cache shared by checkouts can hold this binary built in
+    // another one, and cargo does not rebuild it for a path change alone.
+    let path =
+        Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("run by cargo test")).join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
 

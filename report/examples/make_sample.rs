@@ -101,10 +101,11 @@ fn main() {
         records: None,
         warnings: Vec::new(),
     };
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the crate sits in the workspace")
-        .join("data/reports/sample-synthetic.json");
+    let path =
+        Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("run with cargo run --example"))
+            .parent()
+            .expect("the crate sits in the workspace")
+            .join("data/reports/sample-synthetic.json");
     let json = serde_json::to_string_pretty(&report).expect("a report serialises");
     std::fs::write(&path, json + "\n").unwrap_or_else(|e| panic!("writing {path:?}: {e}"));
     println!("wrote {}", path.display());

@@ -6,10 +6,11 @@ use std::path::Path;
 use infermeter_report::json_schema::{record_schema, report_schema};
 
 fn main() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the crate sits in the workspace")
-        .join("data/schema");
+    let dir =
+        Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("run with cargo run --example"))
+            .parent()
+            .expect("the crate sits in the workspace")
+            .join("data/schema");
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("creating {}: {e}", dir.display()));
     for (file, schema) in [
         ("report.schema.json", report_schema()),

@@ -9,9 +9,15 @@ use infermeter_sim::{RunningSim, SimArgs};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_infermeter");
 
+/// The collector crate's folder, read at run time: a build cache shared by checkouts can hold
+/// this binary built in another one, and cargo does not rebuild it for a path change alone.
+pub fn manifest_dir() -> PathBuf {
+    PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("run by cargo test"))
+}
+
 /// The fast test GPU: real token lengths, little simulated time.
 pub fn fast_profiles() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fast-sim.toml")
+    manifest_dir().join("tests/data/fast-sim.toml")
 }
 
 pub fn fast_sim_args() -> SimArgs {

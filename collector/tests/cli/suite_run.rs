@@ -119,8 +119,7 @@ async fn four_scenario_quick_runs_validates_and_summarises() {
 
 /// Checks the report against the generated JSON Schema when the repository has one.
 fn check_json_schema(report: &Path) {
-    let schema_path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/schema/report.schema.json");
+    let schema_path = manifest_dir().join("../data/schema/report.schema.json");
     let Ok(schema) = std::fs::read_to_string(&schema_path) else {
         eprintln!(
             "{} absent: JSON Schema check skipped",
