@@ -42,6 +42,31 @@ function percentile(values, p) {
 
 const fmt = (v) => `${v.toFixed(1)} ms`;
 
+// The browser's long-animation-frame entries (frames over 50 ms, recorded without tracing, which
+// slows what it watches) say which script ran how long: registered before the page's own code.
+const recordLongFrames = () => {
+  globalThis.__longFrames = [];
+  new PerformanceObserver((list) => globalThis.__longFrames.push(...list.getEntries()))
+    .observe({ type: 'long-animation-frame', buffered: true });
+};
+
+/// Main-thread time before the first chart, from long animation frames: ECharts' evaluation,
+/// the app's scripts, and the style and layout those scripts forced.
+async function longFrameSplit(page) {
+  return page.evaluate(() => {
+    const end = performance.getEntriesByName('infermeter:first-chart-drawn')[0].startTime;
+    const split = { echarts: 0, app: 0, layout: 0 };
+    for (const frame of globalThis.__longFrames.filter((f) => f.startTime < end)) {
+      for (const script of frame.scripts) {
+        const kind = script.sourceURL.includes('vendor/echarts') ? 'echarts' : 'app';
+        split[kind] += script.duration;
+        split.layout += script.forcedStyleAndLayoutDuration;
+      }
+    }
+    return split;
+  });
+}
+
 // The gzip copies build-viewer.sh writes are what `infermeter view` serves; zlib when missing.
 const gzipSize = (file) => existsSync(`${file}.gz`)
   ? statSync(`${file}.gz`).size : gzipSync(readFileSync(file), { level: 9 }).length;
@@ -64,10 +89,14 @@ const browser = await launchBrowser();
 try {
   const loads = [];
   const floor = [];
+  const frames = [];
+  const floorFrames = [];
   for (let i = 0; i < LOADS; i++) {
     const { page } = await newPage(browser);
+    await page.addInitScript(recordLongFrames);
     await page.goto(`${server.url}?report=${encodeURIComponent(SAMPLE)}`);
     await chartsDrawn(page);
+    frames.push(await longFrameSplit(page));
     loads.push(await page.evaluate((steps) => Object.fromEntries(steps.map(([label, key]) => {
       const [kind, name] = key.split(/:(.*)/);
       const entry = kind === 'mark'
@@ -78,8 +107,10 @@ try {
     await page.close();
     // Alternating with the viewer, so both see the machine alike.
     const alone = (await newPage(browser)).page;
+    await alone.addInitScript(recordLongFrames);
     await alone.goto(`${server.url}fixtures/browser/echarts-only.html`);
     await alone.waitForFunction(() => performance.getEntriesByName('infermeter:first-chart-drawn').length);
+    floorFrames.push(await longFrameSplit(alone));
     floor.push(await alone.evaluate(() => performance.getEntriesByName('infermeter:first-chart-drawn')[0].startTime));
     await alone.close();
   }
@@ -95,6 +126,13 @@ try {
   }
   console.log(`  floor: ECharts alone drawing the same chart (tests/browser/echarts-only.html): ` +
     `median ${fmt(percentile(floor.slice(1), 50))}`);
+  const split = (list) => ['echarts', 'app', 'layout']
+    .map((k) => percentile(list.slice(1).map((f) => f[k]), 50).toFixed(0));
+  const [echarts, app, layout] = split(frames);
+  const [echartsAlone, drawAlone] = split(floorFrames);
+  console.log(`  main thread in long frames before the first chart (median ms): ECharts ran ${echarts}, ` +
+    `the app's scripts ${app} (of which forced style and layout ${layout}); ECharts alone: ran ` +
+    `${echartsAlone}, drew ${drawAlone}`);
   // Each viewer load runs next to one of ECharts alone, so their ratio says how much the app
   // adds in a way the machine's fast and slow minutes move less than either time.
   const ratios = warm.map((t, i) => t / floor[i + 1]);
