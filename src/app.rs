@@ -5,6 +5,7 @@
 use infermeter_report::{Report, Stat};
 use leptos::prelude::*;
 
+use crate::address_bar;
 use crate::charts;
 use crate::components::{painted_once, ChartView, ErrorPanel, ThemeToggle};
 use crate::load::{fetch_index, fetch_reports, read_files, IndexEntry, LoadFailure};
@@ -14,7 +15,7 @@ use crate::timing;
 
 #[component]
 pub fn App() -> impl IntoView {
-    let view_state = RwSignal::new(ViewState::from_query(&current_query()));
+    let view_state = RwSignal::new(ViewState::from_query(&address_bar::query()));
     // Files picked or dropped: they have no URL, so they replace the URL's reports.
     let files = RwSignal::new_local(None::<Vec<web_sys::File>>);
     let report_urls = Memo::new(move |_| view_state.with(|v| v.reports.clone()));
@@ -40,12 +41,9 @@ pub fn App() -> impl IntoView {
         files.set(Some(picked));
     };
 
-    Effect::new(move |_| {
-        let query = view_state.with(ViewState::to_query);
-        // After this update's charts have drawn: replaceState costs about a millisecond, and
-        // the address bar need not lead the picture.
-        set_timeout(move || write_query(&query), std::time::Duration::ZERO);
-    });
+    Effect::new(move |_| address_bar::write_soon(view_state.with(ViewState::to_query)));
+    // A write still waiting when the reader reloads or leaves would lose the view's last change.
+    let _ = window_event_listener(leptos::ev::pagehide, |_| address_bar::flush());
     Effect::new(move |_| {
         let theme = view_state.with(|v| v.theme);
         if let Some(root) = document().document_element() {
@@ -331,31 +329,6 @@ fn EmbeddedChart() -> impl IntoView {
                 <a class="embed-link" href=full_report target="_blank" rel="noopener">"Full report"</a>
             </div>
         </Show>
-    }
-}
-
-fn current_query() -> String {
-    window().location().search().unwrap_or_default()
-}
-
-/// Mirrors the view into the address bar without adding history entries (sliders move a lot).
-fn write_query(query: &str) {
-    let location = window().location();
-    let path = location.pathname().unwrap_or_default();
-    let url = if query.is_empty() {
-        path
-    } else {
-        format!("{path}?{query}")
-    };
-    if location
-        .search()
-        .unwrap_or_default()
-        .trim_start_matches('?')
-        != query
-    {
-        let _ = window()
-            .history()
-            .and_then(|h| h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url)));
     }
 }
 

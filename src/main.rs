@@ -1,5 +1,6 @@
 //! infermeter viewer: mounts the app. Everything else lives in the modules below.
 
+mod address_bar;
 mod app;
 mod charts;
 mod components;

@@ -442,10 +442,11 @@ fn ChartLegend(
     }
 }
 
-/// Opens the embed route of chart `id` with the view as it is: the app keeps the address
-/// current (`write_query` in src/app.rs), so the chart keeps the reader's limits and statistic.
+/// Opens the embed route of chart `id` with the view as it is: the app mirrors the view into
+/// the address (src/address_bar.rs), so the chart keeps the reader's limits and statistic.
 /// Read at the click, not kept in a link per chart, which re-rendered with every change.
 fn open_alone(id: &str) {
+    crate::address_bar::flush();
     let location = window().location();
     let search = location.search().unwrap_or_default();
     let id: String = form_urlencoded::byte_serialize(id.as_bytes()).collect();

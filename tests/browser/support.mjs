@@ -49,11 +49,13 @@ export async function startServer(port = 0) {
   return { url, close: () => new Promise((ok) => server.close(ok)) };
 }
 
-export function launchBrowser() {
+/// Headless Debian chromium. `options` go to Playwright's `launch` (e.g. `ignoreDefaultArgs`).
+export function launchBrowser(options = {}) {
   return chromium.launch({
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    ...options,
   });
 }
 

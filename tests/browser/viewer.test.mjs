@@ -426,6 +426,36 @@ describe('bundled report', () => {
     assertClean(problems);
   });
 
+  test('a slider dragged for seconds still leaves its last value in the address', async () => {
+    // Browsers ignore history updates beyond a rate (Chromium: 200 per 10 s; Safari refuses
+    // over 100 per 30 s). Playwright turns Chromium's cap off; a reader's browser has it.
+    const capped = await launchBrowser({ ignoreDefaultArgs: ['--disable-ipc-flooding-protection'] });
+    try {
+      const { page, problems } = await newPage(capped);
+      await page.goto(reportUrl(SAMPLE));
+      await chartsDrawn(page);
+      const { useCase } = await firstSlider(page, 'ttft');
+      // ~300 moves, each drawn before the next (a drag at 60 moves a second for five seconds).
+      const last = await page.evaluate(async (uc) => {
+        const input = document.querySelector(`[data-testid="slider-ttft-${uc}"]`);
+        const [min, max] = [Number(input.min), Number(input.max)];
+        const steps = Math.round((max - min) / Number(input.step || 1));
+        for (let i = 0; i < 300; i++) {
+          input.value = String(min + ((max - min) * (i % steps)) / steps);
+          input.dispatchEvent(new Event('input', { bubbles: true }));
+          await new Promise((ok) => setTimeout(ok, 5));
+        }
+        input.value = String(min + (max - min) / 2);
+        input.dispatchEvent(new Event('input', { bubbles: true }));
+        return input.value;
+      }, useCase);
+      await urlMatches(page, new RegExp(`uc\\.${useCase}\\.ttft=${last.replace('.', '\\.')}(&|$)`));
+      assertClean(problems);
+    } finally {
+      await capped.close();
+    }
+  });
+
   test('a URL with state reproduces the view', async () => {
     const { page, problems } = await newPage(browser);
     const { slider, useCase } = await sampleWithTtftAtMinimum(page);
