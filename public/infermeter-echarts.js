@@ -111,6 +111,23 @@ export function parseOption(json, hidden) {
   return option;
 }
 
+/// Redraws `instance` at `host`'s size whenever that changes: on window resizes and also when
+/// the page around the chart changes width (a scrollbar appearing as the report grows, which
+/// fires no window `resize`). Returns the function that stops watching.
+export function watchSize(instance, host) {
+  let last = `${host.clientWidth}x${host.clientHeight}`;
+  const observer = new ResizeObserver(() => {
+    const now = `${host.clientWidth}x${host.clientHeight}`;
+    // The observer also reports the size it starts with: ECharts redraws whole on any resize.
+    if (now !== last) {
+      last = now;
+      instance.resize();
+    }
+  });
+  observer.observe(host);
+  return () => observer.disconnect();
+}
+
 /// Applies `next` to a drawn chart that shows `prev`. ECharts' plain merge reuses the series
 /// (its update then takes ~25% less time than when they are replaced), but it keeps any key `next`
 /// leaves out, so it is used only when it yields exactly `next`: the same series, by name and

@@ -60,6 +60,8 @@ struct Live {
     option: JsValue,
     _on_click: Closure<dyn FnMut(JsValue)>,
     _on_rendered: Closure<dyn FnMut()>,
+    /// Stops redrawing the chart at its host's new sizes (`watchSize`).
+    unwatch_size: js_sys::Function,
 }
 
 /// True once the vendored ECharts bundle has defined `window.echarts`.
@@ -97,6 +99,10 @@ extern "C" {
     fn update(instance: &EchartsInstance, next: &JsValue, prev: &JsValue) -> Result<(), JsValue>;
 
     /// Settles once the ECharts bundle has run; rejects with the reason it did not load.
+    /// Redraws `instance` whenever `host` changes size; returns the function that stops it.
+    #[wasm_bindgen(js_name = watchSize)]
+    fn watch_size(instance: &EchartsInstance, host: &web_sys::HtmlElement) -> js_sys::Function;
+
     #[wasm_bindgen(js_name = echartsReady)]
     fn echarts_ready() -> js_sys::Promise;
 
@@ -234,11 +240,13 @@ pub fn ChartView(
                 });
             });
         }
+        let unwatch_size = watch_size(&instance, element);
         live.set_value(Some(Live {
             instance,
             option,
             _on_click: on_click,
             _on_rendered: on_rendered,
+            unwatch_size,
         }));
     };
     // The option waiting for its chart to be created (see `defer_creation`, `when_echarts_ready`).
@@ -303,17 +311,10 @@ pub fn ChartView(
         }
     });
 
-    let resize = window_event_listener(leptos::ev::resize, move |_| {
-        live.with_value(|l| {
-            if let Some(l) = l {
-                l.instance.resize();
-            }
-        })
-    });
     on_cleanup(move || {
-        resize.remove();
         live.update_value(|l| {
             if let Some(l) = l.take() {
+                let _ = l.unwatch_size.call0(&JsValue::NULL);
                 l.instance.dispose();
             }
         });

@@ -219,7 +219,7 @@ fn UseCaseBlock(target: CapacityTarget) -> impl IntoView {
                             "Capacity limit: " <strong data-testid=figure_testid>{figure}</strong>
                         </p>
                         <p data-testid="capacity-verdict">{sentence}</p>
-                        <table class="data-table" data-testid="capacity-table">
+                        <div class="table-scroll"><table class="data-table" data-testid="capacity-table">
                             <thead><tr>
                                 <th scope="col">"Metric"</th>
                                 {table.levels.iter().map(|c| view! {
@@ -236,7 +236,7 @@ fn UseCaseBlock(target: CapacityTarget) -> impl IntoView {
                                     </tr>
                                 }).collect_view()}
                             </tbody>
-                        </table>
+                        </table></div>
                     </div>
                 }
             }).collect_view()}
@@ -289,7 +289,7 @@ pub fn CapacitySection() -> impl IntoView {
         <section id="capacity" data-testid="section-capacity">
             <h2>"Use Case Guidance"</h2>
             <p>"The table maps this configuration's performance to common deployment scenarios. Capacity limits are where TTFT or generation speed falls below accepted thresholds for a comfortable user experience."</p>
-            <table class="data-table" data-testid="guidance-table">
+            <div class="table-scroll"><table class="data-table" data-testid="guidance-table">
                 <thead><tr>
                     <th scope="col">"Use case"</th><th scope="col">"TTFT threshold"</th>
                     <th scope="col">"Speed threshold"</th><th scope="col">"Analysis"</th>
@@ -297,7 +297,7 @@ pub fn CapacitySection() -> impl IntoView {
                 <tbody>
                     {move || all().into_iter().map(|target| view! { <GuidanceRow target /> }).collect_view()}
                 </tbody>
-            </table>
+            </table></div>
             <p class="muted">"The limits shown are conservative. Beyond these points the system keeps working with slower responses that may still suit your use case."</p>
             <h2>"Capacity Analysis"</h2>
             <p>"How many concurrent requests can this configuration handle for different workloads? Each chart shows performance as concurrency increases for one workload. Dashed lines are quality thresholds; move the sliders to try your own. The capacity limit is the tested or estimated point where the first threshold is reached."</p>

@@ -50,7 +50,7 @@ pub fn DeepDiveSection() -> impl IntoView {
             {move || {
                 let rows = peaks();
                 (!rows.is_empty()).then(|| view! {
-                    <table class="data-table" data-testid="prefill-peaks-table">
+                    <div class="table-scroll"><table class="data-table" data-testid="prefill-peaks-table">
                         <thead><tr><th scope="col">"Concurrent requests"</th><th scope="col">"Peaks at"</th><th scope="col">"Peak speed"</th></tr></thead>
                         <tbody>
                             {rows.into_iter().map(|r| view! {
@@ -61,7 +61,7 @@ pub fn DeepDiveSection() -> impl IntoView {
                                 </tr>
                             }).collect_view()}
                         </tbody>
-                    </table>
+                    </table></div>
                 })
             }}
             <ChartBlock id="deep_dive.itl" title="Inter-Token Latency"

@@ -89,7 +89,7 @@ pub fn PowerSection() -> impl IntoView {
                     caption="GPU power draw (W) at each concurrency level."
                     finding=no_finding />
                 <p class="finding" data-testid="power-finding">{finding}</p>
-                <table class="data-table" data-testid="power-cost-table">
+                <div class="table-scroll"><table class="data-table" data-testid="power-cost-table">
                     <thead><tr>
                         <th scope="col">"Scenario"</th><th scope="col">"Concurrency"</th>
                         <th scope="col">"Power (W)"</th><th scope="col">"Cost per hour"</th>
@@ -100,7 +100,7 @@ pub fn PowerSection() -> impl IntoView {
                                 <td>{format!("${}", format_number(per_hour))}</td></tr>
                         }).collect_view()}
                     </tbody>
-                </table>
+                </table></div>
                 <ChartBlock id="power.tokens_per_joule" title="Energy Efficiency"
                     intro="Output tokens generated per joule of GPU energy: higher means more work for the same power bill."
                     caption="Output tokens per joule at each concurrency level."

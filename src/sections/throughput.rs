@@ -32,7 +32,7 @@ pub fn ThroughputSection() -> impl IntoView {
                 caption="Aggregate system decode throughput (tok/s) at each concurrency level, one line per scenario."
                 finding=peak_throughput />
             {move || tables().into_iter().map(|(label, rows, summary)| view! {
-                <table class="data-table" data-testid="throughput-table">
+                <div class="table-scroll"><table class="data-table" data-testid="throughput-table">
                     {comparing().then(|| view! { <caption>{label}</caption> })}
                     <thead><tr>
                         <th scope="col">"Condition"</th>
@@ -50,7 +50,7 @@ pub fn ThroughputSection() -> impl IntoView {
                             </tr>
                         }).collect_view()}
                     </tbody>
-                </table>
+                </table></div>
                 {summary.map(|text| view! { <p class="finding" data-testid="throughput-summary">{text}</p> })}
             }).collect_view()}
         </section>

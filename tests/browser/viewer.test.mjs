@@ -672,6 +672,37 @@ describe('small screens', () => {
     }
     assertClean(problems);
   });
+
+  test('with a desktop browser\'s scrollbars, no width scrolls sideways and every chart fits its host', async () => {
+    // Playwright hides scrollbars; most desktop browsers give them ~15 px of the width.
+    const shown = await launchBrowser({ ignoreDefaultArgs: ['--hide-scrollbars'] });
+    try {
+      for (const [url, width] of [[reportUrl(SAMPLE), 800], [reportUrl(SAMPLE), 1000],
+        [`${reportUrl(SAMPLE)}&chart=fastest.decode`, 390]]) {
+        const { page, problems } = await newPage(shown, { width, height: 600 });
+        await page.goto(url);
+        await chartsDrawn(page);
+        // Wide tables scroll inside their own box; a chart drawn before the page grew a
+        // scrollbar is redrawn at its host's new width.
+        await page.waitForFunction(() => [...document.querySelectorAll('.chart-canvas')].every((host) =>
+          Math.abs(host.querySelector('canvas').getBoundingClientRect().width - host.clientWidth) <= 1), null, { timeout: 5000 })
+          .catch(() => {});
+        const found = await page.evaluate(() => ({
+          page: document.documentElement.scrollWidth,
+          screen: document.documentElement.clientWidth,
+          misfits: [...document.querySelectorAll('.chart-canvas')]
+            .filter((host) => Math.abs(host.querySelector('canvas').getBoundingClientRect().width - host.clientWidth) > 1)
+            .map((host) => host.closest('[data-chart-id]').dataset.chartId),
+        }));
+        assert.ok(found.page <= found.screen, `${url} at ${width} px: page ${found.page} px wide on ${found.screen}`);
+        assert.deepEqual(found.misfits, [], `${url} at ${width} px: charts not as wide as their hosts`);
+        assertClean(problems);
+        await page.close();
+      }
+    } finally {
+      await shown.close();
+    }
+  });
 });
 
 describe('bad input', () => {
