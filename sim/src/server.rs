@@ -1017,6 +1017,10 @@ impl SseStream {
                     .out
                     .push_back(Out::Pause(Duration::from_secs_f64(secs))),
                 Fault::Reset => {
+                    // hyper writes out what it holds when the body waits, and a RST drops what
+                    // was not written yet: without the pause the tokens before the fault could
+                    // be lost, making a mid-stream reset look like one before any token.
+                    self.out.push_back(Out::Pause(Duration::from_millis(20)));
                     self.out.push_back(Out::Reset);
                     self.done = true;
                     return;
