@@ -273,8 +273,15 @@ async fn llama_cpp_cpu_matches_its_own_timings() {
         ttft_minus_prompt_ms[ttft_minus_prompt_ms.len() / 2],
     );
     // Measured 0.95..0.99 (median 0.97 = 31/32: the engine divides by all 32 tokens, the
-    // client by the 31 gaps after the first). A 1.5x error in either clock or count fails.
-    assert!(lo > 0.7 && hi < 1.3, "decode ratios {decode_ratios:?}");
+    // client by the 31 gaps after the first). A 1.5x error in either clock or count moves
+    // them all and fails. A single request may still land far off on a busy machine (once
+    // 1.95: its first token reached the client late, with the next ones), so the check is
+    // on the median and the 5th to 95th percentiles, not on every request.
+    let at = |q: f64| decode_ratios[((decode_ratios.len() - 1) as f64 * q).round() as usize];
+    assert!(
+        (0.9..1.05).contains(&mid) && at(0.05) > 0.7 && at(0.95) < 1.3,
+        "decode ratios {decode_ratios:?}"
+    );
 
     // Chat: the role-only first chunk, usage on a separate `choices: []` chunk.
     let chat_dir = out_dir("llama-cpp-chat");
