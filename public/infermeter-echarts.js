@@ -128,6 +128,13 @@ export function watchSize(instance, host) {
   return () => observer.disconnect();
 }
 
+/// Runs `f` when the browser is next idle; where there is no `requestIdleCallback` (Safari), a
+/// moment after the page has drawn instead of never.
+export function whenIdle(f) {
+  if (typeof globalThis.requestIdleCallback === 'function') requestIdleCallback(() => f());
+  else setTimeout(() => f(), 300);
+}
+
 /// Applies `next` to a drawn chart that shows `prev`. ECharts' plain merge reuses the series
 /// (its update then takes ~25% less time than when they are replaced), but it keeps any key `next`
 /// leaves out, so it is used only when it yields exactly `next`: the same series, by name and

@@ -103,6 +103,10 @@ extern "C" {
     #[wasm_bindgen(js_name = watchSize)]
     fn watch_size(instance: &EchartsInstance, host: &web_sys::HtmlElement) -> js_sys::Function;
 
+    /// Runs `f` (called once) when the browser is next idle, or soon where it cannot say.
+    #[wasm_bindgen(js_name = whenIdle)]
+    fn when_idle(f: &JsValue);
+
     #[wasm_bindgen(js_name = echartsReady)]
     fn echarts_ready() -> js_sys::Promise;
 
@@ -473,18 +477,15 @@ thread_local! {
 }
 
 /// Runs `redraw` (an update of a drawn chart with the option it shows) once per page life, when
-/// the browser is next idle. The first update of any chart otherwise also pays for compiling
+/// the browser is next idle (`whenIdle`). The first update of any chart otherwise also pays for compiling
 /// ECharts' update path (the first slider moves took 14-22 ms, the later ones 5-8 ms); the
 /// compiled code serves every chart after. Marks `infermeter:update-warmed` when done.
 fn warm_update_once(redraw: impl FnOnce() + 'static) {
     if UPDATE_WARMED.with(|w| w.replace(true)) {
         return;
     }
-    let redraw = std::cell::Cell::new(Some(redraw));
-    request_idle_callback(move || {
-        if let Some(redraw) = redraw.take() {
-            redraw();
-            timing::mark_once(timing::UPDATE_WARMED);
-        }
-    });
+    when_idle(&Closure::once_into_js(move || {
+        redraw();
+        timing::mark_once(timing::UPDATE_WARMED);
+    }));
 }

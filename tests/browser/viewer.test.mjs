@@ -397,6 +397,17 @@ describe('bundled report', () => {
     assertClean(problems);
   });
 
+  test('without requestIdleCallback (Safari) the update path is still warmed up', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.addInitScript(() => { delete window.requestIdleCallback; });
+    await page.goto(reportUrl(SAMPLE));
+    await chartsDrawn(page);
+    assert.equal(await page.evaluate(() => typeof window.requestIdleCallback), 'undefined');
+    await page.waitForFunction(() => performance.getEntriesByName('infermeter:update-warmed').length,
+      null, { timeout: 5000 });
+    assertClean(problems);
+  });
+
   test('the idle-time redraw that warms up updates keeps what the reader set', async () => {
     const { page, problems } = await newPage(browser);
     // Idle callbacks wait until the slider has moved, so the warm-up redraw comes after an update.
