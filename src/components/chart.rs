@@ -98,7 +98,6 @@ extern "C" {
     #[wasm_bindgen(catch, js_name = updateChart)]
     fn update(instance: &EchartsInstance, next: &JsValue, prev: &JsValue) -> Result<(), JsValue>;
 
-    /// Settles once the ECharts bundle has run; rejects with the reason it did not load.
     /// Redraws `instance` whenever `host` changes size; returns the function that stops it.
     #[wasm_bindgen(js_name = watchSize)]
     fn watch_size(instance: &EchartsInstance, host: &web_sys::HtmlElement) -> js_sys::Function;
@@ -107,6 +106,7 @@ extern "C" {
     #[wasm_bindgen(js_name = whenIdle)]
     fn when_idle(f: &JsValue);
 
+    /// Settles once the ECharts bundle has run; rejects with the reason it did not load.
     #[wasm_bindgen(js_name = echartsReady)]
     fn echarts_ready() -> js_sys::Promise;
 
@@ -477,9 +477,9 @@ thread_local! {
 }
 
 /// Runs `redraw` (an update of a drawn chart with the option it shows) once per page life, when
-/// the browser is next idle (`whenIdle`). The first update of any chart otherwise also pays for compiling
-/// ECharts' update path (the first slider moves took 14-22 ms, the later ones 5-8 ms); the
-/// compiled code serves every chart after. Marks `infermeter:update-warmed` when done.
+/// the browser is next idle (`whenIdle`). The first update of any chart otherwise also pays for
+/// compiling ECharts' update path (the first slider moves took 14-22 ms, the later ones 5-8 ms);
+/// the compiled code serves every chart after. Marks `infermeter:update-warmed` when done.
 fn warm_update_once(redraw: impl FnOnce() + 'static) {
     if UPDATE_WARMED.with(|w| w.replace(true)) {
         return;
