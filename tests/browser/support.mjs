@@ -32,15 +32,27 @@ export async function startServer(port = 0) {
     const [dir, sub] = rest.startsWith('fixtures/') ? [testsDir, rest.slice(9)] : [distDir, rest || 'index.html'];
     const file = normalize(join(dir, sub));
     if (!file.startsWith(dir)) { res.writeHead(403).end(); return; }
+    let stat;
     try {
-      if (!statSync(file).isFile()) throw new Error('not a file');
+      stat = statSync(file);
+      if (!stat.isFile()) throw new Error('not a file');
     } catch {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
     }
-    const headers = { 'content-type': types[extname(file)] ?? 'application/octet-stream' };
+    // Revalidated on each load, as any static host does at least: a repeat visit in the same
+    // browser profile then gets a 304 and V8's code cache (bench.mjs measures both visits).
     const gzip = /\bgzip\b/.test(req.headers['accept-encoding'] ?? '') && existsSync(`${file}.gz`);
+    const headers = {
+      'content-type': types[extname(file)] ?? 'application/octet-stream',
+      'cache-control': 'no-cache',
+      etag: `"${stat.size}-${stat.mtimeMs}${gzip ? '-gzip' : ''}"`,
+    };
     if (gzip) Object.assign(headers, { 'content-encoding': 'gzip', vary: 'accept-encoding' });
+    if (req.headers['if-none-match'] === headers.etag) {
+      res.writeHead(304, headers).end();
+      return;
+    }
     res.writeHead(200, headers);
     createReadStream(gzip ? `${file}.gz` : file).pipe(res);
   });
@@ -49,14 +61,22 @@ export async function startServer(port = 0) {
   return { url, close: () => new Promise((ok) => server.close(ok)) };
 }
 
+const chromiumOptions = {
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+};
+
 /// Headless Debian chromium. `options` go to Playwright's `launch` (e.g. `ignoreDefaultArgs`).
 export function launchBrowser(options = {}) {
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    ...options,
-  });
+  return chromium.launch({ ...chromiumOptions, ...options });
+}
+
+/// Headless Debian chromium with a browser profile in `dir` (a browser context). Unlike
+/// `launchBrowser`'s contexts, which are off the record, it keeps V8's code cache between loads,
+/// as a reader's own browser does.
+export function launchProfile(dir, viewport = { width: 1280, height: 900 }) {
+  return chromium.launchPersistentContext(dir, { ...chromiumOptions, viewport });
 }
 
 /// A page that records what must never happen: uncaught errors, wasm panics, dialogs
