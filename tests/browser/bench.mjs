@@ -1,12 +1,12 @@
 // Viewer benchmark (prints figures; not a test): shipped gzip weight, page load to first chart
-// drawn with where that time goes, and slider move to redrawn chart. Run after
-// scripts/build-viewer.sh:
+// drawn with where that time goes (a first visit, and a reader coming back in the same browser
+// profile), and slider move to redrawn chart. Run after scripts/build-viewer.sh:
 //   node tests/browser/bench.mjs
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { homedir, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
 import { chartsDrawn, distDir, launchBrowser, launchProfile, newPage } from './support.mjs';
@@ -178,6 +178,28 @@ try {
   console.log(`repeat visits, median over ${PROFILES} browser profiles (first chart drawn): ` +
     `${byVisit(repeat.viewer)} (target <= 500 ms)`);
   console.log(`  ECharts alone: ${byVisit(repeat.alone)}`);
+  // The same through `infermeter view`, which keeps trunk's content-hashed files without
+  // revalidating them (collector/src/view.rs); built first, as scripts/demo.sh does.
+  const targetDir = process.env.CARGO_TARGET_DIR ?? join(homedir(), '.cache/infermeter/target');
+  const built = spawnSync('cargo', ['build', '--release', '--locked', '-q', '-p', 'infermeter'],
+    { stdio: 'inherit' }).status === 0;
+  const collector = built ? join(targetDir, 'release/infermeter') : null;
+  if (collector) {
+    const view = spawn(collector, ['view', resolve(distDir, SAMPLE), '--dist', distDir],
+      { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      let printed = '';
+      while (!/Viewer: \S+/.test(printed)) printed += String((await once(view.stdout, 'data'))[0]);
+      const url = printed.match(/Viewer: (\S+)/)[1];
+      const rounds = [];
+      for (let i = 0; i < PROFILES; i++) rounds.push(await visits(url));
+      console.log(`  through \`infermeter view\` (${collector}): ${byVisit(rounds)}`);
+    } finally {
+      view.kill();
+    }
+  } else {
+    console.log('  through `infermeter view`: skipped, `cargo build --release -p infermeter` failed');
+  }
 
   const { page } = await newPage(browser);
   await page.goto(`${server.url}?report=${encodeURIComponent(SAMPLE)}`);
