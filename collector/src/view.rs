@@ -7,8 +7,8 @@
 //! generated `/data/index.json` that replaces the one in `dist/`, so the landing page lists
 //! exactly these reports. The printed URL opens the first one and compares the rest.
 //!
-//! Caching: trunk names the app's files by a hash of their content, so browsers may keep those
-//! for good; everything else is revalidated on each load (a 304 when unchanged). Kept files keep
+//! Caching: trunk names the app's wasm, loader and CSS by a hash of their content, so browsers may
+//! keep those for good; everything else is revalidated on each load (a 304 when unchanged). Kept files keep
 //! the browser's compiled code of the wasm and scripts as well (V8's code cache), which takes a
 //! repeat visit's first chart from ~650 to ~400 ms on a two-core machine (`bench.mjs`).
 
@@ -139,20 +139,19 @@ async fn cache_policy(request: Request, next: Next) -> Response {
     response
 }
 
-/// Trunk's output names: `<name>-<16 hex digits>` before the first `.` or `_`, in the file's
-/// own name or a folder's (`snippets/<crate>-<hash>/…`). Reports are never treated as such, even
-/// when a file name happens to match.
+/// Trunk's output names: `<name>-<16 hex digits>` before the file name's first `.` or `_`, a hash
+/// of the content. Not a folder's: wasm-bindgen's `snippets/<crate>-<hash>/` keeps its name when
+/// the JS in it changes. Reports are never treated as such, even when a name happens to match.
 fn is_content_hashed(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or_default();
+    let stem = file.split(['.', '_']).next().unwrap_or_default();
     !path.starts_with("/data/")
-        && path.split('/').any(|segment| {
-            let stem = segment.split(['.', '_']).next().unwrap_or_default();
-            stem.rsplit_once('-').is_some_and(|(name, hash)| {
-                !name.is_empty()
-                    && hash.len() == 16
-                    && hash
-                        .bytes()
-                        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-            })
+        && stem.rsplit_once('-').is_some_and(|(name, hash)| {
+            !name.is_empty()
+                && hash.len() == 16
+                && hash
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
         })
 }
 
@@ -369,7 +368,6 @@ mod tests {
             "/infermeter-viewer-6c9c08ac11b32494.js",
             "/infermeter-viewer-6c9c08ac11b32494_bg.wasm",
             "/main-15b614877f96ca1a.css",
-            "/snippets/infermeter-viewer-88b118abb93188ee/public/infermeter-echarts.js",
         ] {
             assert!(is_content_hashed(kept), "{kept}");
         }
@@ -377,6 +375,8 @@ mod tests {
             "/",
             "/index.html",
             "/vendor/echarts.min.js",
+            // The folder's hash names the crate, not the file's content.
+            "/snippets/infermeter-viewer-88b118abb93188ee/public/infermeter-echarts.js",
             "/data/index.json",
             "/data/reports/1-run-0123456789abcdef.json",
             "/main-15B614877F96CA1A.css",
@@ -406,6 +406,8 @@ mod tests {
         for path in [
             "/",
             "/vendor/echarts.min.js",
+            // The folder's hash names the crate, not the file's content.
+            "/snippets/infermeter-viewer-88b118abb93188ee/public/infermeter-echarts.js",
             "/data/index.json",
             "/data/reports/1-a.json",
         ] {
