@@ -393,6 +393,9 @@ mod tests {
         fx.write("dist/app-0123456789abcdef_bg.wasm", "wasm");
         std::fs::create_dir_all(fx.dir.path().join("dist/vendor")).unwrap();
         fx.write("dist/vendor/echarts.min.js", "echarts");
+        std::fs::create_dir_all(fx.dir.path().join("dist/snippets/viewer-0123456789abcdef"))
+            .unwrap();
+        fx.write("dist/snippets/viewer-0123456789abcdef/glue.js", "glue");
         let report = serde_json::to_string(&report(None, true)).unwrap();
         let view = start(fx.args(vec![fx.write("a.json", &report)]))
             .await
@@ -406,8 +409,7 @@ mod tests {
         for path in [
             "/",
             "/vendor/echarts.min.js",
-            // The folder's hash names the crate, not the file's content.
-            "/snippets/infermeter-viewer-88b118abb93188ee/public/infermeter-echarts.js",
+            "/snippets/viewer-0123456789abcdef/glue.js",
             "/data/index.json",
             "/data/reports/1-a.json",
         ] {
