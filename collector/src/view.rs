@@ -7,10 +7,10 @@
 //! generated `/data/index.json` that replaces the one in `dist/`, so the landing page lists
 //! exactly these reports. The printed URL opens the first one and compares the rest.
 //!
-//! Caching: trunk names the app's wasm, loader and CSS by a hash of their content, so browsers may
-//! keep those for good; everything else is revalidated on each load (a 304 when unchanged). Kept files keep
-//! the browser's compiled code of the wasm and scripts as well (V8's code cache), which takes a
-//! repeat visit's first chart from ~650 to ~400 ms on a two-core machine (`bench.mjs`).
+//! Caching: trunk names the wasm and its JS loader by a hash of cargo's wasm, and the CSS by a
+//! hash of its content, so browsers may keep those for good; everything else is revalidated on
+//! each load (a 304 when unchanged). A returning browser then reuses its compiled ECharts (V8's
+//! code cache): its first chart comes ~1.6x sooner on a two-core machine (`bench.mjs`).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -139,9 +139,9 @@ async fn cache_policy(request: Request, next: Next) -> Response {
     response
 }
 
-/// Trunk's output names: `<name>-<16 hex digits>` before the file name's first `.` or `_`, a hash
-/// of the content. Not a folder's: wasm-bindgen's `snippets/<crate>-<hash>/` keeps its name when
-/// the JS in it changes. Reports are never treated as such, even when a name happens to match.
+/// Trunk's output names: `<name>-<16 hex digits>` before the file name's first `.` or `_`. Not a
+/// folder's: wasm-bindgen's `snippets/<crate>-<hash>/` keeps its name when the JS in it changes.
+/// Reports are never treated as such, even when a name happens to match.
 fn is_content_hashed(path: &str) -> bool {
     let file = path.rsplit('/').next().unwrap_or_default();
     let stem = file.split(['.', '_']).next().unwrap_or_default();
