@@ -45,12 +45,16 @@ function percentile(values, p) {
 }
 
 const fmt = (v) => `${v.toFixed(1)} ms`;
-const firstChartDrawn = (page) => page.evaluate(() =>
-  performance.getEntriesByName('infermeter:first-chart-drawn')[0].startTime);
+/// Waits for the page's first chart and returns when it was drawn (ms after navigation).
+async function firstChartDrawn(page) {
+  await page.waitForFunction(() => performance.getEntriesByName('infermeter:first-chart-drawn').length);
+  return page.evaluate(() => performance.getEntriesByName('infermeter:first-chart-drawn')[0].startTime);
+}
 
 /// Loads `url` VISITS times in one new browser profile: the first chart's time per visit. The
 /// files are revalidated each time (support.mjs), so later visits get 304s and V8's code cache
-/// of ECharts and the wasm, which V8 writes after a script has run (hence the pause).
+/// of the scripts, which V8 writes after a script has run (hence the pause). The wasm is not
+/// cached: V8 stores a module's code only once ~1 MB of it is optimised.
 async function visits(url) {
   const dir = mkdtempSync(join(tmpdir(), 'infermeter-bench-'));
   const profile = await launchProfile(dir);
@@ -59,7 +63,6 @@ async function visits(url) {
     for (let v = 0; v < VISITS; v++) {
       const page = await profile.newPage();
       await page.goto(url);
-      await page.waitForFunction(() => performance.getEntriesByName('infermeter:first-chart-drawn').length);
       times.push(await firstChartDrawn(page));
       await page.close();
       await new Promise((ok) => setTimeout(ok, 300));
@@ -138,9 +141,8 @@ try {
     const alone = (await newPage(browser)).page;
     await alone.addInitScript(recordLongFrames);
     await alone.goto(`${server.url}fixtures/browser/echarts-only.html`);
-    await alone.waitForFunction(() => performance.getEntriesByName('infermeter:first-chart-drawn').length);
-    floorFrames.push(await longFrameSplit(alone));
     floor.push(await firstChartDrawn(alone));
+    floorFrames.push(await longFrameSplit(alone));
     await alone.close();
   }
   // Every load is a new browser context (nothing cached); the first also pays the browser's
@@ -183,8 +185,8 @@ try {
   const targetDir = process.env.CARGO_TARGET_DIR ?? join(homedir(), '.cache/infermeter/target');
   const built = spawnSync('cargo', ['build', '--release', '--locked', '-q', '-p', 'infermeter'],
     { stdio: 'inherit' }).status === 0;
-  const collector = built ? join(targetDir, 'release/infermeter') : null;
-  if (collector) {
+  if (built) {
+    const collector = join(targetDir, 'release/infermeter');
     const view = spawn(collector, ['view', resolve(distDir, SAMPLE), '--dist', distDir],
       { stdio: ['ignore', 'pipe', 'inherit'] });
     try {

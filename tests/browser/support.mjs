@@ -61,6 +61,8 @@ export async function startServer(port = 0) {
   return { url, close: () => new Promise((ok) => server.close(ok)) };
 }
 
+const VIEWPORT = { width: 1280, height: 900 };
+
 const chromiumOptions = {
   executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
@@ -75,13 +77,13 @@ export function launchBrowser(options = {}) {
 /// Headless Debian chromium with a browser profile in `dir` (a browser context). Unlike
 /// `launchBrowser`'s contexts, which are off the record, it keeps V8's code cache between loads,
 /// as a reader's own browser does.
-export function launchProfile(dir, viewport = { width: 1280, height: 900 }) {
+export function launchProfile(dir, viewport = VIEWPORT) {
   return chromium.launchPersistentContext(dir, { ...chromiumOptions, viewport });
 }
 
 /// A page that records what must never happen: uncaught errors, wasm panics, dialogs
 /// (alert() from injected markup) and requests leaving 127.0.0.1.
-export async function newPage(browser, viewport = { width: 1280, height: 900 }) {
+export async function newPage(browser, viewport = VIEWPORT) {
   const page = await browser.newPage({ viewport });
   const problems = { pageErrors: [], panics: [], dialogs: [], external: [] };
   page.on('pageerror', (e) => problems.pageErrors.push(String(e)));
