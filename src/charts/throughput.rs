@@ -174,7 +174,7 @@ mod tests {
         assert!(rows.windows(2).all(|w| w[0].concurrency < w[1].concurrency));
     }
 
-    /// The sample's peak is Chatbot at 32 concurrent: 70.6 tok/s each, 40.93% efficiency.
+    /// The sample's peak is Chatbot at 32 concurrent: 70.6 tok/s each, 40.9% efficiency.
     #[test]
     fn summary_reads_the_peak_level_of_its_scenario() {
         let report = sample();
@@ -187,7 +187,7 @@ mod tests {
             "At peak throughput (32 concurrent, Chatbot), this configuration produces \
              approximately 8.1 million tokens per hour with a per-user decode speed of 70.6 \
              tok/s. Single-user performance reaches 172.5 tok/s, and scaling efficiency at 32 \
-             concurrent is 40.93%."
+             concurrent is 40.9%."
         );
     }
 }

@@ -2,17 +2,15 @@
 //! everywhere.
 
 /// `value` the way the reference reports print figures, trailing zeros dropped: one decimal
-/// from 100 up (172.5, 9774), two below 100 (11.2, 5.8), three significant digits below 1
-/// (0.189, 0.0466).
+/// from 100 up (172.5, 9774), three significant digits below (75.8, 11.2, 6.18, 0.189, 0.0466),
+/// so a table row or a sentence does not mix "75.76 ms" with "5.8 ms".
 pub fn format_number(value: f64) -> String {
     if !value.is_finite() {
         return value.to_string();
     }
     let magnitude = value.abs();
-    let decimals = if magnitude >= 100.0 {
+    let decimals = if magnitude >= 100.0 || magnitude == 0.0 {
         1
-    } else if magnitude >= 1.0 || magnitude == 0.0 {
-        2
     } else {
         (2 - magnitude.log10().floor() as i32).clamp(0, 6) as usize
     };
@@ -42,6 +40,11 @@ mod tests {
             (11.2, "11.2"),
             (8.0, "8"),
             (5.797, "5.8"),
+            (75.76, "75.8"),
+            (40.93, "40.9"),
+            (6.18, "6.18"),
+            (10.0, "10"),
+            (99.96, "100"),
             (0.189, "0.189"),
             (0.04662, "0.0466"),
             (0.0, "0"),
