@@ -243,6 +243,8 @@ pub fn chart_ids(sources: &[Source]) -> Vec<(String, String)> {
 }
 
 #[cfg(test)]
+mod single_edits;
+#[cfg(test)]
 pub(crate) mod test_support;
 
 #[cfg(test)]
