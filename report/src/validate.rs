@@ -31,6 +31,13 @@ pub fn validate(report: &Report) -> Vec<Problem> {
             "is empty; name the model measured".into(),
         );
     }
+    let model = &report.metadata.model;
+    for (path, value) in [
+        ("metadata.model.total_params_b", model.total_params_b),
+        ("metadata.model.active_params_b", model.active_params_b),
+    ] {
+        check_figure(path.into(), value, &mut push);
+    }
     let mut ids = BTreeSet::new();
     for (i, s) in report.scenarios.iter().enumerate() {
         if !ids.insert(s.id.as_str()) {
@@ -48,6 +55,17 @@ pub fn validate(report: &Report) -> Vec<Problem> {
     }
     for (si, series) in report.series.iter().enumerate() {
         let at = format!("series[{si}]");
+        // The viewer reads one series per scenario and mode (as the collector writes them): a
+        // second one would be silently ignored.
+        if let Some(first) = report.series[..si]
+            .iter()
+            .position(|s| s.scenario == series.scenario && s.mode == series.mode)
+        {
+            push(
+                at.clone(),
+                format!("repeats series[{first}]: same scenario and mode; merge their levels"),
+            );
+        }
         if !ids.contains(series.scenario.as_str()) {
             push(
                 format!("{at}.scenario"),
@@ -81,17 +99,24 @@ pub fn validate(report: &Report) -> Vec<Problem> {
     problems
 }
 
-fn check_level(at: &str, level: &Level, push: &mut impl FnMut(String, String)) {
-    for (name, value) in [
-        ("duration_s", level.duration_s),
-        ("system_output_tok_s", level.system_output_tok_s),
-    ] {
+/// An optional figure that, when present, must be a finite number and not negative.
+fn check_figure(path: String, value: Option<f64>, push: &mut impl FnMut(String, String)) {
+    if let Some(value) = value {
         if !value.is_finite() || value < 0.0 {
-            push(
-                format!("{at}.{name}"),
-                format!("{value} is not a non-negative number"),
-            );
+            push(path, format!("{value} is not a non-negative number"));
         }
+    }
+}
+
+fn check_level(at: &str, level: &Level, push: &mut impl FnMut(String, String)) {
+    let power = level.power.as_ref();
+    for (name, value) in [
+        ("duration_s", Some(level.duration_s)),
+        ("system_output_tok_s", Some(level.system_output_tok_s)),
+        ("power.mean_w", power.map(|p| p.mean_w)),
+        ("power.max_w", power.map(|p| p.max_w)),
+    ] {
+        check_figure(format!("{at}.{name}"), value, push);
     }
     let m = &level.metrics;
     let named = [

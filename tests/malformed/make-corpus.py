@@ -52,6 +52,9 @@ variant("negative-duration.json", lambda r: level(r).update(duration_s=-3))
 variant("levels-not-increasing.json",
         lambda r: r["series"][0]["levels"].reverse())
 variant("empty-model-id.json", lambda r: r["metadata"]["model"].update(id="  "))
+variant("negative-power.json", lambda r: level(r).update(
+    power={"mean_w": -250.0, "max_w": 300.0, "energy_j": 1.0, "source": "nvml", "samples": 4}))
+variant("repeated-series.json", lambda r: r["series"].append(copy.deepcopy(r["series"][0])))
 
 # Not malformed: the control that proves the error panel is about the input, not the page.
 with open(os.path.join(here, "../browser/fixtures/valid-small.json"), "w") as f:

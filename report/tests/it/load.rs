@@ -167,6 +167,44 @@ fn validation_problems_carry_paths() {
     assert!(problems[2].message.contains("\"missing\""));
 }
 
+/// Figures no measurement can produce, and a second series the viewer would silently skip, are
+/// refused with where they are.
+#[test]
+fn impossible_figures_and_repeated_series_are_refused() {
+    let mut report = sample();
+    report["metadata"]["model"]["active_params_b"] = json!(-3.0);
+    let level = &mut report["series"][0]["levels"][1];
+    level["power"] =
+        json!({"mean_w": -1.0, "max_w": 700.0, "energy_j": 5.0, "source": "nvml", "samples": 3});
+    let repeated = report["series"][0].clone();
+    report["series"].as_array_mut().unwrap().push(repeated);
+    let last = report["series"].as_array().unwrap().len() - 1;
+    let LoadError::Invalid(problems) = load(&report).unwrap_err() else {
+        panic!("expected validation problems");
+    };
+    let paths: Vec<&str> = problems.iter().map(|p| p.path.as_str()).collect();
+    let repeated_at = format!("series[{last}]");
+    assert_eq!(
+        paths,
+        [
+            "metadata.model.active_params_b",
+            "series[0].levels[1].power.mean_w",
+            repeated_at.as_str(),
+            // The repeated copy carries the same bad figures.
+            &format!("{repeated_at}.levels[1].power.mean_w"),
+        ]
+    );
+    let repeat = &problems[2].message;
+    assert!(repeat.starts_with("repeats series[0]"), "{repeat}");
+    assert!(
+        problems[0]
+            .message
+            .contains("-3 is not a non-negative number"),
+        "{}",
+        problems[0].message
+    );
+}
+
 #[test]
 fn files_that_are_not_reports() {
     assert!(matches!(
