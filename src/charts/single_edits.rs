@@ -22,7 +22,6 @@ const FIXTURE: &str = include_str!("../../tests/browser/fixtures/valid-small.jso
 enum Edit {
     Replace(Value),
     Remove,
-    Empty,
     DropFirst,
     RepeatFirst,
 }
@@ -37,7 +36,7 @@ fn edits_at(pointer: &str, node: &Value, out: &mut Vec<(String, Edit)>) {
         }
         Value::String(_) => add(Edit::Replace(Value::String(String::new()))),
         Value::Array(items) if !items.is_empty() => {
-            add(Edit::Empty);
+            add(Edit::Replace(Value::Array(Vec::new())));
             add(Edit::DropFirst);
             add(Edit::RepeatFirst);
         }
@@ -73,7 +72,6 @@ fn apply(document: &Value, pointer: &str, edit: &Edit) -> Value {
         .expect("the pointer came from this document");
     match edit {
         Edit::Replace(v) => *target = v.clone(),
-        Edit::Empty => *target = Value::Array(Vec::new()),
         Edit::DropFirst => {
             target.as_array_mut().unwrap().remove(0);
         }
@@ -185,7 +183,6 @@ fn describe(edit: &Edit) -> String {
     match edit {
         Edit::Replace(v) => format!("set to {v}"),
         Edit::Remove => "removed".into(),
-        Edit::Empty => "emptied".into(),
         Edit::DropFirst => "first element dropped".into(),
         Edit::RepeatFirst => "first element repeated".into(),
     }
