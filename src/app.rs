@@ -311,7 +311,7 @@ fn EmbeddedChart() -> impl IntoView {
                 />
             }
         }>
-            <div class="embed" data-testid="embed">
+            <main class="embed" data-testid="embed">
                 <h1 class="embed-title">{title.clone()}</h1>
                 <ChartView id=option_id.clone() label=title().unwrap_or_default() height=420
                     option={
@@ -327,7 +327,7 @@ fn EmbeddedChart() -> impl IntoView {
                         })).unwrap_or_default()
                     } />
                 <a class="embed-link" href=full_report target="_blank" rel="noopener">"Full report"</a>
-            </div>
+            </main>
         </Show>
     }
 }

@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-/// A visible, announced error. `source` names the input (URL or file name); `detail` is the
+/// A visible, announced error, headed as the page (it stands in for the report). `source` names the input (URL or file name); `detail` is the
 /// loader's message (with line, column or JSON path) and is shown as text, never as markup.
 #[component]
 pub fn ErrorPanel(
@@ -12,7 +12,7 @@ pub fn ErrorPanel(
 ) -> impl IntoView {
     view! {
         <section class="error-panel" data-testid="error-panel" role="alert">
-            <h2>{title}</h2>
+            <h1>{title}</h1>
             {source.map(|s| view! { <p class="error-source">"Input: " <code>{s}</code></p> })}
             <pre class="error-detail" data-testid="error-detail">{detail}</pre>
             <p class="error-hint">

@@ -14,7 +14,13 @@ export const BASE = '/viewer/';
 
 const require = createRequire(import.meta.url);
 const cache = process.env.INFERMETER_CACHE ?? join(homedir(), '.cache/infermeter');
-const { chromium } = require(join(cache, 'npm/node_modules/playwright-core'));
+const npmModules = join(cache, 'npm/node_modules');
+const { chromium } = require(join(npmModules, 'playwright-core'));
+
+/// Path of a file of an npm tool installed by scripts/setup.sh (tools/package.json).
+export function npmToolFile(path) {
+  return join(npmModules, path);
+}
 
 const types = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript',

@@ -5,7 +5,9 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { chartSettled, chartsDrawn, launchBrowser, newPage, pointPosition, startServer, urlMatches } from './support.mjs';
+import {
+  chartSettled, chartsDrawn, launchBrowser, newPage, npmToolFile, pointPosition, startServer, urlMatches,
+} from './support.mjs';
 
 const SAMPLE = 'data/reports/sample-synthetic.json';
 const SECTIONS = ['header', 'highlights', 'scenarios', 'glossary', 'fastest', 'scale-up',
@@ -40,6 +42,19 @@ function assertClean(problems) {
 /// The ECharts tooltip of chart `id` (its HTML lives inside the chart's host element).
 function tooltip(page, id) {
   return page.locator(`[data-chart-id="${id}"] .chart-canvas > div:not(:first-child)`);
+}
+
+/// Scrolls chart `id` into view, hovers its first data point and waits for the tooltip; returns
+/// the point (`pointPosition`).
+async function hoverFirstPoint(page, id) {
+  await page.locator(`[data-chart-id="${id}"]`).scrollIntoViewIfNeeded();
+  await chartSettled(page, id);
+  const point = await pointPosition(page, id, 0, 0);
+  // Approach the point the way a pointer does (ECharts throttles a single jump).
+  await page.mouse.move(point.x - 8, point.y - 8);
+  await page.mouse.move(point.x, point.y, { steps: 4 });
+  await tooltip(page, id).waitFor({ state: 'visible' });
+  return point;
 }
 
 /// Waits until the element with `id` starts in the upper half of the viewport.
@@ -198,14 +213,8 @@ describe('bundled report', () => {
     await page.goto(reportUrl(SAMPLE));
     await chartsDrawn(page);
     const id = 'fastest.decode';
-    await page.locator(`[data-chart-id="${id}"]`).scrollIntoViewIfNeeded();
-    await chartSettled(page, id);
-    const point = await pointPosition(page, id, 0, 0);
-    // Approach the point the way a pointer does (ECharts throttles a single jump).
-    await page.mouse.move(point.x - 8, point.y - 8);
-    await page.mouse.move(point.x, point.y, { steps: 4 });
+    const point = await hoverFirstPoint(page, id);
     const tip = tooltip(page, id);
-    await tip.waitFor({ state: 'visible' });
     // The value as measured in the report file (mean decode speed of the first scenario at
     // its lowest concurrency), to four significant digits: 172.49999999999994 reads 172.5.
     const report = JSON.parse(readFileSync(new URL(`../../${SAMPLE}`, import.meta.url), 'utf8'));
@@ -837,4 +846,39 @@ describe('controls', () => {
     assert.deepEqual(unlabelled, [], 'every control has a label');
     assertClean(problems);
   });
+});
+
+describe('accessibility', () => {
+  // axe-core's WCAG 2.1 A and AA rules and its best practices: names that match what a control
+  // shows, text contrast in both themes, headings and landmarks. Charts are canvases, which axe
+  // does not read; their tooltips are HTML and are checked while one is shown.
+  const AXE = readFileSync(npmToolFile('axe-core/axe.min.js'), 'utf8');
+  const RULES = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'];
+  const PAGES = [
+    ['the landing page', ''],
+    ['a report', `?report=${encodeURIComponent(SAMPLE)}`],
+    ['a report in the dark theme', `?report=${encodeURIComponent(SAMPLE)}&theme=dark`],
+    ['two reports compared', `?report=${encodeURIComponent(SAMPLE)}&compare=${encodeURIComponent(`data/${INDEX.reports[0].path}`)}`],
+    ['an embedded chart', `?report=${encodeURIComponent(SAMPLE)}&chart=fastest.decode`],
+    ['a malformed report', '?report=fixtures/malformed/truncated.json'],
+  ];
+  for (const [name, query] of PAGES) {
+    test(`${name} passes axe's WCAG 2.1 AA checks`, async () => {
+      const { page, problems } = await newPage(browser);
+      await page.goto(server.url + query);
+      if (query.includes('malformed')) await page.getByTestId('error-panel').waitFor();
+      else if (query) {
+        await chartsDrawn(page);
+        await hoverFirstPoint(page, 'fastest.decode');
+      } else await page.getByTestId('report-list').waitFor();
+      if (query.includes('theme=dark')) assert.equal(await page.locator('html').getAttribute('data-theme'), 'dark');
+      await page.addScriptTag({ content: AXE });
+      const violations = await page.evaluate(async (tags) => {
+        const result = await window.axe.run(document, { runOnly: { type: 'tag', values: tags } });
+        return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join('; ')})`);
+      }, RULES);
+      assert.deepEqual(violations, []);
+      assertClean(problems);
+    });
+  }
 });
