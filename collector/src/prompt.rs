@@ -960,7 +960,10 @@ pub(crate) mod tests {
         let PromptBody::Messages(m) = &p.body else {
             panic!("chat body")
         };
-        assert_eq!(builder.tokenizer.count_chat(m).await.unwrap(), Some(500));
+        // Counted apart from the builder's own path: the test tokenizer on the templated chat.
+        let local = Tokenizer::from_path(dir.path()).unwrap();
+        let rendered = chat_template(&json!(m));
+        assert_eq!(local.count_text(&rendered).await.unwrap(), 500);
     }
 
     /// llama.cpp answers vLLM's `/tokenize` shape with no tokens; that must not pass for it.

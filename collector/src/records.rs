@@ -79,6 +79,23 @@ pub fn read_records(path: &Path) -> Result<Vec<RequestRecord>, String> {
     Ok(records)
 }
 
+/// Where `--resume` sets aside the records of the level it measures again, beside the records
+/// file: `<report>.records.interrupted.jsonl`.
+pub fn interrupted_path(records: &Path) -> PathBuf {
+    let name = records.file_name().unwrap_or_default().to_string_lossy();
+    let stem = name.strip_suffix(".jsonl").unwrap_or(&name);
+    records.with_file_name(format!("{stem}.interrupted.jsonl"))
+}
+
+/// Appends `records` to the file at `path` (created if missing) and syncs it.
+pub fn append_records(path: &Path, records: &[RequestRecord]) -> std::io::Result<()> {
+    let writer = RecordWriter::open(path, true)?;
+    for r in records {
+        writer.write(r)?;
+    }
+    writer.sync()
+}
+
 /// Rewrites a records file keeping only `keep` (used by `--resume` to drop an unfinished level).
 pub fn rewrite_records(path: &Path, keep: &[RequestRecord]) -> std::io::Result<()> {
     let mut text = Vec::new();

@@ -698,16 +698,30 @@ fn new_report(
 /// Prepares a resumed run: the level that was running when the run stopped is measured again,
 /// so its records and figures are dropped. Returns the number of complete levels per series.
 fn resume(mut report: Report, records_path: &Path) -> anyhow::Result<(Report, DoneLevels)> {
-    let mut all = records::read_records(records_path).map_err(anyhow::Error::msg)?;
+    let all = records::read_records(records_path).map_err(anyhow::Error::msg)?;
     if let Some(last) = all.iter().rev().find(|r| !r.warmup).cloned() {
-        all.retain(|r| {
-            r.warmup
-                || !(r.scenario == last.scenario
-                    && r.mode == last.mode
-                    && r.concurrency == last.concurrency)
+        let (interrupted, kept): (Vec<_>, Vec<_>) = all.into_iter().partition(|r| {
+            !r.warmup
+                && r.scenario == last.scenario
+                && r.mode == last.mode
+                && r.concurrency == last.concurrency
         });
-        records::rewrite_records(records_path, &all)
+        // The interrupted level is measured again in one go; its first attempt's requests are
+        // set aside before the records file drops them, so nothing measured is lost.
+        let aside = records::interrupted_path(records_path);
+        records::append_records(&aside, &interrupted)
+            .with_context(|| format!("cannot write {}", aside.display()))?;
+        records::rewrite_records(records_path, &kept)
             .with_context(|| format!("cannot rewrite {}", records_path.display()))?;
+        report.warnings.push(format!(
+            "{} {} @{}: measured again after an interruption; the {} requests of the first \
+             attempt are kept in {}",
+            last.scenario,
+            last.mode.label(),
+            last.concurrency,
+            interrupted.len(),
+            aside.file_name().unwrap_or_default().to_string_lossy()
+        ));
         if let Some(series) = report
             .series
             .iter_mut()

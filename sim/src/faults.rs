@@ -189,9 +189,16 @@ mod tests {
             .filter(|i| p.for_request(*i) == Fault::Status(429))
             .count();
         assert!((800..1200).contains(&n429), "{n429}");
-        // Same seed, same draws.
-        let q = FaultPlan::parse(Some("status429=0.5"), 1).unwrap();
-        assert_eq!(p.for_request(77), q.for_request(77));
+        // Same seed, same draws (past the schedule); another seed, other draws.
+        let draws = |seed| {
+            let q = FaultPlan::parse(Some("status429=0.5"), seed).unwrap();
+            (5..2005).map(|i| q.for_request(i)).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            draws(1),
+            (5..2005).map(|i| p.for_request(i)).collect::<Vec<_>>()
+        );
+        assert_ne!(draws(1), draws(2));
     }
 
     #[test]

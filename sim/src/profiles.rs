@@ -347,14 +347,26 @@ mod tests {
         let set = ProfileSet::builtin();
         assert_eq!(set.gpu.len(), 7);
         assert_eq!(set.model.len(), 6);
+        let mut fit = 0;
         for m in set.model.keys() {
             for g in set.gpu.keys() {
                 match set.resolve(m, g, None) {
-                    Ok(p) => assert!(p.kv_capacity_blocks > 0, "{m} on {g}"),
+                    Ok(p) => {
+                        assert!(p.kv_capacity_blocks > 0, "{m} on {g}");
+                        fit += 1;
+                    }
                     Err(SimError::DoesNotFit { .. }) => {}
                     Err(e) => panic!("{m} on {g}: {e}"),
                 }
             }
+        }
+        // Every model fits some GPU, and most pairs fit.
+        assert!(fit > set.model.len() * set.gpu.len() / 2, "{fit} pairs fit");
+        for m in set.model.keys() {
+            assert!(
+                set.gpu.keys().any(|g| set.resolve(m, g, None).is_ok()),
+                "{m} fits no GPU"
+            );
         }
     }
 

@@ -125,15 +125,29 @@ mod tests {
     fn prefill_peaks_pick_the_fastest_context() {
         let report = sample();
         let peaks = with_sources(&report, |s| prefill_peaks(&s[0], Stat::Mean));
-        assert!(!peaks.is_empty());
-        with_sources(&report, |s| {
-            for peak in &peaks {
-                let (_, points) = context_points(&s[0], Metric::PrefillTokS, Stat::Mean)
-                    .into_iter()
-                    .find(|(c, _)| *c == peak.concurrency)
-                    .unwrap();
-                assert!(points.iter().all(|p| p.1 <= peak.tok_s));
-            }
-        });
+        // From the file itself: at each peak-mode concurrency, the scenario whose mean prefill
+        // speed is highest, with its input length.
+        let levels = peak_levels(&report);
+        assert_eq!(peaks.len(), levels.len());
+        for (peak, &c) in peaks.iter().zip(&levels) {
+            let (input_tokens, tok_s) = report
+                .series
+                .iter()
+                .filter(|s| s.mode == infermeter_report::LoadMode::Peak)
+                .filter_map(|s| {
+                    let level = s.levels.iter().find(|l| l.concurrency == c)?;
+                    let scenario = report.scenarios.iter().find(|x| x.id == s.scenario)?;
+                    Some((
+                        scenario.input_tokens,
+                        level.metrics.prefill_tok_s.as_ref()?.mean,
+                    ))
+                })
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+                .unwrap();
+            assert_eq!(
+                (peak.concurrency, peak.input_tokens, peak.tok_s),
+                (c, input_tokens, tok_s)
+            );
+        }
     }
 }

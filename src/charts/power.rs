@@ -115,9 +115,10 @@ mod tests {
     #[test]
     fn cost_follows_the_kwh_price() {
         let report = sample();
-        if !with_sources(&report, |s| has_power(&s[0])) {
-            return;
-        }
+        assert!(
+            with_sources(&report, |s| has_power(&s[0])),
+            "the sample has power"
+        );
         let cheap = with_sources(&report, |s| cost(s, &ViewState::default()));
         let dear_view = ViewState {
             usd_per_kwh: 0.20,

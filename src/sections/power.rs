@@ -118,6 +118,7 @@ pub fn PowerSection() -> impl IntoView {
 mod tests {
     use super::*;
     use crate::charts::test_support::*;
+    use infermeter_report::LoadMode;
 
     #[test]
     fn power_sentence_uses_the_price() {
@@ -127,6 +128,18 @@ mod tests {
             ..ViewState::default()
         };
         let text = with_sources(&report, |s| power_finding(s, &view)).unwrap();
-        assert!(text.contains("at $0.25/kWh"), "{text}");
+        // The highest mean draw of the peak-mode levels, in kW, times the price.
+        let watts = report
+            .series
+            .iter()
+            .filter(|s| s.mode == LoadMode::Peak)
+            .flat_map(|s| &s.levels)
+            .filter_map(|l| l.power.as_ref().map(|p| p.mean_w))
+            .fold(f64::NAN, f64::max);
+        let per_hour = format_number(watts / 1000.0 * 0.25);
+        assert!(
+            text.contains(&format!("${per_hour}/hour in electricity at $0.25/kWh")),
+            "{text} (expected ${per_hour}/hour)"
+        );
     }
 }

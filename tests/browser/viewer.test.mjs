@@ -71,13 +71,30 @@ async function firstSlider(page, kind) {
   return { slider, useCase: testid.slice(`slider-${kind}-`.length) };
 }
 
-/// Opens the sample report and moves its first TTFT slider to its lowest value, by keyboard.
+/// Polls `read` every 50 ms (up to 5 s) until it returns something other than `before`, and
+/// returns that: the page updates a moment after the input that changes it.
+async function changedFrom(before, read, what) {
+  for (let tries = 0; ; tries++) {
+    const now = await read();
+    if (JSON.stringify(now) !== JSON.stringify(before)) return now;
+    assert.ok(tries < 100, `${what} changes`);
+    await new Promise((ok) => setTimeout(ok, 50));
+  }
+}
+
+/// Opens the sample report and moves its first TTFT slider to its lowest value, by keyboard;
+/// returns once the capacity figure and the chart's threshold line show the new limit.
 async function sampleWithTtftAtMinimum(page) {
   await page.goto(reportUrl(SAMPLE));
   await chartsDrawn(page);
   const { slider, useCase } = await firstSlider(page, 'ttft');
+  const figure = () => page.getByTestId(`capacity-figure-${useCase}`).innerText();
+  const limits = () => drawnLimits(page.locator(`[data-chart-id="capacity.${useCase}"]`));
+  const [figureBefore, limitsBefore] = [await figure(), await limits()];
   await slider.focus();
   await page.keyboard.press('Home');
+  await changedFrom(figureBefore, figure, 'the capacity figure');
+  await changedFrom(limitsBefore, limits, 'the threshold line');
   return { slider, useCase };
 }
 
@@ -435,11 +452,7 @@ describe('bundled report', () => {
     const initial = await lines();
     await slider.focus();
     await page.keyboard.press('Home');
-    for (let tries = 0; (await lines()) === initial; tries++) {
-      assert.ok(tries < 100, 'the slider move redraws the threshold line');
-      await page.waitForTimeout(50);
-    }
-    const moved = await lines();
+    const moved = await changedFrom(initial, lines, 'the threshold line');
     await page.evaluate(() => window.runHeldIdleCallbacks());
     await page.waitForFunction(() => performance.getEntriesByName('infermeter:update-warmed').length);
     assert.equal(await lines(), moved);
@@ -481,10 +494,10 @@ describe('bundled report', () => {
     const { slider, useCase } = await sampleWithTtftAtMinimum(page);
     await page.getByTestId('stat-select').selectOption('p99');
     await page.getByTestId('theme-toggle').press('Enter');
-    const figure = await page.getByTestId(`capacity-figure-${useCase}`).innerText();
-    const sliderValue = await slider.inputValue();
     await urlMatches(page, /stat=p99/);
     await urlMatches(page, /theme=dark/);
+    const figure = await page.getByTestId(`capacity-figure-${useCase}`).innerText();
+    const sliderValue = await slider.inputValue();
     const url = page.url();
 
     const second = await newPage(browser);

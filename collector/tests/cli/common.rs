@@ -79,7 +79,13 @@ pub async fn infermeter(args: &[impl AsRef<OsStr>], envs: &[(&str, &str)]) -> Ou
 pub fn read_records(report: &Path) -> Vec<RequestRecord> {
     let mut name = report.file_name().unwrap().to_os_string();
     name.push(".records.jsonl");
-    let text = std::fs::read_to_string(report.with_file_name(name)).expect("records file");
+    read_jsonl(&report.with_file_name(name))
+}
+
+/// The records in a JSONL file, one per line.
+pub fn read_jsonl(path: &Path) -> Vec<RequestRecord> {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("records file {}: {e}", path.display()));
     text.lines()
         .map(|l| serde_json::from_str(l).expect("every line is a record"))
         .collect()

@@ -154,7 +154,10 @@ async fn refused_connections_are_connect_errors() {
     );
     let out = infermeter(&args, &[]).await;
     assert!(out.status.success(), "{}", text(&out));
-    for r in read_records(&report) {
+    let records = read_records(&report);
+    // The burst of three is attempted and recorded, not skipped.
+    assert_eq!(records.len(), 3, "{records:?}");
+    for r in records {
         assert!(
             matches!(&r.outcome, Outcome::Errored { kind, .. } if kind == "connect"),
             "{:?}",

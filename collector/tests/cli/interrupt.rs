@@ -99,13 +99,31 @@ async fn sigint_keeps_records_and_writes_a_partial_report() {
         .unwrap()
         .unwrap();
     assert_eq!(status.code(), Some(130));
+    // The first attempt's measured requests moved aside, whole; its warmups stay first.
     let resumed = read_records(&report);
-    let warmups = resumed.iter().filter(|r| r.warmup).count();
-    assert!(warmups >= 2, "the resumed run warmed up again");
+    let first_warmups: Vec<_> = records.iter().filter(|r| r.warmup).cloned().collect();
+    assert_eq!(resumed[..first_warmups.len()], first_warmups[..]);
     assert!(
-        resumed.len() > before - measured.len(),
-        "{} vs {before}",
+        resumed.iter().all(|r| !measured.contains(&r)),
+        "a first-attempt record is still counted"
+    );
+    assert!(
+        resumed.len() > first_warmups.len() + 1,
+        "the resumed run warmed up and measured: {} records, {before} before",
         resumed.len()
+    );
+    let aside = read_jsonl(&dir.join("report.json.records.interrupted.jsonl"));
+    assert_eq!(aside.iter().collect::<Vec<_>>(), measured);
+    let partial = load_report(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert!(
+        partial
+            .warnings
+            .iter()
+            .any(|w| w.contains("chatbot peak @1: measured again")
+                && w.contains(&format!("the {} requests", measured.len()))
+                && w.contains("report.json.records.interrupted.jsonl")),
+        "{:?}",
+        partial.warnings
     );
     sim.shutdown().await;
 }

@@ -55,34 +55,41 @@ async fn api_key_never_appears_in_outputs_or_logs() {
     .await;
     assert!(out.status.success(), "{}", text(&out));
     let records = read_records(&report);
+    // One warmup request and a burst of two, all answered.
+    assert_eq!(records.len(), 3, "{records:?}");
     assert!(records
         .iter()
         .all(|r| r.outcome == infermeter_report::Outcome::Ok));
     assert_no_key_in(&dir, &out, KEY);
 
-    // A wrong key from a file: requests fail with 401, and that key does not leak either.
+    // A key from a file: the right one is accepted, a wrong one gets 401 (so the file's key is
+    // what was sent, not none), and neither leaks.
     let wrong = "sk-wrong-key-7a7a7a";
-    let key_file = dir.join("key.txt");
-    std::fs::write(&key_file, format!("{wrong}\n")).unwrap();
-    let report2 = dir.join("report2.json");
-    let extra = [
-        "--model",
-        "Qwen/Qwen3-Coder-30B-A3B-Instruct",
-        "--api-key-file",
-        key_file.to_str().unwrap(),
-    ];
-    let args = run_args(&sim.base_url(), suite.to_str().unwrap(), &report2, &extra);
-    let out = infermeter(&args, &[("INFERMETER_LOG", "debug")]).await;
-    assert!(out.status.success(), "{}", text(&out));
-    std::fs::remove_file(&key_file).unwrap();
-    let records = read_records(&report2);
-    assert!(
-        records.iter().all(|r| matches!(
-            &r.outcome,
-            infermeter_report::Outcome::Errored { kind, .. } if kind == "http_401"
-        )),
-        "{records:?}"
-    );
-    assert_no_key_in(&dir, &out, wrong);
+    for (n, (key, accepted)) in [(KEY, true), (wrong, false)].into_iter().enumerate() {
+        let key_file = dir.join("key.txt");
+        std::fs::write(&key_file, format!("{key}\n")).unwrap();
+        let report = dir.join(format!("report-key-file-{n}.json"));
+        let extra = [
+            "--model",
+            "Qwen/Qwen3-Coder-30B-A3B-Instruct",
+            "--api-key-file",
+            key_file.to_str().unwrap(),
+        ];
+        let args = run_args(&sim.base_url(), suite.to_str().unwrap(), &report, &extra);
+        let out = infermeter(&args, &[("INFERMETER_LOG", "debug")]).await;
+        assert!(out.status.success(), "{}", text(&out));
+        std::fs::remove_file(&key_file).unwrap();
+        let records = read_records(&report);
+        assert_eq!(records.len(), 3, "{records:?}");
+        assert!(
+            records.iter().all(|r| match &r.outcome {
+                infermeter_report::Outcome::Ok => accepted,
+                infermeter_report::Outcome::Errored { kind, .. } => !accepted && kind == "http_401",
+                _ => false,
+            }),
+            "key accepted: {accepted}; {records:?}"
+        );
+        assert_no_key_in(&dir, &out, key);
+    }
     sim.shutdown().await;
 }
