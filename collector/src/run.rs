@@ -696,7 +696,8 @@ fn new_report(
 }
 
 /// Prepares a resumed run: the level that was running when the run stopped is measured again,
-/// so its records and figures are dropped. Returns the number of complete levels per series.
+/// so its figures are dropped and its records set aside. Returns the number of complete levels
+/// per series.
 fn resume(mut report: Report, records_path: &Path) -> anyhow::Result<(Report, DoneLevels)> {
     let all = records::read_records(records_path).map_err(anyhow::Error::msg)?;
     if let Some(last) = all.iter().rev().find(|r| !r.warmup).cloned() {

@@ -867,23 +867,26 @@ describe('accessibility', () => {
   // does not read; their tooltips are HTML and are checked while one is shown.
   const AXE = readFileSync(npmToolFile('axe-core/axe.min.js'), 'utf8');
   const RULES = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'];
+  // (page, its address, what to wait for before the check)
+  const listed = (page) => page.getByTestId('report-list').waitFor();
+  const hovered = async (page) => {
+    await chartsDrawn(page);
+    await hoverFirstPoint(page, 'fastest.decode');
+  };
+  const refused = (page) => page.getByTestId('error-panel').waitFor();
   const PAGES = [
-    ['the landing page', ''],
-    ['a report', `?report=${encodeURIComponent(SAMPLE)}`],
-    ['a report in the dark theme', `?report=${encodeURIComponent(SAMPLE)}&theme=dark`],
-    ['two reports compared', `?report=${encodeURIComponent(SAMPLE)}&compare=${encodeURIComponent(`data/${INDEX.reports[0].path}`)}`],
-    ['an embedded chart', `?report=${encodeURIComponent(SAMPLE)}&chart=fastest.decode`],
-    ['a malformed report', '?report=fixtures/malformed/truncated.json'],
+    ['the landing page', '', listed],
+    ['a report', `?report=${encodeURIComponent(SAMPLE)}`, hovered],
+    ['a report in the dark theme', `?report=${encodeURIComponent(SAMPLE)}&theme=dark`, hovered],
+    ['two reports compared', `?report=${encodeURIComponent(SAMPLE)}&compare=${encodeURIComponent(`data/${INDEX.reports[0].path}`)}`, hovered],
+    ['an embedded chart', `?report=${encodeURIComponent(SAMPLE)}&chart=fastest.decode`, hovered],
+    ['a malformed report', '?report=fixtures/malformed/truncated.json', refused],
   ];
-  for (const [name, query] of PAGES) {
+  for (const [name, query, ready] of PAGES) {
     test(`${name} passes axe's WCAG 2.1 AA checks`, async () => {
       const { page, problems } = await newPage(browser);
       await page.goto(server.url + query);
-      if (query.includes('malformed')) await page.getByTestId('error-panel').waitFor();
-      else if (query) {
-        await chartsDrawn(page);
-        await hoverFirstPoint(page, 'fastest.decode');
-      } else await page.getByTestId('report-list').waitFor();
+      await ready(page);
       if (query.includes('theme=dark')) assert.equal(await page.locator('html').getAttribute('data-theme'), 'dark');
       await page.addScriptTag({ content: AXE });
       const violations = await page.evaluate(async (tags) => {
