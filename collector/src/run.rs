@@ -343,7 +343,7 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<RunEnd> {
             )
             .await;
         }
-        let label = format!("{} {} @{}", scenario.id, mode.label(), planned.record_label);
+        let label = level_label(&scenario.id, mode, planned.record_label);
         progress.start_level(
             &label,
             match planned.load {
@@ -444,7 +444,7 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<RunEnd> {
         if interrupted {
             if has_data {
                 report.warnings.push(format!(
-                    "{label} was interrupted: its figures cover only the requests finished before the stop"
+                    "{label} {WAS_INTERRUPTED}: its figures cover only the requests finished before the stop"
                 ));
             }
             break;
@@ -695,12 +695,40 @@ fn new_report(
     }
 }
 
+/// How progress lines and warnings name a level, e.g. "chatbot peak @4" (`record_label`: the
+/// records' `concurrency`, a rate level's number for rate mode).
+fn level_label(scenario: &str, mode: LoadMode, record_label: u32) -> String {
+    format!("{scenario} {} @{record_label}", mode.label())
+}
+
+/// The warning that flags a level cut short by a stop follows its label with this.
+const WAS_INTERRUPTED: &str = "was interrupted";
+
+/// Whether the level of `record` is complete in a partial `report`: there, and not flagged as
+/// cut short. A level the run stopped in is flagged, or absent when the process died in it.
+fn level_is_complete(report: &Report, record: &RequestRecord) -> bool {
+    let flag = format!(
+        "{} {WAS_INTERRUPTED}",
+        level_label(&record.scenario, record.mode, record.concurrency)
+    );
+    let present = report
+        .series
+        .iter()
+        .find(|s| s.scenario == record.scenario && s.mode == record.mode)
+        .is_some_and(|s| match record.mode {
+            LoadMode::Rate => s.levels.len() >= record.concurrency as usize,
+            _ => s.levels.iter().any(|l| l.concurrency == record.concurrency),
+        });
+    present && !report.warnings.iter().any(|w| w.starts_with(&flag))
+}
+
 /// Prepares a resumed run: the level that was running when the run stopped is measured again,
-/// so its figures are dropped and its records set aside. Returns the number of complete levels
-/// per series.
+/// so its figures are dropped and its records set aside. (A run stopped between levels, or in a
+/// warmup, has no such level.) Returns the number of complete levels per series.
 fn resume(mut report: Report, records_path: &Path) -> anyhow::Result<(Report, DoneLevels)> {
     let all = records::read_records(records_path).map_err(anyhow::Error::msg)?;
-    if let Some(last) = all.iter().rev().find(|r| !r.warmup).cloned() {
+    let last = all.iter().rev().find(|r| !r.warmup).cloned();
+    if let Some(last) = last.filter(|r| !level_is_complete(&report, r)) {
         let (interrupted, kept): (Vec<_>, Vec<_>) = all.into_iter().partition(|r| {
             !r.warmup
                 && r.scenario == last.scenario
@@ -715,11 +743,9 @@ fn resume(mut report: Report, records_path: &Path) -> anyhow::Result<(Report, Do
         records::rewrite_records(records_path, &kept)
             .with_context(|| format!("cannot rewrite {}", records_path.display()))?;
         report.warnings.push(format!(
-            "{} {} @{}: measured again after an interruption; the {} requests of the first \
-             attempt are kept in {}",
-            last.scenario,
-            last.mode.label(),
-            last.concurrency,
+            "{}: measured again after an interruption; the {} requests of the first attempt \
+             are kept in {}",
+            level_label(&last.scenario, last.mode, last.concurrency),
             interrupted.len(),
             aside.file_name().unwrap_or_default().to_string_lossy()
         ));
@@ -736,7 +762,7 @@ fn resume(mut report: Report, records_path: &Path) -> anyhow::Result<(Report, Do
             }
         }
     }
-    report.warnings.retain(|w| !w.contains("was interrupted"));
+    report.warnings.retain(|w| !w.contains(WAS_INTERRUPTED));
     let done = report
         .series
         .iter()
@@ -765,5 +791,72 @@ mod tests {
         assert_eq!(levels.len(), 4 * 3);
         assert!(levels.iter().all(|l| l.load.mode() == LoadMode::Burst));
         assert_eq!(plan(&suite, &[]).len(), 4 * 6);
+    }
+
+    /// A real run (llama.cpp on CPU, shipped in data/) stopped after its last level,
+    /// cpu-1024 burst @8 (8 requests, the last in its records file), with `edit` applied to
+    /// its report; returns what `resume` leaves and sets aside.
+    fn resumed(edit: impl FnOnce(&mut Report)) -> (Report, DoneLevels, usize, Vec<RequestRecord>) {
+        // Read at run time: a build cache shared by checkouts can hold this binary built in
+        // another one.
+        let root = std::env::var("CARGO_MANIFEST_DIR").unwrap();
+        let data = format!("{root}/../data/reports/llama-cpu-tiny-llama");
+        let mut report = infermeter_report::load_report(
+            &std::fs::read_to_string(format!("{data}.json")).unwrap(),
+        )
+        .unwrap();
+        edit(&mut report);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report.json.records.jsonl");
+        std::fs::copy(format!("{data}.records.jsonl"), &path).unwrap();
+        let (report, done) = resume(report, &path).unwrap();
+        let kept = records::read_records(&path).unwrap().len();
+        let aside = dir.path().join("report.json.records.interrupted.jsonl");
+        let aside = if aside.exists() {
+            records::read_records(&aside).unwrap()
+        } else {
+            Vec::new()
+        };
+        (report, done, kept, aside)
+    }
+
+    fn done_in(done: &DoneLevels, scenario: &str, mode: LoadMode) -> usize {
+        done[&(scenario.to_string(), mode)]
+    }
+
+    #[test]
+    fn a_run_stopped_between_levels_keeps_every_level() {
+        let (report, done, kept, aside) = resumed(|_| {});
+        assert_eq!((kept, aside.len()), (69, 0));
+        assert_eq!(done_in(&done, "cpu-1024", LoadMode::Burst), 2);
+        assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    }
+
+    #[test]
+    fn a_level_cut_short_is_set_aside_and_measured_again() {
+        let flagged = |r: &mut Report| {
+            r.warnings.push(format!(
+                "cpu-1024 burst @8 {WAS_INTERRUPTED}: its figures cover only the requests finished before the stop"
+            ))
+        };
+        // The process died in the level: it never reached the report.
+        let died = |r: &mut Report| {
+            let series = r
+                .series
+                .iter_mut()
+                .find(|s| s.scenario == "cpu-1024" && s.mode == LoadMode::Burst);
+            series.unwrap().levels.retain(|l| l.concurrency != 8);
+        };
+        for edit in [&flagged as &dyn Fn(&mut Report), &died] {
+            let (report, done, kept, aside) = resumed(edit);
+            assert_eq!((kept, aside.len()), (61, 8));
+            assert!(aside
+                .iter()
+                .all(|r| r.scenario == "cpu-1024" && r.concurrency == 8));
+            assert_eq!(done_in(&done, "cpu-1024", LoadMode::Burst), 1);
+            assert_eq!(done_in(&done, "cpu-1024", LoadMode::Peak), 2);
+            assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+            assert!(report.warnings[0].starts_with("cpu-1024 burst @8: measured again"));
+        }
     }
 }
