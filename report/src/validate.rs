@@ -35,6 +35,10 @@ pub fn validate(report: &Report) -> Vec<Problem> {
     for (path, value) in [
         ("metadata.model.total_params_b", model.total_params_b),
         ("metadata.model.active_params_b", model.active_params_b),
+        (
+            "metadata.hardware.vram_gb",
+            report.metadata.hardware.vram_gb,
+        ),
     ] {
         check_figure(path.into(), value, &mut push);
     }

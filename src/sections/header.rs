@@ -2,7 +2,8 @@
 
 use infermeter_report::analysis::format::format_number;
 use infermeter_report::analysis::highlights::{highlights, Highlights, Located};
-use infermeter_report::{Report, RunStatus};
+use infermeter_report::analysis::{series_points, Metric};
+use infermeter_report::{LoadMode, Report, RunStatus, Stat};
 use leptos::prelude::*;
 
 use super::context;
@@ -38,7 +39,16 @@ fn yes_no(v: Option<bool>) -> String {
     }
 }
 
-/// (label, value) rows of the test-parameter list.
+/// Whether prompt caching was on; when off, what that means for TTFT, as the reports note it.
+fn caching(on: Option<bool>) -> String {
+    match on {
+        Some(false) => "No: every request's whole context was prefilled, so TTFT figures are worst cases (with caching, chats and agents that grow their context turn by turn prefill only the new tokens)".into(),
+        other => yes_no(other),
+    }
+}
+
+/// (label, value) rows of the header's facts after the model, GPU and scenarios: the model's
+/// organization, the GPUs' memory, then the test parameters.
 pub fn test_parameters(report: &Report) -> Vec<(&'static str, String)> {
     let md = &report.metadata;
     let t = &md.test;
@@ -46,11 +56,19 @@ pub fn test_parameters(report: &Report) -> Vec<(&'static str, String)> {
         Some(v) => format!("{} {v}", md.engine.name),
         None => md.engine.name.clone(),
     };
-    let mut rows = vec![
+    let mut rows = Vec::new();
+    // Who made the model and how much GPU memory it ran in, as the reports' headers state them.
+    if let Some(org) = &md.model.organization {
+        rows.push(("Organization", org.clone()));
+    }
+    if let Some(gb) = md.hardware.vram_gb {
+        rows.push(("VRAM", format!("{} GB", format_number(gb))));
+    }
+    rows.extend([
         ("Engine", engine),
-        ("Prompt caching", yes_no(t.prompt_caching)),
+        ("Prompt caching", caching(t.prompt_caching)),
         ("Speculative decoding", yes_no(t.speculative_decoding)),
-    ];
+    ]);
     if let Some(kv) = &t.kv_cache_dtype {
         rows.push(("KV cache", kv.clone()));
     }
@@ -135,6 +153,33 @@ pub fn cards(report: &Report, h: &Highlights) -> Vec<Card> {
         .iter()
         .filter_map(|(id, d)| d.map(|d| (id, d)))
         .max_by_key(|(_, d)| d.depth);
+    // Without burst runs there is no queue depth to report (not a failed one): the reports
+    // show the scaling efficiency of the peak-throughput scenario at its top level instead.
+    let has_burst = report.series.iter().any(|s| s.mode == LoadMode::Burst);
+    let scaling = h.max_system_tput.as_ref().filter(|_| !has_burst).map(|l| {
+        let series = report
+            .series
+            .iter()
+            .find(|s| s.scenario == l.scenario && s.mode == l.mode);
+        let top = series.and_then(|s| {
+            series_points(s, Metric::ScalingEfficiency, Stat::Mean)
+                .last()
+                .copied()
+        });
+        top.map_or_else(na, |(c, e)| {
+            (
+                format!(
+                    "{}%",
+                    format_number(Metric::ScalingEfficiency.to_display(e))
+                ),
+                format!(
+                    "{} at {}, vs ideal linear scaling",
+                    scenario_name(report, &l.scenario),
+                    position(XAxis::ConcurrentUsers, f64::from(c))
+                ),
+            )
+        })
+    });
     let (queue, queue_at) = match safest {
         // Worded as the queue-depth cards of "When to Scale Up" word it.
         Some((id, d)) => {
@@ -180,11 +225,19 @@ pub fn cards(report: &Report, h: &Highlights) -> Vec<Card> {
             value: ttft,
             context: ttft_at,
         },
-        Card {
-            testid: "highlight-safe-queue",
-            label: "Max Safe Queue",
-            value: queue,
-            context: queue_at,
+        match scaling {
+            Some((value, context)) => Card {
+                testid: "highlight-scaling",
+                label: "Scaling Efficiency",
+                value,
+                context,
+            },
+            None => Card {
+                testid: "highlight-safe-queue",
+                label: "Max Safe Queue",
+                value: queue,
+                context: queue_at,
+            },
         },
         Card {
             testid: "highlight-success-rate",
@@ -349,6 +402,23 @@ mod tests {
         assert!(super::cards(&report, &loose)[3].value.starts_with("≥ "));
     }
 
+    /// A report without burst runs has no queue depth, which is not a failed one: the card
+    /// gives the peak-throughput scenario's scaling efficiency at its top level instead.
+    #[test]
+    fn without_burst_runs_the_fourth_card_is_scaling_efficiency() {
+        let mut report = sample();
+        report.series.retain(|s| s.mode != LoadMode::Burst);
+        let card = &cards(&report, &highlights(&report, 3.0))[3];
+        assert_eq!(
+            (card.label, card.value.as_str(), card.context.as_str()),
+            (
+                "Scaling Efficiency",
+                "40.9%",
+                "Chatbot at 32 concurrent, vs ideal linear scaling"
+            )
+        );
+    }
+
     #[test]
     fn header_facts() {
         let report = sample();
@@ -357,7 +427,22 @@ mod tests {
             "35B MoE, 3B active params, FP8"
         );
         let params = test_parameters(&report);
-        assert!(params.contains(&("Prompt caching", "No".to_string())));
+        let caching = params.iter().find(|p| p.0 == "Prompt caching").unwrap();
+        assert!(
+            caching.1.starts_with("No: ") && caching.1.contains("worst cases"),
+            "{caching:?}"
+        );
+        let mut stated = report.clone();
+        stated.metadata.model.organization = Some("stepfun-ai".into());
+        stated.metadata.hardware.vram_gb = Some(191.25);
+        let params = test_parameters(&stated);
+        assert_eq!(
+            params[..2],
+            [
+                ("Organization", "stepfun-ai".to_string()),
+                ("VRAM", "191.2 GB".to_string())
+            ]
+        );
         assert!(params.contains(&("Speculative decoding", "No".to_string())));
         let mut untitled = report.clone();
         untitled.metadata.title = None;
