@@ -4,7 +4,8 @@ use infermeter_report::LoadMode;
 use leptos::prelude::*;
 
 use super::findings::{
-    band_at_max, itl_verdict, latency_range, scaling_at_max, speed_range, with_unit,
+    band_at_max, extremes, graded, itl_verdict, latency_range, scaling_at_max, speed_range,
+    with_unit,
 };
 use super::{context, read_sources, ChartBlock};
 use crate::charts::fastest::{decode, instant_itl_s, itl};
@@ -12,6 +13,7 @@ use crate::charts::plot::Plot;
 use crate::charts::{throughput, Source};
 use crate::state::ViewState;
 use infermeter_report::analysis::Metric;
+use infermeter_report::presets::{band_for_speed, band_for_ttft};
 
 /// Lowest and highest peak concurrency measured in any loaded report: the cursor's range.
 pub fn cursor_domain(sources: &[Source]) -> Option<(u32, u32)> {
@@ -68,7 +70,16 @@ pub fn cursor_rows(sources: &[Source], view: &ViewState) -> Vec<CursorRow> {
 }
 
 fn decode_finding(p: &Plot) -> Option<String> {
-    speed_range(p, "Per-user decode speed")
+    let range = speed_range(p, "Per-user decode speed")?;
+    let (slowest, fastest) = extremes(p)?;
+    Some(format!(
+        "{range} {}",
+        graded(
+            "How Fast Is This?",
+            band_for_speed(fastest.value),
+            band_for_speed(slowest.value)
+        )
+    ))
 }
 
 fn itl_finding(p: &Plot) -> Option<String> {
@@ -187,11 +198,16 @@ fn ttft_band_finding(p: &Plot) -> Option<String> {
     let worst = high.points.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
     let unit = &p.y[0].unit;
     Some(format!(
-        "Best TTFT is {} ({}), worst case {} ({}).",
+        "Best TTFT is {} ({}), worst case {} ({}). {}",
         with_unit(best.1, unit),
         super::findings::position(p.x, best.0),
         with_unit(worst.1, unit),
-        super::findings::position(p.x, worst.0)
+        super::findings::position(p.x, worst.0),
+        graded(
+            "How Responsive Is This?",
+            band_for_ttft(best.1),
+            band_for_ttft(worst.1)
+        )
     ))
 }
 
@@ -243,11 +259,24 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("single user"), "{text}");
+        // 172.5 tok/s at best (> 50: very fast), 13.2 at worst (< 15: slow).
+        assert!(
+            text.ends_with(
+                "By the How Fast Is This? scale, that is very fast at best and slow at worst."
+            ),
+            "{text}"
+        );
         let p = with_sources(&report, |s| itl(s, &ViewState::default()));
         assert!(itl_finding(&p).unwrap().contains("20 ms"));
         let p = with_sources(&report, |s| {
             crate::charts::fastest::ttft_range(s, &ViewState::default())
         });
-        assert!(ttft_band_finding(&p).unwrap().starts_with("Best TTFT is "));
+        let text = ttft_band_finding(&p).unwrap();
+        // 0.189 s at best (< 0.5 s: instant), 6.18 s at worst (5–10 s: slow).
+        assert_eq!(
+            text,
+            "Best TTFT is 0.189 s (single user), worst case 6.18 s (32 concurrent). By the How \
+             Responsive Is This? scale, that is instant at best and slow at worst."
+        );
     }
 }

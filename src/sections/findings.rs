@@ -3,6 +3,7 @@
 
 use infermeter_report::analysis::format::format_number;
 use infermeter_report::analysis::scaling::tokens_per_hour;
+use infermeter_report::presets::Band;
 
 use crate::charts::capacity::group_thousands;
 use crate::charts::plot::{LineKind, Plot, XAxis};
@@ -125,7 +126,7 @@ pub fn itl_verdict(plot: &Plot, instant_ms: f64) -> Option<String> {
 }
 
 /// "At 32 concurrent, scaling efficiency ranges from 41% (Chatbot) to 8% (Tool Calling
-/// Agentic)." read at the highest concurrency every line measured.
+/// Agentic)." read at the highest concurrency every line measured, with the reports' scale.
 pub fn scaling_at_max(plot: &Plot) -> Option<String> {
     let x = plot
         .lines
@@ -145,7 +146,8 @@ pub fn scaling_at_max(plot: &Plot) -> Option<String> {
     let best = at_x.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
     let worst = at_x.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
     Some(format!(
-        "At {}, scaling efficiency ranges from {} ({}) to {} ({}).",
+        "At {}, scaling efficiency ranges from {} ({}) to {} ({}). Above 90% is excellent; \
+         below 50% means the requests contend heavily for the GPU.",
         position(plot.x, x),
         with_unit(best.1, "%"),
         best.0,
@@ -183,6 +185,22 @@ pub fn best_worst(plot: &Plot, what: &str) -> Option<String> {
     ))
 }
 
+/// A range graded on one of the experience scales of "What Good Looks Like", as the reports
+/// grade their figures: "By the How Fast Is This? scale, that is very fast at best and slow at
+/// worst."
+pub fn graded(scale: &str, best: &Band, worst: &Band) -> String {
+    // ASCII names: `to_lowercase` would link Unicode case tables (~3 KB gzip).
+    let (best, worst) = (
+        best.name.to_ascii_lowercase(),
+        worst.name.to_ascii_lowercase(),
+    );
+    if best == worst {
+        format!("By the {scale} scale, that is {best} throughout.")
+    } else {
+        format!("By the {scale} scale, that is {best} at best and {worst} at worst.")
+    }
+}
+
 /// "Peak system throughput is 2961 tok/s (Chatbot, 24 concurrent), equivalent to
 /// ~10,659,600 tokens/hour."
 pub fn peak_throughput(plot: &Plot) -> Option<String> {
@@ -209,6 +227,17 @@ pub fn highest(plot: &Plot) -> Option<(Extreme, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use infermeter_report::presets::{band_for_itl, ITL_BANDS};
+
+    #[test]
+    fn a_range_within_one_band_is_graded_once() {
+        let good = band_for_itl(0.015);
+        assert_eq!(good, &ITL_BANDS[1]);
+        assert_eq!(
+            graded("How Smooth Is This?", good, good),
+            "By the How Smooth Is This? scale, that is good throughout."
+        );
+    }
     use crate::charts::plot::{Line, YAxis};
     use crate::theme::Theme;
 
@@ -271,7 +300,9 @@ mod tests {
         );
         assert_eq!(
             scaling_at_max(&eff).unwrap(),
-            "At 32 concurrent, scaling efficiency ranges from 41% (Chatbot) to 8% (Tool Calling Agentic)."
+            "At 32 concurrent, scaling efficiency ranges from 41% (Chatbot) to 8% (Tool Calling \
+             Agentic). Above 90% is excellent; below 50% means the requests contend heavily for \
+             the GPU."
         );
     }
 
