@@ -235,9 +235,10 @@ fn interpolate_limit(
 }
 
 impl Capacity {
-    /// One sentence in the reference reports' words, e.g. "Supports 7 concurrent requests
-    /// within accepted thresholds.", "Not viable even at a single request: TTFT 11.2 s exceeds
-    /// 8 s.", "Supports all 32 tested concurrent requests."
+    /// The verdict in the reference reports' words, e.g. "Supports 7 concurrent requests
+    /// within accepted thresholds. At 8 concurrent requests, TTFT 11.2 s exceeds 10 s.", "Not
+    /// viable even at a single request: TTFT 11.2 s exceeds 8 s.", "Supports all 32 tested
+    /// concurrent requests."
     pub fn verdict_sentence(&self) -> String {
         let Some(first) = self.rows.first() else {
             return "No levels were measured.".into();
@@ -284,6 +285,15 @@ impl Capacity {
             );
         }
         sentence.push('.');
+        // What sets the limit, as the reports name it: the first threshold the next level misses.
+        if let Some(breach) = self.first_breach {
+            let _ = write!(
+                sentence,
+                " At {} concurrent requests, {}.",
+                breach.concurrency,
+                breach.describe()
+            );
+        }
         sentence
     }
 }
@@ -331,7 +341,8 @@ mod tests {
         assert_eq!(breach.describe(), "TTFT 11 s exceeds 10 s");
         assert_eq!(
             cap.verdict_sentence(),
-            "Supports 7 concurrent requests within accepted thresholds (estimated between measured 4 and 8)."
+            "Supports 7 concurrent requests within accepted thresholds (estimated between measured \
+             4 and 8). At 8 concurrent requests, TTFT 11 s exceeds 10 s."
         );
     }
 
@@ -447,7 +458,8 @@ mod tests {
         );
         assert_eq!(
             cap.verdict_sentence(),
-            "Supports a single request within accepted thresholds."
+            "Supports a single request within accepted thresholds. At 3 concurrent requests, \
+             end-to-end latency 2.93 s exceeds 2 s."
         );
     }
 
