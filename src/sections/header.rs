@@ -134,53 +134,19 @@ fn located(report: &Report, l: &Located) -> String {
     )
 }
 
-/// The five highlight cards of the reports' header block.
-pub fn cards(report: &Report, h: &Highlights) -> Vec<Card> {
-    let na = || ("n/a".to_string(), "not measured".to_string());
-    let value = |l: &Option<Located>, unit: &str| {
-        l.as_ref().map_or_else(na, |l| {
-            (
-                format!("{} {unit}", format_number(l.value)),
-                located(report, l),
-            )
-        })
-    };
-    let (decode, decode_at) = value(&h.peak_decode, "tok/s");
-    let (tput, tput_at) = value(&h.max_system_tput, "tok/s");
-    let (ttft, ttft_at) = value(&h.best_ttft, "s");
+/// A card's value and context when the report has no figure for it.
+fn na() -> (String, String) {
+    ("n/a".to_string(), "not measured".to_string())
+}
+
+/// The deepest queue any scenario's burst runs keep within the TTFT limit.
+fn safe_queue_card(report: &Report, h: &Highlights) -> Card {
     let safest = h
         .max_safe_queue_depth
         .iter()
         .filter_map(|(id, d)| d.map(|d| (id, d)))
         .max_by_key(|(_, d)| d.depth);
-    // Without burst runs there is no queue depth to report (not a failed one): the reports
-    // show the scaling efficiency of the peak-throughput scenario at its top level instead.
-    let has_burst = report.series.iter().any(|s| s.mode == LoadMode::Burst);
-    let scaling = h.max_system_tput.as_ref().filter(|_| !has_burst).map(|l| {
-        let series = report
-            .series
-            .iter()
-            .find(|s| s.scenario == l.scenario && s.mode == l.mode);
-        let top = series.and_then(|s| {
-            series_points(s, Metric::ScalingEfficiency, Stat::Mean)
-                .last()
-                .copied()
-        });
-        top.map_or_else(na, |(c, e)| {
-            (
-                format!(
-                    "{}%",
-                    format_number(Metric::ScalingEfficiency.to_display(e))
-                ),
-                format!(
-                    "{} at {}, vs ideal linear scaling",
-                    scenario_name(report, &l.scenario),
-                    position(XAxis::ConcurrentUsers, f64::from(c))
-                ),
-            )
-        })
-    });
-    let (queue, queue_at) = match safest {
+    let (value, context) = match safest {
         // Worded as the queue-depth cards of "When to Scale Up" word it.
         Some((id, d)) => {
             let card = DepthCard {
@@ -198,6 +164,66 @@ pub fn cards(report: &Report, h: &Highlights) -> Vec<Card> {
             ),
         ),
         None => na(),
+    };
+    Card {
+        testid: "highlight-safe-queue",
+        label: "Max Safe Queue",
+        value,
+        context,
+    }
+}
+
+/// The peak-throughput scenario's scaling efficiency at its highest level.
+fn scaling_card(report: &Report, h: &Highlights) -> Card {
+    let top = h.max_system_tput.as_ref().and_then(|l| {
+        let series = report
+            .series
+            .iter()
+            .find(|s| s.scenario == l.scenario && s.mode == l.mode)?;
+        let top = *series_points(series, Metric::ScalingEfficiency, Stat::Mean).last()?;
+        Some((l, top))
+    });
+    let (value, context) = top.map_or_else(na, |(l, (c, e))| {
+        (
+            format!(
+                "{}%",
+                format_number(Metric::ScalingEfficiency.to_display(e))
+            ),
+            format!(
+                "{} at {}, vs ideal linear scaling",
+                scenario_name(report, &l.scenario),
+                position(XAxis::ConcurrentUsers, f64::from(c))
+            ),
+        )
+    });
+    Card {
+        testid: "highlight-scaling",
+        label: "Scaling Efficiency",
+        value,
+        context,
+    }
+}
+
+/// The five highlight cards of the reports' header block.
+pub fn cards(report: &Report, h: &Highlights) -> Vec<Card> {
+    let value = |l: &Option<Located>, unit: &str| {
+        l.as_ref().map_or_else(na, |l| {
+            (
+                format!("{} {unit}", format_number(l.value)),
+                located(report, l),
+            )
+        })
+    };
+    let (decode, decode_at) = value(&h.peak_decode, "tok/s");
+    let (tput, tput_at) = value(&h.max_system_tput, "tok/s");
+    let (ttft, ttft_at) = value(&h.best_ttft, "s");
+    // Without burst runs there is no queue depth to report (not a failed one): the reports
+    // show the scaling efficiency of the peak-throughput scenario at its top level instead.
+    let has_burst = report.series.iter().any(|s| s.mode == LoadMode::Burst);
+    let fourth = if has_burst {
+        safe_queue_card(report, h)
+    } else {
+        scaling_card(report, h)
     };
     let (success, success_of) = match h.success_rate {
         Some(r) => (
@@ -225,20 +251,7 @@ pub fn cards(report: &Report, h: &Highlights) -> Vec<Card> {
             value: ttft,
             context: ttft_at,
         },
-        match scaling {
-            Some((value, context)) => Card {
-                testid: "highlight-scaling",
-                label: "Scaling Efficiency",
-                value,
-                context,
-            },
-            None => Card {
-                testid: "highlight-safe-queue",
-                label: "Max Safe Queue",
-                value: queue,
-                context: queue_at,
-            },
-        },
+        fourth,
         Card {
             testid: "highlight-success-rate",
             label: "Success Rate",
