@@ -36,11 +36,13 @@ if ! wasm-bindgen --version 2>/dev/null | grep -q " $bindgen_version\$"; then
   cargo install wasm-bindgen-cli --version "$bindgen_version" --force
 fi
 
-if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
-  say "installing Debian chromium and chromium-driver"
+# zopfli writes the viewer's gzip copies (scripts/build-viewer.sh).
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null \
+  || ! command -v zopfli >/dev/null; then
+  say "installing Debian chromium, chromium-driver and zopfli"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq chromium chromium-driver >/dev/null
+  apt-get install -y -qq chromium chromium-driver zopfli >/dev/null
 fi
 
 # npm tools: reinstall only when tools/package.json changed.

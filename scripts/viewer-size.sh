@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
 # Prints what a browser downloads to show a report: the wasm, the JS (trunk's loader, the chart
-# glue and the ECharts bundle) and the CSS in dist/, raw and as the gzip files build-viewer.sh
-# writes beside them (and `infermeter view` serves), with their totals.
+# glue and the ECharts bundle) and the CSS in dist/: raw, as the gzip files build-viewer.sh
+# writes beside them with zopfli (what `infermeter view` and nginx gzip_static send), and at
+# gzip -9 (what a server compressing on the fly sends at best), with their totals.
 set -euo pipefail
 dist=${1:-$(cd "$(dirname "$0")/.." && pwd)/dist}
 total_raw=0
 total_gz=0
-printf '%-44s %10s %10s\n' file raw gzip
+total_gz9=0
+printf '%-44s %10s %10s %10s\n' file raw gzip 'gzip -9'
 while IFS= read -r f; do
   raw=$(wc -c <"$f")
-  if [ -f "$f.gz" ]; then gz=$(wc -c <"$f.gz"); else gz=$(gzip -9 -n -c "$f" | wc -c); fi
+  gz9=$(gzip -9 -n -c "$f" | wc -c)
+  if [ -f "$f.gz" ]; then gz=$(wc -c <"$f.gz"); else gz=$gz9; fi
   total_raw=$((total_raw + raw))
   total_gz=$((total_gz + gz))
-  printf '%-44s %10d %10d\n' "${f#"$dist"/}" "$raw" "$gz"
+  total_gz9=$((total_gz9 + gz9))
+  printf '%-44s %10d %10d %10d\n' "${f#"$dist"/}" "$raw" "$gz" "$gz9"
 done < <(find "$dist" -type f \( -name '*.wasm' -o -name '*.js' -o -name '*.css' \) | sort)
-printf "%-44s %10d %10d  (%s KB gzip; budget 500 KB)\n" total "$total_raw" "$total_gz" \
-  "$(awk -v b="$total_gz" 'BEGIN { printf "%.1f", b / 1024 }')"
+kb() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1024 }'; }
+printf "%-44s %10d %10d %10d  (%s KB gzip as served; budget 500 KB; %s KB at gzip -9)\n" total \
+  "$total_raw" "$total_gz" "$total_gz9" "$(kb "$total_gz")" "$(kb "$total_gz9")"

@@ -99,12 +99,13 @@ async function longFrameSplit(page) {
   });
 }
 
-// The gzip copies build-viewer.sh writes are what `infermeter view` serves; zlib when missing.
+// The gzip copies build-viewer.sh writes (zopfli) are what `infermeter view` serves; zlib -9
+// when missing.
 const gzipSize = (file) => existsSync(`${file}.gz`)
   ? statSync(`${file}.gz`).size : gzipSync(readFileSync(file), { level: 9 }).length;
 
 let total = 0;
-console.log('shipped files (gzip -9):');
+console.log('shipped files (gzip, as served):');
 for (const file of shipped(distDir)) {
   const gz = gzipSize(file);
   total += gz;
