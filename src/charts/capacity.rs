@@ -178,14 +178,23 @@ pub fn verdict(source: &Source, target: &CapacityTarget, view: &ViewState) -> Op
 /// The capacity figure, e.g. "7 concurrent requests", "≈ 12 concurrent requests" between
 /// measured levels, "1 request", or "Not recommended for this use case".
 pub fn figure_text(capacity: &Capacity) -> String {
+    capacity_words(capacity, " concurrent", " for this use case")
+}
+
+/// The figure on a use case's summary card: "7 requests", "≈ 12 requests", "Not recommended".
+pub fn card_text(capacity: &Capacity) -> String {
+    capacity_words(capacity, "", "")
+}
+
+fn capacity_words(capacity: &Capacity, kind: &str, use_case: &str) -> String {
     match capacity.estimate {
-        None => "Not recommended for this use case".into(),
+        None => format!("Not recommended{use_case}"),
         Some(e) => {
             let approx = if e.interpolated { "≈ " } else { "" };
             if e.concurrency == 1 {
                 format!("{approx}1 request")
             } else {
-                format!("{approx}{} concurrent requests", e.concurrency)
+                format!("{approx}{}{kind} requests", e.concurrency)
             }
         }
     }
@@ -383,6 +392,7 @@ mod tests {
                 };
                 let cap = verdict(&s[0], &target, &strict).unwrap();
                 assert_eq!(figure_text(&cap), "Not recommended for this use case");
+                assert_eq!(card_text(&cap), "Not recommended");
                 assert!(cap.verdict_sentence().starts_with("Not viable"));
                 let table = table(&s[0], &target, &cap, &strict);
                 assert_eq!(table.levels.len(), cap.rows.len());

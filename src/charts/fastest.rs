@@ -53,6 +53,11 @@ pub fn itl(sources: &[Source], view: &ViewState) -> Plot {
     p
 }
 
+/// TTFT per scenario: what the TTFT band's sentence reads (the band does not name scenarios).
+pub fn ttft(sources: &[Source], view: &ViewState) -> Plot {
+    per_scenario(sources, view, Metric::Ttft)
+}
+
 /// Scaling efficiency per scenario (%).
 pub fn scaling(sources: &[Source], view: &ViewState) -> Plot {
     per_scenario(sources, view, Metric::ScalingEfficiency)

@@ -136,6 +136,34 @@ pub fn summary(source: &Source, rows: &[ThroughputRow], stat: Stat) -> Option<St
     ))
 }
 
+/// One scenario's system throughput at the highest concurrency it measured: how throughput
+/// falls with context, as reference 003's table rows per context length show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioTop {
+    pub scenario: String,
+    pub concurrency: u32,
+    pub system_tok_s: f64,
+}
+
+/// Every scenario's [`ScenarioTop`], in the report's order (peak runs only).
+pub fn by_scenario(source: &Source, stat: Stat) -> Vec<ScenarioTop> {
+    let analysis = &source.analysis;
+    analysis
+        .report()
+        .scenarios
+        .iter()
+        .filter_map(|s| {
+            let points = analysis.points(&s.id, LoadMode::Peak, Metric::SystemOutputTokS, stat);
+            let &(concurrency, system_tok_s) = points.last()?;
+            Some(ScenarioTop {
+                scenario: s.name.clone(),
+                concurrency,
+                system_tok_s,
+            })
+        })
+        .collect()
+}
+
 fn condition_name(concurrency: u32, what: &str) -> String {
     if concurrency == 1 {
         "Single user".into()
@@ -172,6 +200,32 @@ mod tests {
             assert!((row.tokens_per_hour - row.system_tok_s * 3600.0).abs() < 1e-6);
         }
         assert!(rows.windows(2).all(|w| w[0].concurrency < w[1].concurrency));
+    }
+
+    /// The Step-3.7-Flash run's five contexts at 5 requests, from 194.4 tok/s at 1K down.
+    #[test]
+    fn by_scenario_reads_each_scenarios_top_level() {
+        let report: infermeter_report::Report = serde_json::from_str(include_str!(
+            "../../data/reports/sim-step-3.7-flash-2x-rtx-pro-6000.json"
+        ))
+        .unwrap();
+        let rows = with_sources(&report, |s| by_scenario(&s[0], Stat::Mean));
+        let names: Vec<&str> = rows.iter().map(|r| r.scenario.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "Code Completion (1K)",
+                "8K context",
+                "32K context",
+                "64K context",
+                "96K context"
+            ]
+        );
+        assert!(rows.iter().all(|r| r.concurrency == 5));
+        assert_eq!(format_number(rows[0].system_tok_s), "194.4");
+        assert!(rows
+            .windows(2)
+            .all(|w| w[0].system_tok_s > w[1].system_tok_s));
     }
 
     /// The sample's peak is Chatbot at 32 concurrent: 70.6 tok/s each, 40.9% efficiency.

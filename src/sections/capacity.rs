@@ -8,10 +8,11 @@ use leptos::prelude::*;
 use super::findings::context_label;
 use super::{context, read_sources_in, scoped_view, ChartBlock};
 use crate::charts::capacity::{
-    caption, figure_text, latency_limit_text, speed_limit_text, table, targets, verdict,
+    caption, card_text, figure_text, latency_limit_text, speed_limit_text, table, targets, verdict,
     CapacityTarget,
 };
 use crate::charts::plot::Plot;
+use crate::components::{HighlightCard, HighlightGrid};
 use crate::state::ThresholdKind;
 
 /// A threshold slider: which limit, its test-id key, label, display unit and range.
@@ -244,6 +245,36 @@ fn UseCaseBlock(target: CapacityTarget) -> impl IntoView {
     }
 }
 
+/// "1K in / 128 out": a use case's token profile on its summary card.
+fn token_profile(input_tokens: u32, output_tokens: u32) -> String {
+    let count = |n: u32| {
+        let label = context_label(f64::from(n));
+        label.strip_suffix(" tokens").unwrap_or(&label).to_string()
+    };
+    format!("{} in / {} out", count(input_tokens), count(output_tokens))
+}
+
+/// One use case's summary card, as reference 002 opens its capacity analysis with: the capacity
+/// under the current limits and the token profile. It reads only that use case's limits.
+#[component]
+fn CapacityCard(target: CapacityTarget) -> impl IntoView {
+    let ctx = context();
+    let view = scoped_view(ctx, Some(&target.id));
+    let label = format!("{} Capacity", target.name);
+    let profile = token_profile(target.input_tokens, target.output_tokens);
+    let testid = format!("capacity-card-{}", target.id);
+    let figure = Memo::new(move |_| {
+        read_sources_in(ctx, view, |sources, view| {
+            Some(card_text(&verdict(sources.first()?, &target, view)?))
+        })
+    });
+    move || {
+        figure.get().map(|value| {
+            view! { <HighlightCard value label=label.clone() context=profile.clone() testid=testid.clone() /> }
+        })
+    }
+}
+
 /// One use case's row of the guidance table. It reads only that use case's limits, so a slider
 /// redraws one row, not the table.
 #[component]
@@ -301,6 +332,9 @@ pub fn CapacitySection() -> impl IntoView {
             <p class="muted">"The limits shown are conservative. Beyond these points the system keeps working with slower responses that may still suit your use case."</p>
             <h2>"Capacity Analysis"</h2>
             <p>"How many concurrent requests can this configuration handle for different workloads? Each chart shows performance as concurrency increases for one workload. Dashed lines are quality thresholds; move the sliders to try your own. The capacity limit is the tested or estimated point where the first threshold is reached."</p>
+            <HighlightGrid>
+                {move || all().into_iter().map(|target| view! { <CapacityCard target /> }).collect_view()}
+            </HighlightGrid>
             {move || all().into_iter().map(|target| view! { <UseCaseBlock target /> }).collect_view()}
         </section>
     }
@@ -309,6 +343,13 @@ pub fn CapacitySection() -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn token_profiles_read_like_the_reports() {
+        assert_eq!(token_profile(1024, 128), "1K in / 128 out");
+        assert_eq!(token_profile(16384, 2048), "16K in / 2K out");
+        assert_eq!(token_profile(1500, 64), "1,500 in / 64 out");
+    }
 
     #[test]
     fn use_case_headings_name_the_context() {

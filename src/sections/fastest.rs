@@ -4,11 +4,11 @@ use infermeter_report::LoadMode;
 use leptos::prelude::*;
 
 use super::findings::{
-    band_at_max, extremes, graded, itl_verdict, latency_range, scaling_at_max, speed_range,
-    with_unit,
+    band_at_max, best_worst, extremes, graded, itl_verdict, latency_range, scaling_at_max,
+    speed_range, with_unit,
 };
 use super::{context, read_sources, ChartBlock};
-use crate::charts::fastest::{decode, instant_itl_s, itl};
+use crate::charts::fastest::{decode, instant_itl_s, itl, ttft};
 use crate::charts::plot::Plot;
 use crate::charts::{throughput, Source};
 use crate::state::ViewState;
@@ -179,34 +179,22 @@ pub fn FastestSection() -> impl IntoView {
             <ChartBlock id="fastest.ttft_range" title="TTFT Range"
                 intro="How long users wait before the first token appears. TTFT is dominated by the prefill phase: longer contexts mean longer prefill times, especially under concurrency."
                 caption="TTFT range across scenarios at each concurrent-user level."
-                finding=ttft_band_finding />
+                finding=ttft_band_finding finding_from=ttft />
         </section>
     }
 }
 
-/// The TTFT band's sentence reads the per-scenario lines (best and worst with where).
+/// The TTFT band's sentence, read from the per-scenario TTFT lines (best and worst with their
+/// scenario), graded, with the industry references the reports give.
 fn ttft_band_finding(p: &Plot) -> Option<String> {
-    let low = p
-        .lines
-        .iter()
-        .find(|l| l.kind == crate::charts::plot::LineKind::BandLower)?;
-    let high = p
-        .lines
-        .iter()
-        .find(|l| l.kind == crate::charts::plot::LineKind::BandUpper)?;
-    let best = low.points.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
-    let worst = high.points.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
-    let unit = &p.y[0].unit;
+    let (best, worst) = extremes(p)?;
     Some(format!(
-        "Best TTFT is {} ({}), worst case {} ({}). {}",
-        with_unit(best.1, unit),
-        super::findings::position(p.x, best.0),
-        with_unit(worst.1, unit),
-        super::findings::position(p.x, worst.0),
+        "{} {} Industry references: ~50 ms at 1K context, ~2 s at 32K, ~18 s at 128K on top hardware.",
+        best_worst(p, "TTFT")?,
         graded(
             "How Responsive Is This?",
-            band_for_ttft(best.1),
-            band_for_ttft(worst.1)
+            band_for_ttft(best.value),
+            band_for_ttft(worst.value)
         )
     ))
 }
@@ -268,15 +256,15 @@ mod tests {
         );
         let p = with_sources(&report, |s| itl(s, &ViewState::default()));
         assert!(itl_finding(&p).unwrap().contains("20 ms"));
-        let p = with_sources(&report, |s| {
-            crate::charts::fastest::ttft_range(s, &ViewState::default())
-        });
+        let p = with_sources(&report, |s| ttft(s, &ViewState::default()));
         let text = ttft_band_finding(&p).unwrap();
         // 0.189 s at best (< 0.5 s: instant), 6.18 s at worst (5–10 s: slow).
         assert_eq!(
             text,
-            "Best TTFT is 0.189 s (single user), worst case 6.18 s (32 concurrent). By the How \
-             Responsive Is This? scale, that is instant at best and slow at worst."
+            "Best TTFT is 0.189 s (Chatbot, single user), worst case 6.18 s (Tool Calling \
+             Agentic, 32 concurrent). By the How Responsive Is This? scale, that is instant at \
+             best and slow at worst. Industry references: ~50 ms at 1K context, ~2 s at 32K, \
+             ~18 s at 128K on top hardware."
         );
     }
 }

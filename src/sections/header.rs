@@ -1,13 +1,15 @@
 //! Report header (what was measured, on what, how) and the highlight cards.
 
 use infermeter_report::analysis::format::format_number;
-use infermeter_report::analysis::highlights::{highlights, Highlights, Located};
+use infermeter_report::analysis::highlights::{
+    highlights, single_user_across_context, throughput_growth, Highlights, Located,
+};
 use infermeter_report::analysis::{series_points, Metric};
 use infermeter_report::{LoadMode, Report, RunStatus, Stat};
 use leptos::prelude::*;
 
 use super::context;
-use super::findings::position;
+use super::findings::{context_label, position, with_unit};
 use crate::charts::plot::XAxis;
 use crate::charts::scale_up::DepthCard;
 use crate::components::{HighlightCard, HighlightGrid};
@@ -261,6 +263,44 @@ pub fn cards(report: &Report, h: &Highlights) -> Vec<Card> {
     ]
 }
 
+/// The key findings the highlight cards do not state, as reference 003 lists them: single-user
+/// TTFT and generation speed from the shortest to the longest context, and how much system
+/// throughput grows with concurrency. (label, text) rows; those the report lacks are left out.
+pub fn key_findings(report: &Report) -> Vec<(&'static str, String)> {
+    let span = |metric: Metric| {
+        let s = single_user_across_context(report, metric)?;
+        let at = |(tokens, value): (u32, f64)| {
+            format!(
+                "{} ({} context)",
+                with_unit(metric.to_display(value), metric.unit()),
+                context_label(f64::from(tokens))
+            )
+        };
+        Some(if s.shortest.0 == s.longest.0 {
+            at(s.shortest)
+        } else {
+            format!("{} → {}", at(s.shortest), at(s.longest))
+        })
+    };
+    let growth = throughput_growth(report).map(|g| {
+        format!(
+            "{:.1}× from {} to {} concurrent requests ({})",
+            g.factor,
+            g.from,
+            g.to,
+            scenario_name(report, &g.scenario)
+        )
+    });
+    [
+        ("TTFT, single request", span(Metric::Ttft)),
+        ("Generation speed, single request", span(Metric::DecodeTokS)),
+        ("Throughput scaling", growth),
+    ]
+    .into_iter()
+    .filter_map(|(label, text)| Some((label, text?)))
+    .collect()
+}
+
 #[component]
 pub fn HeaderSection() -> impl IntoView {
     let ctx = context();
@@ -337,22 +377,34 @@ const FOLD_WARNINGS_ABOVE: usize = 3;
 #[component]
 pub fn HighlightsSection() -> impl IntoView {
     let ctx = context();
-    let cards = move || {
+    let figures = Memo::new(move |_| {
         let ttft = ctx.view.with(|v| v.queue_ttft_s);
         ctx.reports.with(|r| {
             r.first()
-                .map(|report| cards(report, &highlights(report, ttft)))
+                .map(|report| {
+                    let h = highlights(report, ttft);
+                    (cards(report, &h), key_findings(report))
+                })
                 .unwrap_or_default()
         })
-    };
+    });
     view! {
         <section class="highlights" data-testid="section-highlights">
             <h2 class="visually-hidden">"Highlights"</h2>
             <HighlightGrid>
-                {move || cards().into_iter().map(|c| view! {
+                {move || figures.get().0.into_iter().map(|c| view! {
                     <HighlightCard value=c.value label=c.label context=c.context testid=c.testid />
                 }).collect_view()}
             </HighlightGrid>
+            <table class="data-table key-findings" data-testid="key-findings">
+                <caption>"Key findings"</caption>
+                <tbody>
+                    {move || figures.get().1.into_iter().map(|(label, text)| view! {
+                        <tr><th scope="row">{label}</th><td>{text}</td></tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+            <p class="muted">"\u{201c}Concurrent requests\u{201d} throughout are requests in flight at once. In applications where people pause between messages (chat, coding assistants), each request slot typically serves 4–5 active users."</p>
         </section>
     }
 }
@@ -430,6 +482,44 @@ mod tests {
                 "Chatbot at 32 concurrent, vs ideal linear scaling"
             )
         );
+    }
+
+    /// The Step-3.7-Flash run's key findings, as reference 003 states its own.
+    #[test]
+    fn key_findings_span_contexts_and_concurrency() {
+        let report: Report = serde_json::from_str(include_str!(
+            "../../data/reports/sim-step-3.7-flash-2x-rtx-pro-6000.json"
+        ))
+        .unwrap();
+        let rows = key_findings(&report);
+        assert_eq!(
+            rows,
+            [
+                (
+                    "TTFT, single request",
+                    "0.353 s (1K context) → 35.3 s (96K context)".to_string()
+                ),
+                (
+                    "Generation speed, single request",
+                    "95 tok/s (1K context) → 88 tok/s (96K context)".to_string()
+                ),
+                (
+                    "Throughput scaling",
+                    "2.6× from 1 to 5 concurrent requests (Code Completion (1K))".to_string()
+                ),
+            ]
+        );
+        // One scenario: no arrow; one level: no growth.
+        let mut single = sample();
+        single.scenarios.truncate(1);
+        let kept = single.scenarios[0].id.clone();
+        single.series.retain(|s| s.scenario == kept);
+        for s in &mut single.series {
+            s.levels.truncate(1);
+        }
+        let rows = key_findings(&single);
+        assert_eq!(rows.len(), 2);
+        assert!(!rows[0].1.contains('→'), "{rows:?}");
     }
 
     #[test]

@@ -120,12 +120,21 @@ pub fn ChartBlock(
     #[prop(into)] caption: String,
     /// The finding sentence(s) read from the plot.
     finding: fn(&Plot) -> Option<String>,
+    /// Another plot for the finding to read, when the chart's own lacks what it names (a band
+    /// across scenarios does not say which scenario an edge comes from).
+    #[prop(optional)]
+    finding_from: Option<fn(&[Source], &ViewState) -> Plot>,
 ) -> impl IntoView {
     let ctx = context();
+    let view = scoped_view(ctx, id.strip_prefix("capacity."));
     let plot = {
         let id = id.clone();
-        let view = scoped_view(ctx, id.strip_prefix("capacity."));
         Memo::new(move |_| read_sources_in(ctx, view, |s, v| plot_by_id(&id, s, v)))
+    };
+    let finding_plot = finding_from.map(|f| Memo::new(move |_| read_sources_in(ctx, view, f)));
+    let finding_text = move || match finding_plot {
+        Some(other) => other.with(finding),
+        None => plot.with(|p| p.as_ref().and_then(finding)),
     };
     let has_data = move || plot.with(|p| p.as_ref().is_some_and(|p| !p.is_empty()));
     let chart_id = id.clone();
@@ -143,7 +152,7 @@ pub fn ChartBlock(
                     csv=move || plot.with(|p| p.as_ref().map(Plot::to_csv)).unwrap_or_default() />
                 <p class="caption">{caption.clone()}</p>
                 <p class="finding" data-testid="finding">
-                    {move || plot.with(|p| p.as_ref().and_then(finding))}
+                    {finding_text}
                 </p>
             </Show>
         </div>

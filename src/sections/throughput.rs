@@ -1,12 +1,13 @@
 //! System throughput: chart, table (single user, mid, max concurrency) and tokens per hour.
 
 use infermeter_report::analysis::format::format_number;
+use infermeter_report::analysis::scaling::tokens_per_hour;
 use leptos::prelude::*;
 
 use super::findings::peak_throughput;
 use super::{context, read_sources, ChartBlock};
 use crate::charts::capacity::group_thousands;
-use crate::charts::throughput::{summary, table};
+use crate::charts::throughput::{by_scenario, summary, table};
 
 #[component]
 pub fn ThroughputSection() -> impl IntoView {
@@ -18,7 +19,12 @@ pub fn ThroughputSection() -> impl IntoView {
                 .map(|s| {
                     let rows = table(s, view.stat);
                     let summary = summary(s, &rows, view.stat);
-                    (s.label.to_string(), rows, summary)
+                    (
+                        s.label.to_string(),
+                        rows,
+                        summary,
+                        by_scenario(s, view.stat),
+                    )
                 })
                 .collect::<Vec<_>>()
         })
@@ -31,7 +37,9 @@ pub fn ThroughputSection() -> impl IntoView {
                 intro="Aggregate token generation across all concurrent requests. Measures output tokens only; prompt tokens processed during prefill are excluded."
                 caption="Aggregate system decode throughput (tok/s) at each concurrency level, one line per scenario."
                 finding=peak_throughput />
-            {move || tables().into_iter().map(|(label, rows, summary)| view! {
+            {move || tables().into_iter().map(|(label, rows, summary, scenarios)| {
+                let scenarios_label = label.clone();
+                view! {
                 <div class="table-scroll"><table class="data-table" data-testid="throughput-table">
                     {comparing().then(|| view! { <caption>{label}</caption> })}
                     <thead><tr>
@@ -52,7 +60,28 @@ pub fn ThroughputSection() -> impl IntoView {
                     </tbody>
                 </table></div>
                 {summary.map(|text| view! { <p class="finding" data-testid="throughput-summary">{text}</p> })}
-            }).collect_view()}
+                {(scenarios.len() > 1).then(|| view! {
+                    <div class="table-scroll"><table class="data-table" data-testid="throughput-by-scenario">
+                        <caption>"Each scenario at its highest measured concurrency" {comparing().then(|| format!(" ({})", scenarios_label))}</caption>
+                        <thead><tr>
+                            <th scope="col">"Scenario"</th>
+                            <th scope="col">"Concurrent requests"</th>
+                            <th scope="col">"System Throughput (tok/s)"</th>
+                            <th scope="col">"Tokens/Hour"</th>
+                        </tr></thead>
+                        <tbody>
+                            {scenarios.into_iter().map(|r| view! {
+                                <tr>
+                                    <th scope="row">{r.scenario}</th>
+                                    <td>{r.concurrency}</td>
+                                    <td>{format_number(r.system_tok_s)}</td>
+                                    <td>{group_thousands(tokens_per_hour(r.system_tok_s).round() as u32)}</td>
+                                </tr>
+                            }).collect_view()}
+                        </tbody>
+                    </table></div>
+                })}
+            }}).collect_view()}
         </section>
     }
 }

@@ -187,6 +187,19 @@ describe('bundled report', () => {
     // The throughput section's closing sentence, as in the reports.
     assert.match(await page.getByTestId('throughput-summary').innerText(),
       /^At peak throughput \(\d+ concurrent, .+\), this configuration produces approximately [\d.]+ million tokens per hour/);
+    // The key findings (reference 003), one row per scenario at its top level, one capacity
+    // card per use case (reference 002).
+    assert.deepEqual(await page.getByTestId('key-findings').locator('tbody tr').allInnerTexts(), [
+      'TTFT, single request\t0.189 s (1K context) → 1.85 s (32K context)',
+      'Generation speed, single request\t172.5 tok/s (1K context) → 165 tok/s (32K context)',
+      'Throughput scaling\t13.1× from 1 to 32 concurrent requests (Chatbot)',
+    ]);
+    const scenarios = await page.getByTestId('throughput-by-scenario').locator('tbody tr').count();
+    assert.equal(scenarios, 4);
+    const useCases = await page.locator('[data-testid^="use-case-"]').count();
+    const cards = page.locator('[data-testid^="capacity-card-"]');
+    assert.equal(await cards.count(), useCases);
+    assert.match(await cards.first().innerText(), /^((≈ )?\d+ requests?|Not recommended)\n.+ Capacity\n\S+ in \/ \S+ out$/);
     assertClean(problems);
   });
 
@@ -383,6 +396,8 @@ describe('bundled report', () => {
     const { slider, useCase } = await firstSlider(page, 'ttft');
     const figure = page.getByTestId(`capacity-figure-${useCase}`);
     const before = await figure.innerText();
+    const card = page.getByTestId(`capacity-card-${useCase}`).locator('.highlight-value');
+    const cardBefore = await card.innerText();
     // Screen readers announce the new figure: it sits in a polite live region, which must be
     // the same element after the change (a replaced region is not announced).
     const region = await figure.evaluateHandle((el) => el.closest('[aria-live="polite"]'));
@@ -392,6 +407,8 @@ describe('bundled report', () => {
     await page.waitForFunction(([sel, old]) => document.querySelector(sel)?.innerText !== old,
       [`[data-testid="capacity-figure-${useCase}"]`, before]);
     assert.notEqual(await figure.innerText(), before);
+    // The use case's summary card follows the same limit.
+    assert.notEqual(await card.innerText(), cardBefore);
     assert.ok(await region.evaluate((el, sel) => el.isConnected && el.contains(document.querySelector(sel)),
       `[data-testid="capacity-figure-${useCase}"]`), 'the live region was updated in place');
     await urlMatches(page, new RegExp(`uc\\.${useCase}\\.ttft=`));

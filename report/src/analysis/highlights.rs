@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::metric::Metric;
 use super::queue::{max_safe_queue_depth, SafeDepth};
-use crate::schema::{LoadMode, Report};
+use crate::schema::{LoadMode, Report, Series};
 use crate::stats::Stat;
 
 /// A figure and the level it was measured at.
@@ -106,6 +106,73 @@ pub fn highlights(report: &Report, ttft_threshold_s: f64) -> Highlights {
         requests_total,
         success_rate: (requests_total > 0).then(|| requests_ok as f64 / requests_total as f64),
     }
+}
+
+/// A single-user figure (peak mode, one request) at the shortest and at the longest context the
+/// report measured: how the experience changes with context, as the reports' key findings
+/// give it ("381 ms (1K context) → 109.9 s (256K context)").
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContextSpan {
+    /// (input tokens, value) at the shortest context.
+    pub shortest: (u32, f64),
+    /// (input tokens, value) at the longest context; the same as `shortest` with one context.
+    pub longest: (u32, f64),
+}
+
+/// `metric` (mean) at one request, over the scenarios by input length; `None` when no
+/// scenario measured a single request.
+pub fn single_user_across_context(report: &Report, metric: Metric) -> Option<ContextSpan> {
+    let mut points: Vec<(u32, f64)> = report
+        .scenarios
+        .iter()
+        .filter_map(|scenario| {
+            let series = report
+                .series
+                .iter()
+                .find(|s| s.scenario == scenario.id && s.mode == LoadMode::Peak)?;
+            let level = series.levels.iter().find(|l| l.concurrency == 1)?;
+            Some((scenario.input_tokens, metric.value(level, Stat::Mean)?))
+        })
+        .collect();
+    // Stable: of scenarios with the same input length, the first listed stands for it.
+    points.sort_by_key(|p| p.0);
+    Some(ContextSpan {
+        shortest: *points.first()?,
+        longest: *points.last()?,
+    })
+}
+
+/// How many times system throughput grows from the lowest to the highest concurrency measured
+/// ("2.7× from 1 to 5 concurrent requests"), in the peak-mode series (exactly N in flight)
+/// that reached the highest throughput.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Growth {
+    pub scenario: String,
+    pub factor: f64,
+    pub from: u32,
+    pub to: u32,
+}
+
+/// `None` when that series measured one level or no throughput at its first.
+pub fn throughput_growth(report: &Report) -> Option<Growth> {
+    let top = |s: &&Series| {
+        s.levels
+            .iter()
+            .map(|l| l.system_output_tok_s)
+            .fold(f64::NEG_INFINITY, f64::max)
+    };
+    let series = report
+        .series
+        .iter()
+        .filter(|s| s.mode == LoadMode::Peak)
+        .max_by(|a, b| top(a).total_cmp(&top(b)))?;
+    let (first, last) = (series.levels.first()?, series.levels.last()?);
+    (first.concurrency != last.concurrency && first.system_output_tok_s > 0.0).then(|| Growth {
+        scenario: series.scenario.clone(),
+        factor: last.system_output_tok_s / first.system_output_tok_s,
+        from: first.concurrency,
+        to: last.concurrency,
+    })
 }
 
 impl Highlights {
@@ -223,6 +290,41 @@ mod tests {
         );
         assert_eq!(summary["max_system_tput_concurrency"], json!(128));
         assert_eq!(summary["requests_total"], json!(262));
+    }
+
+    /// TTFT grows from the shortest context (chat, 1K) to the longest (long, 32K) at one request;
+    /// the scenario without a single-user level does not count.
+    #[test]
+    fn single_user_figures_span_the_contexts() {
+        let mut r = report();
+        r.scenarios[1].input_tokens = 32768;
+        r.scenarios.push(scenario("short"));
+        r.scenarios[2].input_tokens = 128;
+        r.series
+            .push(series("short", LoadMode::Peak, &[(4, 0.1, 90.0)]));
+        let span = single_user_across_context(&r, Metric::Ttft).unwrap();
+        assert_eq!((span.shortest, span.longest), ((1024, 0.19), (32768, 1.9)));
+        r.series.retain(|s| s.scenario == "short");
+        assert_eq!(single_user_across_context(&r, Metric::Ttft), None);
+    }
+
+    /// Peak mode only: chat's burst series reaches 128 × 38 tok/s, but the growth is read in
+    /// peak mode, where chat (32 × 70.6) beats long (32 × 13.2): 2,259.2 / 172.5 = 13.1×.
+    #[test]
+    fn throughput_grows_over_the_best_peak_series() {
+        let r = report();
+        let growth = throughput_growth(&r).unwrap();
+        assert_eq!(
+            (growth.scenario.as_str(), growth.from, growth.to),
+            ("chat", 1, 32)
+        );
+        assert!((growth.factor - 32.0 * 70.6 / 172.5).abs() < 1e-9);
+        let mut one_level = r.clone();
+        one_level.series[0].levels.truncate(1);
+        // chat's peak series now tops at 172.5; long's (32 × 13.2 = 422.4) is the best.
+        assert_eq!(throughput_growth(&one_level).unwrap().scenario, "long");
+        one_level.series[2].levels.truncate(1);
+        assert_eq!(throughput_growth(&one_level), None);
     }
 
     #[test]
