@@ -104,7 +104,7 @@ fn render_everything(sources: &[Source], view: &ViewState) {
         let _ = findings::latency_range(&plot, "it");
         let _ = findings::itl_verdict(&plot, 20.0);
         let _ = findings::scaling_at_max(&plot);
-        let _ = findings::band_at_max(&plot, "it");
+        let _ = findings::speed_spread(&plot);
         let _ = findings::best_worst(&plot, "it");
         let _ = findings::peak_throughput(&plot);
         let _ = findings::highest(&plot);

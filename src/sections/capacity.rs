@@ -153,10 +153,11 @@ fn Slider(target: CapacityTarget, spec: SliderSpec) -> impl IntoView {
 
 /// "Chatbot (1K Context)" as in the reports; "Short prompt (64-Token Context)" below 1K.
 fn use_case_heading(name: &str, input_tokens: u32) -> String {
-    let context = context_label(f64::from(input_tokens));
-    match context.strip_suffix(" tokens") {
-        Some(count) => format!("{name} ({count}-Token Context)"),
-        None => format!("{name} ({context} Context)"),
+    let count = context_label(f64::from(input_tokens));
+    if count.ends_with('K') {
+        format!("{name} ({count} Context)")
+    } else {
+        format!("{name} ({count}-Token Context)")
     }
 }
 
@@ -247,10 +248,7 @@ fn UseCaseBlock(target: CapacityTarget) -> impl IntoView {
 
 /// "1K in / 128 out": a use case's token profile on its summary card.
 fn token_profile(input_tokens: u32, output_tokens: u32) -> String {
-    let count = |n: u32| {
-        let label = context_label(f64::from(n));
-        label.strip_suffix(" tokens").unwrap_or(&label).to_string()
-    };
+    let count = |n: u32| context_label(f64::from(n));
     format!("{} in / {} out", count(input_tokens), count(output_tokens))
 }
 

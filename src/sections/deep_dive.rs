@@ -4,7 +4,7 @@
 use infermeter_report::analysis::format::format_number;
 use leptos::prelude::*;
 
-use super::findings::{context_label, highest, latency_range, scaling_at_max};
+use super::findings::{context_phrase, highest, latency_range, scaling_at_max};
 use super::{context, read_sources, ChartBlock};
 use crate::charts::deep_dive::prefill_peaks;
 use crate::charts::plot::Plot;
@@ -56,7 +56,7 @@ pub fn DeepDiveSection() -> impl IntoView {
                             {rows.into_iter().map(|r| view! {
                                 <tr>
                                     <th scope="row">{r.concurrency}</th>
-                                    <td>{format!("{} context", context_label(f64::from(r.input_tokens)))}</td>
+                                    <td>{context_phrase(f64::from(r.input_tokens))}</td>
                                     <td>{format!("{} tok/s", format_number(r.tok_s))}</td>
                                 </tr>
                             }).collect_view()}

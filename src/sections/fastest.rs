@@ -4,8 +4,8 @@ use infermeter_report::LoadMode;
 use leptos::prelude::*;
 
 use super::findings::{
-    band_at_max, best_worst, extremes, graded, itl_verdict, latency_range, scaling_at_max,
-    speed_range, with_unit,
+    best_worst, extremes, graded, itl_verdict, latency_range, scaling_at_max, speed_range,
+    speed_spread, with_unit,
 };
 use super::{context, read_sources, ChartBlock};
 use crate::charts::fastest::{decode, instant_itl_s, itl, ttft};
@@ -86,10 +86,6 @@ fn itl_finding(p: &Plot) -> Option<String> {
     let range = latency_range(p, "inter-token latency")?;
     let verdict = itl_verdict(p, Metric::Itl.to_display(instant_itl_s()))?;
     Some(format!("{range} {verdict}"))
-}
-
-fn decode_band_finding(p: &Plot) -> Option<String> {
-    band_at_max(p, "per-user decode speed")
 }
 
 #[component]
@@ -175,7 +171,7 @@ pub fn FastestSection() -> impl IntoView {
             <ChartBlock id="fastest.decode_range" title="Per-User Throughput Range"
                 intro="The band between best-case (short context) and worst-case (long context) per-user decode speed. A narrow band means context length doesn't matter much: users get a consistent experience."
                 caption="Per-user decode speed range across scenarios at each concurrent-user level."
-                finding=decode_band_finding />
+                finding=speed_spread finding_from=decode />
             <ChartBlock id="fastest.ttft_range" title="TTFT Range"
                 intro="How long users wait before the first token appears. TTFT is dominated by the prefill phase: longer contexts mean longer prefill times, especially under concurrency."
                 caption="TTFT range across scenarios at each concurrent-user level."
@@ -253,6 +249,12 @@ mod tests {
                 "By the How Fast Is This? scale, that is very fast at best and slow at worst."
             ),
             "{text}"
+        );
+        assert_eq!(
+            speed_spread(&p).unwrap(),
+            "Peak per-user decode speed is 172.5 tok/s (Chatbot, single user). At 32 concurrent, \
+             per-user speed ranges from 13.2 to 70.6 tok/s across scenarios: the band shows how \
+             much each user's speed drops under load."
         );
         let p = with_sources(&report, |s| itl(s, &ViewState::default()));
         assert!(itl_finding(&p).unwrap().contains("20 ms"));

@@ -54,17 +54,28 @@ pub fn position(x_axis: XAxis, x: f64) -> String {
         XAxis::ConcurrentUsers => format!("{} concurrent", format_number(x)),
         XAxis::QueueDepth if x == 1.0 => "1 user".into(),
         XAxis::QueueDepth => format!("{} queue depth", format_number(x)),
-        XAxis::ContextTokens => format!("{} context", context_label(x)),
+        XAxis::ContextTokens => context_phrase(x),
     }
 }
 
-/// 1024 -> "1K", 262144 -> "256K", 1000 -> "1,000 tokens".
+/// A token count as the reports write context sizes: 1024 -> "1K", 262144 -> "256K",
+/// 1000 -> "1,000".
 pub fn context_label(tokens: f64) -> String {
     let t = tokens.round() as u32;
     if t >= 1024 && t.is_multiple_of(1024) {
         format!("{}K", t / 1024)
     } else {
-        format!("{} tokens", group_thousands(t))
+        group_thousands(t)
+    }
+}
+
+/// "32K context"; "64-token context" for a count not in K.
+pub fn context_phrase(tokens: f64) -> String {
+    let count = context_label(tokens);
+    if count.ends_with('K') {
+        format!("{count} context")
+    } else {
+        format!("{count}-token context")
     }
 }
 
@@ -125,49 +136,62 @@ pub fn itl_verdict(plot: &Plot, instant_ms: f64) -> Option<String> {
     })
 }
 
-/// "At 32 concurrent, scaling efficiency ranges from 41% (Chatbot) to 8% (Tool Calling
-/// Agentic)." read at the highest concurrency every line measured, with the reports' scale.
-pub fn scaling_at_max(plot: &Plot) -> Option<String> {
+/// The highest x every line reaches, with the highest and the lowest value there: the spread
+/// across scenarios at the heaviest load.
+fn spread_at_top(plot: &Plot) -> Option<(f64, Extreme, Extreme)> {
     let x = plot
         .lines
         .iter()
         .filter_map(|l| l.points.last().map(|p| p.0))
         .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))?;
-    let at_x: Vec<(&str, f64)> = plot
+    let at_x: Vec<Extreme> = plot
         .lines
         .iter()
         .filter_map(|l| {
-            l.points
-                .iter()
-                .find(|p| p.0 == x)
-                .map(|p| (l.name.as_str(), p.1))
+            let &(x, value) = l.points.iter().find(|p| p.0 == x)?;
+            Some(Extreme {
+                value,
+                series: l.name.clone(),
+                x,
+            })
         })
         .collect();
-    let best = at_x.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
-    let worst = at_x.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
+    let high = at_x.iter().max_by(|a, b| a.value.total_cmp(&b.value))?;
+    let low = at_x.iter().min_by(|a, b| a.value.total_cmp(&b.value))?;
+    Some((x, high.clone(), low.clone()))
+}
+
+/// "At 32 concurrent, scaling efficiency ranges from 41% (Chatbot) to 8% (Tool Calling
+/// Agentic)." read at the highest concurrency every line measured, with the reports' scale.
+pub fn scaling_at_max(plot: &Plot) -> Option<String> {
+    let (x, best, worst) = spread_at_top(plot)?;
     Some(format!(
         "At {}, scaling efficiency ranges from {} ({}) to {} ({}). Above 90% is excellent; \
          below 50% means the requests contend heavily for the GPU.",
         position(plot.x, x),
-        with_unit(best.1, "%"),
-        best.0,
-        with_unit(worst.1, "%"),
-        worst.0
+        with_unit(best.value, "%"),
+        best.series,
+        with_unit(worst.value, "%"),
+        worst.series
     ))
 }
 
-/// Band finding: "At 32 concurrent, per-user speed ranges from 13.2 to 70.6 tok/s across
-/// scenarios." read at the band's highest x (first report).
-pub fn band_at_max(plot: &Plot, what: &str) -> Option<String> {
-    let low = plot.lines.iter().find(|l| l.kind == LineKind::BandLower)?;
-    let high = plot.lines.iter().find(|l| l.kind == LineKind::BandUpper)?;
-    let (x, lo) = *low.points.last()?;
-    let hi = high.points.iter().find(|p| p.0 == x)?.1;
+/// The decode band's sentence, read from the per-scenario speeds (reference 002): "Peak
+/// per-user decode speed is 172.5 tok/s (Chatbot, single user). At 32 concurrent, per-user
+/// speed ranges from 13.2 to 70.6 tok/s across scenarios: the band shows how much each user's
+/// speed drops under load."
+pub fn speed_spread(plot: &Plot) -> Option<String> {
+    let (_, peak) = extremes(plot)?;
+    let (x, high, low) = spread_at_top(plot)?;
+    let u = unit(plot);
     Some(format!(
-        "At {}, {what} ranges from {} to {} across scenarios.",
+        "Peak per-user decode speed is {} ({}). At {}, per-user speed ranges from {} to {} \
+         across scenarios: the band shows how much each user's speed drops under load.",
+        with_unit(peak.value, u),
+        at(plot, &peak),
         position(plot.x, x),
-        format_number(lo),
-        with_unit(hi, unit(plot))
+        format_number(low.value),
+        with_unit(high.value, u)
     ))
 }
 
@@ -332,7 +356,9 @@ mod tests {
              ~10,659,600 tokens/hour."
         );
         assert_eq!(context_label(131072.0), "128K");
-        assert_eq!(context_label(1000.0), "1,000 tokens");
+        assert_eq!(context_label(1000.0), "1,000");
+        assert_eq!(context_phrase(32768.0), "32K context");
+        assert_eq!(context_phrase(64.0), "64-token context");
         assert_eq!(extremes(&plot(XAxis::QueueDepth, "s", vec![])), None);
     }
 }

@@ -9,7 +9,7 @@ use infermeter_report::{LoadMode, Report, RunStatus, Stat};
 use leptos::prelude::*;
 
 use super::context;
-use super::findings::{context_label, position, with_unit};
+use super::findings::{context_phrase, position, with_unit};
 use crate::charts::plot::XAxis;
 use crate::charts::scale_up::DepthCard;
 use crate::components::{HighlightCard, HighlightGrid};
@@ -271,9 +271,9 @@ pub fn key_findings(report: &Report) -> Vec<(&'static str, String)> {
         let s = single_user_across_context(report, metric)?;
         let at = |(tokens, value): (u32, f64)| {
             format!(
-                "{} ({} context)",
+                "{} ({})",
                 with_unit(metric.to_display(value), metric.unit()),
-                context_label(f64::from(tokens))
+                context_phrase(f64::from(tokens))
             )
         };
         Some(if s.shortest.0 == s.longest.0 {
