@@ -59,6 +59,21 @@ pub fn context_points(source: &Source, metric: Metric, stat: Stat) -> Vec<(u32, 
     by_level
 }
 
+/// System throughput (reference 003's "System Throughput" chart).
+pub fn throughput(sources: &[Source], view: &ViewState) -> Plot {
+    by_context(sources, view, Metric::SystemOutputTokS)
+}
+
+/// Per-user generation speed.
+pub fn decode(sources: &[Source], view: &ViewState) -> Plot {
+    by_context(sources, view, Metric::DecodeTokS)
+}
+
+/// Time to first token.
+pub fn ttft(sources: &[Source], view: &ViewState) -> Plot {
+    by_context(sources, view, Metric::Ttft)
+}
+
 /// Server-reported queue wait.
 pub fn queue_wait(sources: &[Source], view: &ViewState) -> Plot {
     by_context(sources, view, Metric::QueueWait)

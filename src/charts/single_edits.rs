@@ -105,7 +105,7 @@ fn render_everything(sources: &[Source], view: &ViewState) {
         let _ = findings::itl_verdict(&plot, 20.0);
         let _ = findings::scaling_at_max(&plot);
         let _ = findings::speed_spread(&plot);
-        let _ = findings::best_worst(&plot, "it");
+        let _ = findings::best_worst(&plot, "Best is");
         let _ = findings::peak_throughput(&plot);
         let _ = findings::highest(&plot);
     }

@@ -1,13 +1,42 @@
-//! Technical deep dive: queue wait, per-user prefill speed, ITL and scaling efficiency against
-//! context length, one line per concurrency.
+//! Technical deep dive: system throughput, generation speed, TTFT, queue wait, per-user prefill
+//! speed, ITL and scaling efficiency against context length, one line per concurrency.
 
 use infermeter_report::analysis::format::format_number;
 use leptos::prelude::*;
 
-use super::findings::{context_phrase, highest, latency_range, scaling_at_max};
+use super::findings::{
+    best_worst, context_phrase, highest, latency_range, position, scaling_at_max, speed_range,
+    with_unit,
+};
 use super::{context, read_sources, ChartBlock};
 use crate::charts::deep_dive::prefill_peaks;
 use crate::charts::plot::Plot;
+
+/// "At 5 concurrent, system throughput goes from 194.4 tok/s at 1K context to 16.2 tok/s at
+/// 96K context.": along the main report's line of the highest concurrency.
+fn throughput_finding(p: &Plot) -> Option<String> {
+    let line = p.lines.iter().rfind(|l| l.report == 0)?;
+    let (&(x0, first), &(x1, last)) = (line.points.first()?, line.points.last()?);
+    let unit = &p.y.first()?.unit;
+    (x0 != x1).then(|| {
+        format!(
+            "At {}, system throughput goes from {} at {} to {} at {}.",
+            line.name,
+            with_unit(first, unit),
+            position(p.x, x0),
+            with_unit(last, unit),
+            position(p.x, x1)
+        )
+    })
+}
+
+fn decode_finding(p: &Plot) -> Option<String> {
+    speed_range(p, "Per-user generation speed")
+}
+
+fn ttft_finding(p: &Plot) -> Option<String> {
+    best_worst(p, "Best TTFT is")
+}
 
 fn queue_finding(p: &Plot) -> Option<String> {
     let (_, text) = highest(p)?;
@@ -38,7 +67,19 @@ pub fn DeepDiveSection() -> impl IntoView {
     view! {
         <section id="deep-dive" data-testid="section-deep-dive">
             <h2>"Technical Deep Dive"</h2>
-            <p>"Infrastructure-level metrics that explain user-facing performance: queue wait, prefill throughput, token generation latency and scaling efficiency across context lengths. They help diagnose bottlenecks and validate infrastructure decisions."</p>
+            <p>"How context length shapes performance, one line per concurrency level: system throughput, each user's generation speed and time to first token, then the infrastructure-level metrics that explain them (queue wait, prefill throughput, token generation latency and scaling efficiency). They help diagnose bottlenecks and validate infrastructure decisions."</p>
+            <ChartBlock id="deep_dive.throughput" title="System Throughput by Context Length"
+                intro="Aggregate output tokens per second across all concurrent requests, at each context length. Longer contexts leave less of the GPU for decoding, so total throughput falls as context grows."
+                caption="System throughput (tok/s) by context length, one line per concurrency level."
+                finding=throughput_finding />
+            <ChartBlock id="deep_dive.decode" title="Per-User Generation Speed by Context Length"
+                intro="The speed at which text streams into each user's response, at each context length. As concurrency increases, per-user speed decreases since GPU resources are shared across requests."
+                caption="Per-user generation speed (tok/s) by context length, one line per concurrency level."
+                finding=decode_finding />
+            <ChartBlock id="deep_dive.ttft" title="Time to First Token by Context Length"
+                intro="Time from request submission to the first response token: queue wait (grows with concurrency) plus prefill (grows with context length)."
+                caption="TTFT (s) by context length, one line per concurrency level."
+                finding=ttft_finding />
             <ChartBlock id="deep_dive.queue_wait" title="Queue Wait Times"
                 intro="Time a request waits for GPU availability before processing begins, as reported by the server. Queue wait is part of TTFT; breaking it out shows whether latency comes from GPU saturation (high queue wait) or context processing (high prefill time). Queue wait and prefill are measured independently and may not sum exactly to TTFT."
                 caption="Queue wait (s) by context length, one line per concurrency level."
@@ -73,5 +114,35 @@ pub fn DeepDiveSection() -> impl IntoView {
                 caption="Scaling efficiency (%) by context length, one line per concurrency level."
                 finding=scaling_at_max />
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::charts::deep_dive::{throughput, ttft};
+    use crate::charts::test_support::with_sources;
+    use crate::state::ViewState;
+
+    /// The Step-3.7-Flash run by context, worded as reference 003 reads its own charts.
+    #[test]
+    fn context_findings_read_the_step_run() {
+        let report: infermeter_report::Report = serde_json::from_str(include_str!(
+            "../../data/reports/sim-step-3.7-flash-2x-rtx-pro-6000.json"
+        ))
+        .unwrap();
+        let view = ViewState::default();
+        let p = with_sources(&report, |s| throughput(s, &view));
+        assert_eq!(
+            throughput_finding(&p).unwrap(),
+            "At 5 concurrent, system throughput goes from 194.4 tok/s at 1K context to 16.2 \
+             tok/s at 96K context."
+        );
+        let p = with_sources(&report, |s| ttft(s, &view));
+        assert_eq!(
+            ttft_finding(&p).unwrap(),
+            "Best TTFT is 0.353 s (1 concurrent, 1K context), worst case 40 s (5 concurrent, 96K \
+             context)."
+        );
     }
 }

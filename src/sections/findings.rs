@@ -196,12 +196,12 @@ pub fn speed_spread(plot: &Plot) -> Option<String> {
 }
 
 /// "Best TTFT is 0.211 s (Chatbot, single user), worst case 6.18 s (Tool Calling Agentic, 32
-/// concurrent)."
-pub fn best_worst(plot: &Plot, what: &str) -> Option<String> {
+/// concurrent)." for `best_is` "Best TTFT is" (lower is better).
+pub fn best_worst(plot: &Plot, best_is: &str) -> Option<String> {
     let (low, high) = extremes(plot)?;
     let u = unit(plot);
     Some(format!(
-        "Best {what} is {} ({}), worst case {} ({}).",
+        "{best_is} {} ({}), worst case {} ({}).",
         with_unit(low.value, u),
         at(plot, &low),
         with_unit(high.value, u),
@@ -338,8 +338,9 @@ mod tests {
             vec![Line::plain("Chatbot", 0, vec![(1.0, 0.19), (256.0, 8.25)])],
         );
         assert_eq!(
-            best_worst(&ttft, "TTFT").unwrap(),
-            "Best TTFT is 0.19 s (Chatbot, 1 user), worst case 8.25 s (Chatbot, 256 queue depth)."
+            best_worst(&ttft, "TTFT under load: best case").unwrap(),
+            "TTFT under load: best case 0.19 s (Chatbot, 1 user), worst case 8.25 s (Chatbot, 256 \
+             queue depth)."
         );
         let tput = plot(
             XAxis::ConcurrentUsers,
