@@ -12,10 +12,13 @@ function escapeHtml(s) {
 }
 
 /// The value as measured: four significant digits, and every integer digit from 1000 up
-/// (thousands grouped), so 172.4999 reads 172.5 and 12345.6 reads 12,346.
+/// (thousands grouped), so 172.4999 reads 172.5 and 12345.6 reads 12,346; an absurd value (from
+/// 1e15) as a power of ten, as the report crate's format_number writes it: 1e300.
 function formatValue(v) {
   if (v == null || !isFinite(v)) return '-';
-  return Math.abs(v) >= 1000 ? Math.round(v).toLocaleString('en-US') : String(Number(v.toPrecision(4)));
+  const a = Math.abs(v);
+  if (a >= 1e15) return Number(v.toPrecision(4)).toExponential().replace('e+', 'e');
+  return a >= 1000 ? Math.round(v).toLocaleString('en-US') : String(Number(v.toPrecision(4)));
 }
 
 /// Tooltip listing every series at the hovered x with its unit (`units` by series index).

@@ -828,6 +828,27 @@ describe('bad input', () => {
     assertClean(problems);
   });
 
+  test('an absurd but finite figure reads as a power of ten, in text and tooltips alike', async () => {
+    const report = JSON.parse(readFileSync(new URL('./fixtures/valid-small.json', import.meta.url), 'utf8'));
+    const decode = report.series[0].levels[0].metrics.decode_tok_s;
+    for (const key of ['mean', 'min', 'max', 'p50', 'p90', 'p95', 'p99', 'p999']) decode[key] = 1e300;
+    decode.stddev = 0;
+    const { page, problems } = await newPage(browser);
+    await page.route('**/absurd.json', (route) => route.fulfill({ json: report }));
+    await page.goto(reportUrl('absurd.json'));
+    await chartsDrawn(page);
+    assert.equal(await page.getByTestId('error-panel').count(), 0);
+    // Not 301 digits: the finding, the highlight card and the tooltip all say 1e300.
+    assert.match(await page.getByTestId('block-fastest.decode').getByTestId('finding').innerText(),
+      /ranges from 1e300 tok\/s \(Chatbot, single user\)/);
+    assert.equal(await page.getByTestId('highlight-peak-decode').locator('.highlight-value').innerText(), '1e300 tok/s');
+    await hoverFirstPoint(page, 'fastest.decode');
+    assert.match(await tooltip(page, 'fastest.decode').innerText(), /Chatbot: 1e300 tok\/s/);
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+      'nothing scrolls sideways');
+    assertClean(problems);
+  });
+
   test('markup in report text shows as text and runs nothing, tooltips included', async () => {
     const { page, problems } = await newPage(browser);
     await page.goto(reportUrl('fixtures/browser/fixtures/hostile-names.json'));

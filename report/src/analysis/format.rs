@@ -9,6 +9,13 @@ pub fn format_number(value: f64) -> String {
         return value.to_string();
     }
     let magnitude = value.abs();
+    if magnitude >= 1e15 {
+        // Absurd but finite (a hand-edited file): a power of ten, not hundreds of digits.
+        let text = format!("{value:.3e}");
+        let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+        let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
+        return format!("{mantissa}e{exponent}");
+    }
     let decimals = if magnitude >= 100.0 || magnitude == 0.0 {
         1
     } else {
@@ -49,6 +56,9 @@ mod tests {
             (0.04662, "0.0466"),
             (0.0, "0"),
             (-0.0001, "-0.0001"),
+            (999_999_999_999_999.0, "999999999999999"),
+            (1e300, "1e300"),
+            (-1.23456e20, "-1.235e20"),
         ] {
             assert_eq!(format_number(value), text, "{value}");
         }
