@@ -10,24 +10,56 @@ use super::findings::{
 };
 use super::{context, read_sources, ChartBlock};
 use crate::charts::deep_dive::prefill_peaks;
-use crate::charts::plot::Plot;
+use crate::charts::plot::{Line, Plot};
 
 /// "At 5 concurrent, system throughput goes from 194.4 tok/s at 1K context to 16.2 tok/s at
-/// 96K context.": along the main report's line of the highest concurrency.
+/// 96K context.": along the main report's line of the highest concurrency; then where adding
+/// requests stops raising throughput, as reference 003 reads its chart.
 fn throughput_finding(p: &Plot) -> Option<String> {
-    let line = p.lines.iter().rfind(|l| l.report == 0)?;
-    let (&(x0, first), &(x1, last)) = (line.points.first()?, line.points.last()?);
+    let lines: Vec<&Line> = p.lines.iter().filter(|l| l.report == 0).collect();
+    let (lowest, top) = (*lines.first()?, *lines.last()?);
+    let (&(x0, first), &(x1, last)) = (top.points.first()?, top.points.last()?);
     let unit = &p.y.first()?.unit;
-    (x0 != x1).then(|| {
-        format!(
-            "At {}, system throughput goes from {} at {} to {} at {}.",
-            line.name,
-            with_unit(first, unit),
-            position(p.x, x0),
-            with_unit(last, unit),
-            position(p.x, x1)
-        )
-    })
+    if x0 == x1 {
+        return None;
+    }
+    let mut text = format!(
+        "At {}, system throughput goes from {} at {} to {} at {}.",
+        top.name,
+        with_unit(first, unit),
+        position(p.x, x0),
+        with_unit(last, unit),
+        position(p.x, x1)
+    );
+    // The longest contexts at which the top concurrency gives no more than the lowest.
+    let no_gain = top
+        .points
+        .iter()
+        .rev()
+        .map_while(|&(x, v)| {
+            let at_lowest = lowest.points.iter().find(|q| q.0 == x)?.1;
+            (v <= at_lowest).then_some((x, v, at_lowest))
+        })
+        .last();
+    if let Some((x, v, at_lowest)) = no_gain.filter(|_| lines.len() > 1) {
+        let versus = format!(
+            "total throughput at {} is no higher than at {}",
+            top.name, lowest.name
+        );
+        text.push(' ');
+        text.push_str(&if x == x0 {
+            format!("At every context length, {versus}: batching does not pay off here.")
+        } else {
+            format!(
+                "From {} up, {versus} ({} vs {} {unit} at {}): batching stops paying off there.",
+                position(p.x, x),
+                format_number(v),
+                format_number(at_lowest),
+                position(p.x, x)
+            )
+        });
+    }
+    Some(text)
 }
 
 fn decode_finding(p: &Plot) -> Option<String> {
@@ -136,8 +168,21 @@ mod tests {
         assert_eq!(
             throughput_finding(&p).unwrap(),
             "At 5 concurrent, system throughput goes from 194.4 tok/s at 1K context to 16.2 \
-             tok/s at 96K context."
+             tok/s at 96K context. From 64K context up, total throughput at 5 concurrent is no \
+             higher than at 1 concurrent (25.1 vs 28.8 tok/s at 64K context): batching stops \
+             paying off there."
         );
+        let mut flat = p.clone();
+        let top = flat.lines.last_mut().unwrap();
+        top.points.iter_mut().for_each(|q| q.1 = 1.0);
+        assert!(throughput_finding(&flat).unwrap().ends_with(
+            "At every context length, total throughput at 5 concurrent is no higher than at 1 \
+             concurrent: batching does not pay off here."
+        ));
+        // The sample's batching pays off at every context: no such sentence.
+        let sample = crate::charts::test_support::sample();
+        let p = with_sources(&sample, |s| throughput(s, &view));
+        assert!(!throughput_finding(&p).unwrap().contains("batching"));
         let p = with_sources(&report, |s| ttft(s, &view));
         assert_eq!(
             ttft_finding(&p).unwrap(),
