@@ -258,6 +258,23 @@ mod tests {
              per-user speed ranges from 13.2 to 70.6 tok/s across scenarios: the band shows how \
              much each user's speed drops under load."
         );
+        // Compared with a faster report, the sentence still reads the main one: its figures
+        // name no report.
+        let mut faster = report.clone();
+        for level in faster.series.iter_mut().flat_map(|s| s.levels.iter_mut()) {
+            if let Some(d) = level.metrics.decode_tok_s.as_mut() {
+                d.mean *= 2.0;
+            }
+        }
+        let both = with_all_sources(&[report.clone(), faster], |s| {
+            decode(s, &ViewState::default())
+        });
+        let text = speed_spread(&both).unwrap();
+        assert!(
+            text.starts_with("Peak per-user decode speed is 172.5 tok/s (")
+                && text.contains("At 32 concurrent, per-user speed ranges from 13.2 to 70.6 tok/s"),
+            "{text}"
+        );
         let p = with_sources(&report, |s| itl(s, &ViewState::default()));
         let text = itl_finding(&p).unwrap();
         assert!(text.contains("20 ms"), "{text}");

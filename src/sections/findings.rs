@@ -136,8 +136,8 @@ pub fn itl_verdict(plot: &Plot, instant_ms: f64) -> Option<String> {
     })
 }
 
-/// The highest x every line reaches, with the highest and the lowest value there: the spread
-/// across scenarios at the heaviest load.
+/// The highest x any line reaches, with the highest and the lowest value of the lines measured
+/// there: the spread across scenarios at the heaviest load.
 fn spread_at_top(plot: &Plot) -> Option<(f64, Extreme, Extreme)> {
     let x = plot
         .lines
@@ -162,7 +162,7 @@ fn spread_at_top(plot: &Plot) -> Option<(f64, Extreme, Extreme)> {
 }
 
 /// "At 32 concurrent, scaling efficiency ranges from 41% (Chatbot) to 8% (Tool Calling
-/// Agentic)." read at the highest concurrency every line measured, with the reports' scale.
+/// Agentic)." read at the highest concurrency measured, with the reports' scale.
 pub fn scaling_at_max(plot: &Plot) -> Option<String> {
     let (x, best, worst) = spread_at_top(plot)?;
     Some(format!(
@@ -179,8 +179,18 @@ pub fn scaling_at_max(plot: &Plot) -> Option<String> {
 /// The decode band's sentence, read from the per-scenario speeds (reference 002): "Peak
 /// per-user decode speed is 172.5 tok/s (Chatbot, single user). At 32 concurrent, per-user
 /// speed ranges from 13.2 to 70.6 tok/s across scenarios: the band shows how much each user's
-/// speed drops under load."
+/// speed drops under load." Of the main report only: the figures name no report.
 pub fn speed_spread(plot: &Plot) -> Option<String> {
+    let main = Plot {
+        lines: plot
+            .lines
+            .iter()
+            .filter(|l| l.report == 0)
+            .cloned()
+            .collect(),
+        ..plot.clone()
+    };
+    let plot = &main;
     let (_, peak) = extremes(plot)?;
     let (x, high, low) = spread_at_top(plot)?;
     let u = unit(plot);
