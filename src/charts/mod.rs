@@ -127,8 +127,10 @@ pub fn scenario_lines(
                 .iter()
                 .filter_map(move |scenario| {
                     let points = display_points(source, &scenario.id, mode, metric, stat);
-                    (!points.is_empty())
-                        .then(|| source_line(sources, source, &scenario.name, axis, points))
+                    (!points.is_empty()).then(|| Line {
+                        input_tokens: Some(scenario.input_tokens),
+                        ..source_line(sources, source, &scenario.name, axis, points)
+                    })
                 })
         })
         .collect()

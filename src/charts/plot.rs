@@ -81,6 +81,9 @@ pub struct Line {
     pub kind: LineKind,
     /// Stack group of a band (one band per compared report).
     pub band: Option<String>,
+    /// The input length of the scenario a per-scenario line shows, for sentences that compare
+    /// contexts.
+    pub input_tokens: Option<u32>,
 }
 
 impl Line {
@@ -94,6 +97,7 @@ impl Line {
             points,
             kind: LineKind::Plain,
             band: None,
+            input_tokens: None,
         }
     }
 

@@ -275,6 +275,22 @@ mod tests {
                 && text.contains("At 32 concurrent, per-user speed ranges from 13.2 to 70.6 tok/s"),
             "{text}"
         );
+        // Tool Calling Agentic (32K) scales far worse than Chatbot (1K): the reference's cause.
+        let p = with_sources(&report, |s| {
+            crate::charts::fastest::scaling(s, &ViewState::default())
+        });
+        assert_eq!(
+            scaling_at_max(&p).unwrap(),
+            "At 32 concurrent, scaling efficiency ranges from 40.9% (Chatbot) to 8% (Tool \
+             Calling Agentic). Scaling drops at longer contexts: GPU memory bandwidth is the \
+             likely bottleneck. Above 90% is excellent; below 50% means the requests contend \
+             heavily for the GPU."
+        );
+        // By context, the lines are concurrencies: nothing to compare.
+        let p = with_sources(&report, |s| {
+            crate::charts::deep_dive::scaling(s, &ViewState::default())
+        });
+        assert!(!scaling_at_max(&p).unwrap().contains("longer contexts"));
         let p = with_sources(&report, |s| itl(s, &ViewState::default()));
         let text = itl_finding(&p).unwrap();
         assert!(text.contains("20 ms"), "{text}");

@@ -163,16 +163,33 @@ fn spread_at_top(plot: &Plot) -> Option<(f64, Extreme, Extreme)> {
 
 /// "At 32 concurrent, scaling efficiency ranges from 41% (Chatbot) to 8% (Tool Calling
 /// Agentic)." read at the highest concurrency measured, with the reports' scale.
+/// When the lines are scenarios and the worst is both far lower and of a longer context than
+/// the best, says what that points to, as reference 001 does.
 pub fn scaling_at_max(plot: &Plot) -> Option<String> {
     let (x, best, worst) = spread_at_top(plot)?;
+    let tokens = |e: &Extreme| {
+        plot.lines
+            .iter()
+            .find(|l| l.name == e.series)
+            .and_then(|l| l.input_tokens)
+    };
+    let longer_context_drops = matches!(
+        (tokens(&best), tokens(&worst)),
+        (Some(b), Some(w)) if w > b && worst.value < 0.75 * best.value
+    );
     Some(format!(
-        "At {}, scaling efficiency ranges from {} ({}) to {} ({}). Above 90% is excellent; \
+        "At {}, scaling efficiency ranges from {} ({}) to {} ({}).{} Above 90% is excellent; \
          below 50% means the requests contend heavily for the GPU.",
         position(plot.x, x),
         with_unit(best.value, "%"),
         best.series,
         with_unit(worst.value, "%"),
-        worst.series
+        worst.series,
+        if longer_context_drops {
+            " Scaling drops at longer contexts: GPU memory bandwidth is the likely bottleneck."
+        } else {
+            ""
+        }
     ))
 }
 
