@@ -1,6 +1,7 @@
 //! System throughput: output tokens per second summed over all concurrent requests (peak mode).
 
 use infermeter_report::analysis::format::format_number;
+use infermeter_report::analysis::highlights::{peak_series_scaling, peak_throughput_level};
 use infermeter_report::analysis::scaling::tokens_per_hour;
 use infermeter_report::analysis::Metric;
 use infermeter_report::{LoadMode, Stat};
@@ -92,20 +93,12 @@ pub fn table(source: &Source, stat: Stat) -> Vec<ThroughputRow> {
 /// best of any scenario, as the reports state it.
 pub fn summary(source: &Source, rows: &[ThroughputRow], stat: Stat) -> Option<String> {
     let analysis = &source.analysis;
-    let points = |id: &str, metric: Metric| analysis.points(id, LoadMode::Peak, metric, stat);
-    let mut peak = None;
-    for scenario in &analysis.report().scenarios {
-        for (c, v) in points(&scenario.id, Metric::SystemOutputTokS) {
-            if peak.is_none_or(|(_, _, best)| v > best) {
-                peak = Some((scenario, c, v));
-            }
-        }
-    }
-    let (scenario, concurrency, tok_s) = peak?;
-    let per_user = points(&scenario.id, Metric::DecodeTokS)
-        .into_iter()
-        .find(|(c, _)| *c == concurrency)
-        .map_or(String::new(), |(_, d)| {
+    let (series, level) = peak_throughput_level(analysis.report())?;
+    let scenario = analysis.scenario(&series.scenario)?;
+    let (concurrency, tok_s) = (level.concurrency, level.system_output_tok_s);
+    let per_user = Metric::DecodeTokS
+        .value(level, stat)
+        .map_or(String::new(), |d| {
             format!(
                 " with a per-user decode speed of {} tok/s",
                 format_number(d)
@@ -114,9 +107,8 @@ pub fn summary(source: &Source, rows: &[ThroughputRow], stat: Stat) -> Option<St
     let first = rows
         .first()
         .and_then(|r| Some((r.concurrency, r.per_user_tok_s?)));
-    let efficiency = points(&scenario.id, Metric::ScalingEfficiency);
-    let lowest = match (first, efficiency.last()) {
-        (Some((lowest, speed)), Some(&(top, e))) => format!(
+    let lowest = match (first, peak_series_scaling(analysis.report())) {
+        (Some((lowest, speed)), Some((_, top, e))) => format!(
             " {} performance reaches {} tok/s, and scaling efficiency at {top} concurrent is {}%.",
             if lowest == 1 {
                 "Single-user"

@@ -2,10 +2,11 @@
 
 use infermeter_report::analysis::format::format_number;
 use infermeter_report::analysis::highlights::{
-    highlights, single_user_across_context, throughput_growth, Highlights, Located,
+    highlights, peak_series_scaling, single_user_across_context, throughput_growth, Highlights,
+    Located,
 };
-use infermeter_report::analysis::{series_points, Metric};
-use infermeter_report::{LoadMode, Report, RunStatus, Stat};
+use infermeter_report::analysis::Metric;
+use infermeter_report::{LoadMode, Report, RunStatus};
 use leptos::prelude::*;
 
 use super::context;
@@ -176,16 +177,8 @@ fn safe_queue_card(report: &Report, h: &Highlights) -> Card {
 }
 
 /// The peak-throughput scenario's scaling efficiency at its highest level.
-fn scaling_card(report: &Report, h: &Highlights) -> Card {
-    let top = h.max_system_tput.as_ref().and_then(|l| {
-        let series = report
-            .series
-            .iter()
-            .find(|s| s.scenario == l.scenario && s.mode == l.mode)?;
-        let top = *series_points(series, Metric::ScalingEfficiency, Stat::Mean).last()?;
-        Some((l, top))
-    });
-    let (value, context) = top.map_or_else(na, |(l, (c, e))| {
+fn scaling_card(report: &Report) -> Card {
+    let (value, context) = peak_series_scaling(report).map_or_else(na, |(scenario, c, e)| {
         (
             format!(
                 "{}%",
@@ -193,7 +186,7 @@ fn scaling_card(report: &Report, h: &Highlights) -> Card {
             ),
             format!(
                 "{} at {}, vs ideal linear scaling",
-                scenario_name(report, &l.scenario),
+                scenario_name(report, scenario),
                 position(XAxis::ConcurrentUsers, f64::from(c))
             ),
         )
@@ -225,7 +218,7 @@ pub fn cards(report: &Report, h: &Highlights) -> Vec<Card> {
     let fourth = if has_burst {
         safe_queue_card(report, h)
     } else {
-        scaling_card(report, h)
+        scaling_card(report)
     };
     let (success, success_of) = match h.success_rate {
         Some(r) => (

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::metric::Metric;
 use super::queue::{max_safe_queue_depth, SafeDepth};
-use crate::schema::{LoadMode, Report, Series};
+use crate::schema::{Level, LoadMode, Report, Series};
 use crate::stats::Stat;
 
 /// A figure and the level it was measured at.
@@ -142,9 +142,23 @@ pub fn single_user_across_context(report: &Report, metric: Metric) -> Option<Con
     })
 }
 
+/// The peak-mode level (exactly N requests in flight) with the highest system throughput, and
+/// its series; on a tie the first listed keeps it. Burst runs are left out: their figures are
+/// per queue depth, not per concurrent request.
+pub fn peak_throughput_level(report: &Report) -> Option<(&Series, &Level)> {
+    let mut best: Option<(&Series, &Level)> = None;
+    for series in report.series.iter().filter(|s| s.mode == LoadMode::Peak) {
+        for level in &series.levels {
+            if best.is_none_or(|(_, b)| level.system_output_tok_s > b.system_output_tok_s) {
+                best = Some((series, level));
+            }
+        }
+    }
+    best
+}
+
 /// How many times system throughput grows from the lowest to the highest concurrency measured
-/// ("2.7× from 1 to 5 concurrent requests"), in the peak-mode series (exactly N in flight)
-/// that reached the highest throughput.
+/// ("2.7× from 1 to 5 concurrent requests"), in the series of [`peak_throughput_level`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Growth {
     pub scenario: String,
@@ -155,17 +169,7 @@ pub struct Growth {
 
 /// `None` when that series measured one level or no throughput at its first.
 pub fn throughput_growth(report: &Report) -> Option<Growth> {
-    let top = |s: &&Series| {
-        s.levels
-            .iter()
-            .map(|l| l.system_output_tok_s)
-            .fold(f64::NEG_INFINITY, f64::max)
-    };
-    let series = report
-        .series
-        .iter()
-        .filter(|s| s.mode == LoadMode::Peak)
-        .max_by(|a, b| top(a).total_cmp(&top(b)))?;
+    let (series, _) = peak_throughput_level(report)?;
     let (first, last) = (series.levels.first()?, series.levels.last()?);
     (first.concurrency != last.concurrency && first.system_output_tok_s > 0.0).then(|| Growth {
         scenario: series.scenario.clone(),
@@ -173,6 +177,16 @@ pub fn throughput_growth(report: &Report) -> Option<Growth> {
         from: first.concurrency,
         to: last.concurrency,
     })
+}
+
+/// The scaling efficiency at the highest concurrency of the series of
+/// [`peak_throughput_level`]: (scenario id, concurrency, efficiency as a fraction). The reports
+/// quote it beside peak throughput ("scaling efficiency at 32 concurrent is 39%").
+pub fn peak_series_scaling(report: &Report) -> Option<(&str, u32, f64)> {
+    let (series, _) = peak_throughput_level(report)?;
+    let &(concurrency, efficiency) =
+        super::series_points(series, Metric::ScalingEfficiency, Stat::Mean).last()?;
+    Some((series.scenario.as_str(), concurrency, efficiency))
 }
 
 impl Highlights {
@@ -325,6 +339,17 @@ mod tests {
         assert_eq!(throughput_growth(&one_level).unwrap().scenario, "long");
         one_level.series[2].levels.truncate(1);
         assert_eq!(throughput_growth(&one_level), None);
+    }
+
+    /// chat's peak series tops out at 32: 2,259.2 / (172.5 × 32) = 40.9%.
+    #[test]
+    fn peak_series_scaling_reads_its_top_level() {
+        let r = report();
+        let (scenario, concurrency, efficiency) = peak_series_scaling(&r).unwrap();
+        assert_eq!((scenario, concurrency), ("chat", 32));
+        assert!((efficiency - 32.0 * 70.6 / (172.5 * 32.0)).abs() < 1e-9);
+        let (series, level) = peak_throughput_level(&r).unwrap();
+        assert_eq!((series.scenario.as_str(), level.concurrency), ("chat", 32));
     }
 
     #[test]
