@@ -4,9 +4,9 @@
 use infermeter_report::analysis::format::format_number;
 use leptos::prelude::*;
 
+use super::fastest::{decode_finding, ttft_band_finding};
 use super::findings::{
-    best_worst, context_phrase, highest, latency_range, position, scaling_at_max, speed_range,
-    with_unit,
+    context_phrase, highest, latency_range, position, scaling_at_max, with_unit,
 };
 use super::{context, read_sources, ChartBlock};
 use crate::charts::deep_dive::prefill_peaks;
@@ -62,14 +62,6 @@ fn throughput_finding(p: &Plot) -> Option<String> {
     Some(text)
 }
 
-fn decode_finding(p: &Plot) -> Option<String> {
-    speed_range(p, "Per-user generation speed")
-}
-
-fn ttft_finding(p: &Plot) -> Option<String> {
-    best_worst(p, "Best TTFT is")
-}
-
 fn queue_finding(p: &Plot) -> Option<String> {
     let (_, text) = highest(p)?;
     Some(format!(
@@ -111,7 +103,7 @@ pub fn DeepDiveSection() -> impl IntoView {
             <ChartBlock id="deep_dive.ttft" title="Time to First Token by Context Length"
                 intro="Time from request submission to the first response token: queue wait (grows with concurrency) plus prefill (grows with context length)."
                 caption="TTFT (s) by context length, one line per concurrency level."
-                finding=ttft_finding />
+                finding=ttft_band_finding />
             <ChartBlock id="deep_dive.queue_wait" title="Queue Wait Times"
                 intro="Time a request waits for GPU availability before processing begins, as reported by the server. Queue wait is part of TTFT; breaking it out shows whether latency comes from GPU saturation (high queue wait) or context processing (high prefill time). Queue wait and prefill are measured independently and may not sum exactly to TTFT."
                 caption="Queue wait (s) by context length, one line per concurrency level."
@@ -152,7 +144,7 @@ pub fn DeepDiveSection() -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::charts::deep_dive::{throughput, ttft};
+    use crate::charts::deep_dive::{decode, throughput, ttft};
     use crate::charts::test_support::with_sources;
     use crate::state::ViewState;
 
@@ -183,11 +175,20 @@ mod tests {
         let sample = crate::charts::test_support::sample();
         let p = with_sources(&sample, |s| throughput(s, &view));
         assert!(!throughput_finding(&p).unwrap().contains("batching"));
+        let p = with_sources(&report, |s| decode(s, &view));
+        assert_eq!(
+            decode_finding(&p).unwrap(),
+            "Per-user decode speed ranges from 95 tok/s (1 concurrent, 1K context) down to 6.8 \
+             tok/s (5 concurrent, 96K context). By the How Fast Is This? scale, that is very fast \
+             at best and slow at worst."
+        );
         let p = with_sources(&report, |s| ttft(s, &view));
         assert_eq!(
-            ttft_finding(&p).unwrap(),
+            ttft_band_finding(&p).unwrap(),
             "Best TTFT is 0.353 s (1 concurrent, 1K context), worst case 40 s (5 concurrent, 96K \
-             context)."
+             context). By the How Responsive Is This? scale, that is instant at best and \
+             frustrating at worst. Industry references: ~50 ms at 1K context, ~2 s at 32K, ~18 s \
+             at 128K on top hardware."
         );
     }
 }

@@ -69,7 +69,9 @@ pub fn cursor_rows(sources: &[Source], view: &ViewState) -> Vec<CursorRow> {
     rows
 }
 
-fn decode_finding(p: &Plot) -> Option<String> {
+/// The decode-speed range graded on How Fast Is This?; also read by the deep dive's chart by
+/// context length.
+pub(crate) fn decode_finding(p: &Plot) -> Option<String> {
     let range = speed_range(p, "Per-user decode speed")?;
     let (slowest, fastest) = extremes(p)?;
     Some(format!(
@@ -183,8 +185,9 @@ pub fn FastestSection() -> impl IntoView {
 }
 
 /// The TTFT band's sentence, read from the per-scenario TTFT lines (best and worst with their
-/// scenario), graded, with the industry references the reports give.
-fn ttft_band_finding(p: &Plot) -> Option<String> {
+/// scenario), graded, with the industry references the reports give; also the deep dive's
+/// sentence for TTFT by context length.
+pub(crate) fn ttft_band_finding(p: &Plot) -> Option<String> {
     let (best, worst) = extremes(p)?;
     Some(format!(
         "{} {} Industry references: ~50 ms at 1K context, ~2 s at 32K, ~18 s at 128K on top hardware.",
