@@ -1,9 +1,9 @@
 //! System throughput: output tokens per second summed over all concurrent requests (peak mode).
 
 use infermeter_report::analysis::format::format_number;
-use infermeter_report::analysis::highlights::{peak_series_scaling, peak_throughput_level};
+use infermeter_report::analysis::highlights::peak_throughput_level;
 use infermeter_report::analysis::scaling::tokens_per_hour;
-use infermeter_report::analysis::Metric;
+use infermeter_report::analysis::{series_points, Metric};
 use infermeter_report::{LoadMode, Stat};
 
 use super::plot::{Plot, XAxis};
@@ -107,8 +107,10 @@ pub fn summary(source: &Source, rows: &[ThroughputRow], stat: Stat) -> Option<St
     let first = rows
         .first()
         .and_then(|r| Some((r.concurrency, r.per_user_tok_s?)));
-    let lowest = match (first, peak_series_scaling(analysis.report())) {
-        (Some((lowest, speed)), Some((_, top, e))) => format!(
+    // The peak's own series, already found: not looked up again.
+    let efficiency = series_points(series, Metric::ScalingEfficiency, stat);
+    let lowest = match (first, efficiency.last()) {
+        (Some((lowest, speed)), Some(&(top, e))) => format!(
             " {} performance reaches {} tok/s, and scaling efficiency at {top} concurrent is {}%.",
             if lowest == 1 {
                 "Single-user"

@@ -4,7 +4,7 @@
 use infermeter_report::analysis::format::format_number;
 use leptos::prelude::*;
 
-use super::fastest::{decode_finding, ttft_band_finding};
+use super::fastest::{decode_finding, ttft_range_finding};
 use super::findings::{
     context_phrase, highest, latency_range, position, scaling_at_max, with_unit,
 };
@@ -103,7 +103,7 @@ pub fn DeepDiveSection() -> impl IntoView {
             <ChartBlock id="deep_dive.ttft" title="Time to First Token by Context Length"
                 intro="Time from request submission to the first response token: queue wait (grows with concurrency) plus prefill (grows with context length)."
                 caption="TTFT (s) by context length, one line per concurrency level."
-                finding=ttft_band_finding />
+                finding=ttft_range_finding />
             <ChartBlock id="deep_dive.queue_wait" title="Queue Wait Times"
                 intro="Time a request waits for GPU availability before processing begins, as reported by the server. Queue wait is part of TTFT; breaking it out shows whether latency comes from GPU saturation (high queue wait) or context processing (high prefill time). Queue wait and prefill are measured independently and may not sum exactly to TTFT."
                 caption="Queue wait (s) by context length, one line per concurrency level."
@@ -184,7 +184,7 @@ mod tests {
         );
         let p = with_sources(&report, |s| ttft(s, &view));
         assert_eq!(
-            ttft_band_finding(&p).unwrap(),
+            ttft_range_finding(&p).unwrap(),
             "Best TTFT is 0.353 s (1 concurrent, 1K context), worst case 40 s (5 concurrent, 96K \
              context). By the How Responsive Is This? scale, that is instant at best and \
              frustrating at worst. Industry references: ~50 ms at 1K context, ~2 s at 32K, ~18 s \

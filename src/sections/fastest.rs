@@ -179,15 +179,15 @@ pub fn FastestSection() -> impl IntoView {
             <ChartBlock id="fastest.ttft_range" title="TTFT Range"
                 intro="How long users wait before the first token appears. TTFT is dominated by the prefill phase: longer contexts mean longer prefill times, especially under concurrency."
                 caption="TTFT range across scenarios at each concurrent-user level."
-                finding=ttft_band_finding finding_from=ttft />
+                finding=ttft_range_finding finding_from=ttft />
         </section>
     }
 }
 
-/// The TTFT band's sentence, read from the per-scenario TTFT lines (best and worst with their
-/// scenario), graded, with the industry references the reports give; also the deep dive's
-/// sentence for TTFT by context length.
-pub(crate) fn ttft_band_finding(p: &Plot) -> Option<String> {
+/// The TTFT range's sentence: best and worst with where (scenario under the band chart,
+/// concurrency and context in the deep dive), graded, with the industry references the reports
+/// give.
+pub(crate) fn ttft_range_finding(p: &Plot) -> Option<String> {
     let (best, worst) = extremes(p)?;
     Some(format!(
         "{} {} Industry references: ~50 ms at 1K context, ~2 s at 32K, ~18 s at 128K on top hardware.",
@@ -302,7 +302,7 @@ mod tests {
             "{text}"
         );
         let p = with_sources(&report, |s| ttft(s, &ViewState::default()));
-        let text = ttft_band_finding(&p).unwrap();
+        let text = ttft_range_finding(&p).unwrap();
         // 0.189 s at best (< 0.5 s: instant), 6.18 s at worst (5–10 s: slow).
         assert_eq!(
             text,
