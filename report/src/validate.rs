@@ -107,7 +107,10 @@ pub fn validate(report: &Report) -> Vec<Problem> {
 fn check_figure(path: String, value: Option<f64>, push: &mut impl FnMut(String, String)) {
     if let Some(value) = value {
         if !value.is_finite() || value < 0.0 {
-            push(path, format!("{value} is not a non-negative number"));
+            push(
+                path,
+                format!("{} is not a non-negative number", shown(value)),
+            );
         }
     }
 }
@@ -166,14 +169,31 @@ pub fn distribution_problem(d: &Distribution) -> Option<String> {
     {
         return Some(format!(
             "percentiles are out of order (min {} p50 {} p90 {} p95 {} p99 {} p99.9 {} max {})",
-            d.min, d.p50, d.p90, d.p95, d.p99, d.p999, d.max
+            shown(d.min),
+            shown(d.p50),
+            shown(d.p90),
+            shown(d.p95),
+            shown(d.p99),
+            shown(d.p999),
+            shown(d.max)
         ));
     }
     if d.mean < d.min * (1.0 - 1e-9) - 1e-12 || d.mean > d.max * (1.0 + 1e-9) + 1e-12 {
         return Some(format!(
             "mean {} lies outside min {} and max {}",
-            d.mean, d.min, d.max
+            shown(d.mean),
+            shown(d.min),
+            shown(d.max)
         ));
     }
     None
+}
+
+/// A figure exactly as the file has it, but a hand-edited `1e300` as `1e300`, not 301 digits.
+fn shown(value: f64) -> String {
+    if value.abs() >= 1e15 {
+        format!("{value:e}")
+    } else {
+        value.to_string()
+    }
 }

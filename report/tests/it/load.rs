@@ -167,6 +167,26 @@ fn validation_problems_carry_paths() {
     assert!(problems[2].message.contains("\"missing\""));
 }
 
+/// A hand-edited absurd figure is named as written in short, not as hundreds of digits that
+/// would bury the rest of the message.
+#[test]
+fn absurd_figures_are_named_in_short() {
+    let mut report = sample();
+    let ttft = &mut report["series"][0]["levels"][0]["metrics"]["ttft_s"];
+    ttft["p50"] = json!(1e300);
+    report["metadata"]["model"]["active_params_b"] = json!(-2.5e20);
+    let LoadError::Invalid(problems) = load(&report).unwrap_err() else {
+        panic!("expected validation problems");
+    };
+    let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+    assert!(
+        messages[0].starts_with("-2.5e20 is not a non-negative number"),
+        "{messages:?}"
+    );
+    assert!(messages[1].contains("p50 1e300 "), "{messages:?}");
+    assert!(messages.iter().all(|m| m.len() < 200), "{messages:?}");
+}
+
 /// Figures no measurement can produce, and a second series the viewer would silently skip, are
 /// refused with where they are.
 #[test]
