@@ -113,6 +113,8 @@ pub struct UseCase {
     pub id: &'static str,
     pub name: &'static str,
     pub description: &'static str,
+    /// What prompt caching would change, for a report measured without it (reference 003).
+    pub caching_note: Option<&'static str>,
     /// Id of the [`CONTEXT_SWEEP`] scenario it is judged on.
     pub scenario_id: &'static str,
     pub context_tokens: u32,
@@ -139,6 +141,7 @@ pub const USE_CASES: [UseCase; 5] = [
         id: "code_completion",
         name: "Code Completion",
         description: CODE_COMPLETION,
+        caching_note: None,
         scenario_id: "code_completion",
         context_tokens: 1024,
         output_tokens: 128,
@@ -148,6 +151,7 @@ pub const USE_CASES: [UseCase; 5] = [
         id: "short_form_chatbot",
         name: "Short-form Chatbot",
         description: "Quick exchanges: support questions, simple Q&A, single-turn requests. 8K holds a few messages and a system prompt. Users are forgiving here: 10 tok/s is enough to read a streamed support answer.",
+        caching_note: None,
         scenario_id: "ctx_8k",
         context_tokens: 8192,
         output_tokens: 1024,
@@ -157,6 +161,7 @@ pub const USE_CASES: [UseCase; 5] = [
         id: "general_chatbot",
         name: "General Chatbot",
         description: "A ChatGPT-style multi-turn assistant; 32K context matches ChatGPT's limit. How many concurrent requests keep it responsive?",
+        caching_note: Some("Most chatbot users build context incrementally over a conversation. With prompt caching configured, only the new tokens are prefilled and TTFT drops sharply; these results are the worst case, with all context processed at once."),
         scenario_id: "ctx_32k",
         context_tokens: 32768,
         output_tokens: 1024,
@@ -166,6 +171,7 @@ pub const USE_CASES: [UseCase; 5] = [
         id: "long_document_processing",
         name: "Long Document Processing",
         description: "Summarising reports, extracting data from contracts, analysing long documents (64K is roughly 125 to 160 pages). Users accept a longer wait for a large input, but generation must keep up with reading.",
+        caching_note: None,
         scenario_id: "ctx_64k",
         context_tokens: 65536,
         output_tokens: 1024,
@@ -175,6 +181,7 @@ pub const USE_CASES: [UseCase; 5] = [
         id: "automated_coding_assistant",
         name: "Automated Coding Assistant",
         description: "Agentic coding: an assistant reads a large part of a codebase (96K is about 8,000 to 9,000 lines) to answer, refactor or implement, chaining many calls.",
+        caching_note: Some("Agentic workflows chain many calls (tool use, retrieval, iterative refinement). With prompt caching configured, context persists between requests and only the new tokens are prefilled, cutting the TTFT of each step; these results are the worst case, with all context processed at once."),
         scenario_id: "ctx_96k",
         context_tokens: 98304,
         output_tokens: 1024,
@@ -417,6 +424,10 @@ pub struct Guidance {
     pub text: &'static str,
 }
 
+/// Per-user decode speed that is excellent at short context ("What Good Looks Like"): a peak
+/// at or above it matches top-tier single-user performance.
+pub const EXCELLENT_DECODE_TOK_S: f64 = 150.0;
+
 pub const WHAT_GOOD_LOOKS_LIKE: [Guidance; 4] = [
     Guidance {
         metric: "Inter-Token Latency",
@@ -528,5 +539,8 @@ mod tests {
         assert!(terms.contains(&"Scaling Efficiency"));
         assert!(terms.contains(&"Batch Size / Concurrency"));
         assert_eq!(WHAT_GOOD_LOOKS_LIKE.len(), 4);
+        assert!(WHAT_GOOD_LOOKS_LIKE[1]
+            .text
+            .starts_with(&format!("Over {EXCELLENT_DECODE_TOK_S} tok/s is excellent")));
     }
 }

@@ -19,6 +19,8 @@ pub struct CapacityTarget {
     pub id: String,
     pub name: String,
     pub description: String,
+    /// What prompt caching would change; only for a report measured without it.
+    pub caching_note: Option<String>,
     pub scenario_id: String,
     pub input_tokens: u32,
     pub output_tokens: u32,
@@ -43,6 +45,7 @@ pub fn default_scenario_thresholds() -> Thresholds {
 pub fn targets(source: &Source) -> Vec<CapacityTarget> {
     let report = source.analysis.report();
     let measured = |id: &str| source.analysis.series(id, LoadMode::Peak).is_some();
+    let cached = report.metadata.test.prompt_caching == Some(true);
     let mut out: Vec<CapacityTarget> = Vec::new();
     for uc in use_cases() {
         let scenario = report
@@ -60,6 +63,7 @@ pub fn targets(source: &Source) -> Vec<CapacityTarget> {
                 id: uc.id.into(),
                 name: uc.name.into(),
                 description: uc.description.into(),
+                caching_note: uc.caching_note.filter(|_| !cached).map(String::from),
                 scenario_id: s.id.clone(),
                 input_tokens: s.input_tokens,
                 output_tokens: s.output_tokens,
@@ -75,6 +79,7 @@ pub fn targets(source: &Source) -> Vec<CapacityTarget> {
                 id: s.id.clone(),
                 name: s.name.clone(),
                 description: s.description.clone(),
+                caching_note: None,
                 scenario_id: s.id.clone(),
                 input_tokens: s.input_tokens,
                 output_tokens: s.output_tokens,
@@ -353,6 +358,29 @@ mod tests {
         scenarios.dedup();
         assert_eq!(before, scenarios.len(), "a scenario judged twice");
         assert_eq!(scenarios.len(), peak_scenarios(&report));
+    }
+
+    /// Reference 003's caching notes, for the use cases that build context turn by turn, and
+    /// only when the report prefilled every context in full.
+    #[test]
+    fn caching_notes_only_without_prompt_caching() {
+        let mut report: infermeter_report::Report = serde_json::from_str(include_str!(
+            "../../data/reports/sim-step-3.7-flash-2x-rtx-pro-6000.json"
+        ))
+        .unwrap();
+        let noted = |report: &infermeter_report::Report| -> Vec<String> {
+            with_sources(report, |s| targets(&s[0]))
+                .into_iter()
+                .filter(|t| t.caching_note.is_some())
+                .map(|t| t.id)
+                .collect()
+        };
+        assert_eq!(
+            noted(&report),
+            ["general_chatbot", "automated_coding_assistant"]
+        );
+        report.metadata.test.prompt_caching = Some(true);
+        assert!(noted(&report).is_empty());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use infermeter_report::analysis::Metric;
 use infermeter_report::{LoadMode, Stat};
 
+use super::fastest::{instant_itl_s, itl_threshold};
 use super::plot::{Plot, XAxis};
 use super::{metric_axis, plot, source_line, Source};
 use crate::state::ViewState;
@@ -84,9 +85,11 @@ pub fn prefill(sources: &[Source], view: &ViewState) -> Plot {
     by_context(sources, view, Metric::PrefillTokS)
 }
 
-/// Inter-token latency.
+/// Inter-token latency, with the 20 ms line of instant streaming (reference 002).
 pub fn itl(sources: &[Source], view: &ViewState) -> Plot {
-    by_context(sources, view, Metric::Itl)
+    let mut p = by_context(sources, view, Metric::Itl);
+    p.thresholds.push(itl_threshold(instant_itl_s(), "instant"));
+    p
 }
 
 /// Scaling efficiency.
@@ -134,6 +137,8 @@ mod tests {
         assert!(p.lines[0].points.windows(2).all(|w| w[0].0 < w[1].0));
         let json = chart_json(&p);
         assert_eq!(x_axis(&json)["name"], "Context length (input tokens)");
+        // Reference 002's 20 ms line of instant streaming.
+        assert_eq!(threshold_values(&json), vec![20.0]);
     }
 
     #[test]

@@ -103,6 +103,7 @@ fn render_everything(sources: &[Source], view: &ViewState) {
         let _ = findings::speed_range(&plot, "it");
         let _ = findings::latency_range(&plot, "it");
         let _ = findings::itl_verdict(&plot, 20.0);
+        let _ = findings::sluggish_verdict(&plot, 70.0);
         let _ = findings::scaling_at_max(&plot);
         let _ = findings::speed_spread(&plot);
         let _ = findings::best_worst(&plot, "Best is");

@@ -206,6 +206,9 @@ fn UseCaseBlock(target: CapacityTarget) -> impl IntoView {
         <article class="use-case" data-testid=format!("use-case-{id}")>
             <h3>{heading}</h3>
             <p>{target.description.clone()}</p>
+            {target.caching_note.clone().map(|note| view! {
+                <p class="muted" data-testid=format!("caching-note-{id}")><strong>"Note about caching: "</strong>{note}</p>
+            })}
             <p><strong data-testid=format!("thresholds-{id}")>{limits}</strong></p>
             <div class="sliders">
                 {sliders.into_iter().map(|spec| view! { <Slider target=target.clone() spec /> }).collect_view()}
@@ -317,7 +320,7 @@ pub fn CapacitySection() -> impl IntoView {
     view! {
         <section id="capacity" data-testid="section-capacity">
             <h2>"Use Case Guidance"</h2>
-            <p>"The table maps this configuration's performance to common deployment scenarios. Capacity limits are where TTFT or generation speed falls below accepted thresholds for a comfortable user experience."</p>
+            <p>"The table maps this configuration's performance to common deployment scenarios. Capacity limits are where TTFT or generation speed falls below accepted thresholds for a comfortable user experience. Detailed charts and analysis for each use case follow in the capacity analysis below."</p>
             <div class="table-scroll"><table class="data-table" data-testid="guidance-table">
                 <thead><tr>
                     <th scope="col">"Use case"</th><th scope="col">"TTFT threshold"</th>

@@ -4,10 +4,8 @@
 use infermeter_report::analysis::format::format_number;
 use leptos::prelude::*;
 
-use super::fastest::{decode_finding, ttft_range_finding};
-use super::findings::{
-    context_phrase, highest, latency_range, position, scaling_at_max, with_unit,
-};
+use super::fastest::{decode_finding, itl_finding, ttft_range_finding};
+use super::findings::{context_phrase, highest, position, scaling_at_max, with_unit};
 use super::{context, read_sources, ChartBlock};
 use crate::charts::deep_dive::prefill_peaks;
 use crate::charts::plot::{Line, Plot};
@@ -74,10 +72,6 @@ fn prefill_finding(p: &Plot) -> Option<String> {
     Some(format!("The fastest per-user prefill observed was {text}."))
 }
 
-fn itl_finding(p: &Plot) -> Option<String> {
-    latency_range(p, "inter-token latency")
-}
-
 #[component]
 pub fn DeepDiveSection() -> impl IntoView {
     let ctx = context();
@@ -86,6 +80,13 @@ pub fn DeepDiveSection() -> impl IntoView {
             s.first()
                 .map(|m| prefill_peaks(m, v.stat))
                 .unwrap_or_default()
+        })
+    };
+    // Reference 003's worked example, for a report measured without prompt caching.
+    let uncached = move || {
+        ctx.reports.with(|r| {
+            r.first()
+                .is_some_and(|r| r.metadata.test.prompt_caching != Some(true))
         })
     };
     view! {
@@ -101,11 +102,14 @@ pub fn DeepDiveSection() -> impl IntoView {
                 caption="Per-user generation speed (tok/s) by context length, one line per concurrency level."
                 finding=decode_finding />
             <ChartBlock id="deep_dive.ttft" title="Time to First Token by Context Length"
-                intro="Time from request submission to the first response token: queue wait (grows with concurrency) plus prefill (grows with context length)."
+                intro="The primary metric for perceived responsiveness: time from request submission to the first response token, queue wait (grows with concurrency) plus prefill (grows with context length). At low concurrency prefill dominates; under load, queue wait takes over."
                 caption="TTFT (s) by context length, one line per concurrency level."
                 finding=ttft_range_finding />
+            <Show when=uncached>
+                <p class="muted" data-testid="caching-example"><strong>"Important note about caching. "</strong>"These runs prefilled every context in full, with no prompt caching, so TTFT is a worst case. With caching, only new tokens need processing: a 64K conversation that adds 1K of new context would see a TTFT close to the 1K results, not the 64K ones. For chatbots, coding assistants and multi-turn agents, which build context turn by turn, TTFT with caching would be far lower than these results."</p>
+            </Show>
             <ChartBlock id="deep_dive.queue_wait" title="Queue Wait Times"
-                intro="Time a request waits for GPU availability before processing begins, as reported by the server. Queue wait is part of TTFT; breaking it out shows whether latency comes from GPU saturation (high queue wait) or context processing (high prefill time). Queue wait and prefill are measured independently and may not sum exactly to TTFT."
+                intro="Time a request waits for GPU availability before processing begins, as reported by the server. Queue wait is part of TTFT; breaking it out shows whether latency comes from GPU saturation (high queue wait) or context processing (high prefill time). Queue wait and prefill are measured independently and may not sum exactly to TTFT: under heavy load, chunked prefill and preemptions can make them overlap, so queue wait plus prefill can exceed TTFT. Use queue wait for capacity planning and finding bottlenecks, and TTFT for what users actually wait before streaming begins."
                 caption="Queue wait (s) by context length, one line per concurrency level."
                 finding=queue_finding />
             <ChartBlock id="deep_dive.prefill" title="Per-User Prefill Speed"
@@ -131,7 +135,7 @@ pub fn DeepDiveSection() -> impl IntoView {
             }}
             <ChartBlock id="deep_dive.itl" title="Inter-Token Latency"
                 intro="Time between consecutive tokens during generation; it decides how smooth responses look and diagnoses token-level behaviour."
-                caption="Inter-token latency (ms) by context length, one line per concurrency level."
+                caption="Inter-token latency (ms) by context length, one line per concurrency level. Lower is better: under 20ms feels instantaneous."
                 finding=itl_finding />
             <ChartBlock id="deep_dive.scaling" title="Scaling Efficiency"
                 intro="Percentage of ideal linear scaling achieved as concurrency increases. 100% means doubling concurrent requests doubles total throughput with no per-user loss. High efficiency at your target concurrency means headroom; sharply dropping efficiency means diminishing returns."

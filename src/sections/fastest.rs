@@ -13,7 +13,7 @@ use crate::charts::plot::Plot;
 use crate::charts::{throughput, Source};
 use crate::state::ViewState;
 use infermeter_report::analysis::Metric;
-use infermeter_report::presets::{band_for_speed, band_for_ttft};
+use infermeter_report::presets::{band_for_speed, band_for_ttft, EXCELLENT_DECODE_TOK_S};
 
 /// Lowest and highest peak concurrency measured in any loaded report: the cursor's range.
 pub fn cursor_domain(sources: &[Source]) -> Option<(u32, u32)> {
@@ -74,8 +74,13 @@ pub fn cursor_rows(sources: &[Source], view: &ViewState) -> Vec<CursorRow> {
 pub(crate) fn decode_finding(p: &Plot) -> Option<String> {
     let range = speed_range(p, "Per-user decode speed")?;
     let (slowest, fastest) = extremes(p)?;
+    let top_tier = if fastest.value >= EXCELLENT_DECODE_TOK_S {
+        " Peak speed is excellent, matching top-tier single-user performance."
+    } else {
+        ""
+    };
     Some(format!(
-        "{range} {}",
+        "{range} {}{top_tier}",
         graded(
             "How Fast Is This?",
             band_for_speed(fastest.value),
@@ -84,7 +89,7 @@ pub(crate) fn decode_finding(p: &Plot) -> Option<String> {
     ))
 }
 
-fn itl_finding(p: &Plot) -> Option<String> {
+pub(crate) fn itl_finding(p: &Plot) -> Option<String> {
     let range = latency_range(p, "inter-token latency")?;
     let verdict = itl_verdict(p, Metric::Itl.to_display(instant_itl_s()))?;
     Some(format!(
@@ -248,10 +253,11 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("single user"), "{text}");
-        // 172.5 tok/s at best (> 50: very fast), 13.2 at worst (< 15: slow).
+        // 172.5 tok/s at best (> 50: very fast; ≥ 150: top tier), 13.2 at worst (< 15: slow).
         assert!(
             text.ends_with(
-                "By the How Fast Is This? scale, that is very fast at best and slow at worst."
+                "By the How Fast Is This? scale, that is very fast at best and slow at worst. \
+                 Peak speed is excellent, matching top-tier single-user performance."
             ),
             "{text}"
         );

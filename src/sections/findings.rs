@@ -115,24 +115,53 @@ pub fn latency_range(plot: &Plot, what: &str) -> Option<String> {
     ))
 }
 
+/// Where a plot's measured values sit against a limit where lower is better.
+enum Against {
+    AllWithin,
+    Crosses,
+    AllAbove,
+}
+
+fn against(plot: &Plot, limit: f64) -> Option<Against> {
+    let (low, high) = extremes(plot)?;
+    Some(if high.value <= limit {
+        Against::AllWithin
+    } else if low.value <= limit {
+        Against::Crosses
+    } else {
+        Against::AllAbove
+    })
+}
+
 /// How the ITL compares with the instant-streaming line.
 pub fn itl_verdict(plot: &Plot, instant_ms: f64) -> Option<String> {
-    let (low, high) = extremes(plot)?;
-    Some(if high.value <= instant_ms {
-        format!(
-            "Every measured level stays under the {} threshold where streaming feels instantaneous.",
-            with_unit(instant_ms, "ms")
-        )
-    } else if low.value <= instant_ms {
-        format!(
-            "Streaming feels instant at low load and crosses the {} threshold as load grows.",
-            with_unit(instant_ms, "ms")
-        )
-    } else {
-        format!(
-            "Even the best case is above the {} threshold of instant streaming.",
-            with_unit(instant_ms, "ms")
-        )
+    let line = with_unit(instant_ms, "ms");
+    Some(match against(plot, instant_ms)? {
+        Against::AllWithin => format!(
+            "Every measured level stays under the {line} threshold where streaming feels instantaneous."
+        ),
+        Against::Crosses => format!(
+            "Streaming feels instant at low load and crosses the {line} threshold as load grows."
+        ),
+        Against::AllAbove => {
+            format!("Even the best case is above the {line} threshold of instant streaming.")
+        }
+    })
+}
+
+/// How queued ITL compares with the line where streaming turns sluggish.
+pub fn sluggish_verdict(plot: &Plot, sluggish_ms: f64) -> Option<String> {
+    let line = with_unit(sluggish_ms, "ms");
+    Some(match against(plot, sluggish_ms)? {
+        Against::AllWithin => format!(
+            "Every queue depth stays under the {line} line: streaming stays smooth even when requests pile up."
+        ),
+        Against::Crosses => format!(
+            "The deeper queues cross the {line} line: streaming turns sluggish there."
+        ),
+        Against::AllAbove => format!(
+            "Even the shallowest queue is above the {line} line: streaming is sluggish under any burst."
+        ),
     })
 }
 
@@ -341,6 +370,17 @@ mod tests {
         assert!(itl_verdict(&itl, 20.0)
             .unwrap()
             .contains("crosses the 20 ms"));
+        // Queued ITL against the 70 ms line, on each side of it.
+        assert_eq!(
+            sluggish_verdict(&itl, 70.0).unwrap(),
+            "The deeper queues cross the 70 ms line: streaming turns sluggish there."
+        );
+        assert!(sluggish_verdict(&itl, 80.0)
+            .unwrap()
+            .starts_with("Every queue depth stays under the 80 ms line"));
+        assert!(sluggish_verdict(&itl, 5.0)
+            .unwrap()
+            .starts_with("Even the shallowest queue is above the 5 ms line"));
         let eff = plot(
             XAxis::ConcurrentUsers,
             "%",

@@ -1,5 +1,6 @@
 //! Report header (what was measured, on what, how) and the highlight cards.
 
+use infermeter_report::analysis::coverage::{coverage, Span};
 use infermeter_report::analysis::format::format_number;
 use infermeter_report::analysis::highlights::{
     highlights, peak_series_scaling, single_user_across_context, throughput_growth, Highlights,
@@ -10,7 +11,8 @@ use infermeter_report::{LoadMode, Report, RunStatus};
 use leptos::prelude::*;
 
 use super::context;
-use super::findings::{context_phrase, position, with_unit};
+use super::findings::{context_label, context_phrase, position, with_unit};
+use crate::charts::capacity::group_thousands;
 use crate::charts::plot::XAxis;
 use crate::charts::scale_up::DepthCard;
 use crate::components::{HighlightCard, HighlightGrid};
@@ -78,7 +80,54 @@ pub fn test_parameters(report: &Report) -> Vec<(&'static str, String)> {
     if let Some(suite) = &t.suite {
         rows.push(("Suite", suite.clone()));
     }
+    rows.extend(tested_ranges(report));
     rows.push(("Started", readable_time(&md.started_at)));
+    rows
+}
+
+/// "1–32" or "8" when one value was tested.
+fn span_text<T: PartialEq + Copy>(span: Span<T>, show: impl Fn(T) -> String) -> String {
+    if span.low == span.high {
+        show(span.low)
+    } else {
+        format!("{}–{}", show(span.low), show(span.high))
+    }
+}
+
+/// The load levels and token lengths tested, as the reports' test parameters state them:
+/// "1–32 concurrent requests (peak); queue depth 1–256 (burst)", "1K–32K input tokens, 128–1,024
+/// output tokens per request".
+fn tested_ranges(report: &Report) -> Vec<(&'static str, String)> {
+    let c = coverage(report);
+    let count = |n: u32| n.to_string();
+    let load: Vec<String> = [
+        c.concurrency.map(|s| {
+            let noun = if s.high == 1 { "request" } else { "requests" };
+            format!("{} concurrent {noun} (peak)", span_text(s, count))
+        }),
+        c.queue_depth
+            .map(|s| format!("queue depth {} (burst)", span_text(s, count))),
+        c.request_rate
+            .map(|s| format!("{} requests/s (rate)", span_text(s, format_number))),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let mut rows = Vec::new();
+    if !load.is_empty() {
+        rows.push(("Load tested", load.join("; ")));
+    }
+    if let (Some(input), Some(output)) = (c.input_tokens, c.output_tokens) {
+        let tokens = |n: u32| context_label(f64::from(n));
+        rows.push((
+            "Context lengths",
+            format!(
+                "{} input tokens, {} output tokens per request",
+                span_text(input, tokens),
+                span_text(output, group_thousands)
+            ),
+        ));
+    }
     rows
 }
 
@@ -324,7 +373,10 @@ pub fn HeaderSection() -> impl IntoView {
                 view! {
                     <div class="report-identity">
                         {if i == 0 {
-                            view! { <h1 data-testid="report-title">{heading}</h1> }.into_any()
+                            view! {
+                                <h1 data-testid="report-title">{heading}</h1>
+                                <p class="lede">"How many concurrent users this configuration can serve at each context length before performance degrades, and how fast it feels to each of them."</p>
+                            }.into_any()
                         } else {
                             view! { <h2>"Compared with: " {heading}</h2> }.into_any()
                         }}
@@ -540,6 +592,30 @@ mod tests {
             ]
         );
         assert!(params.contains(&("Speculative decoding", "No".to_string())));
+        // What was tested, as the reports' test parameters state it.
+        assert!(params.contains(&(
+            "Load tested",
+            "1–32 concurrent requests (peak); queue depth 1–256 (burst)".to_string()
+        )));
+        assert!(params.contains(&(
+            "Context lengths",
+            "1K–32K input tokens, 256 output tokens per request".to_string()
+        )));
+        let step: Report = serde_json::from_str(include_str!(
+            "../../data/reports/sim-step-3.7-flash-2x-rtx-pro-6000.json"
+        ))
+        .unwrap();
+        assert!(test_parameters(&step).contains(&(
+            "Context lengths",
+            "1K–96K input tokens, 128–1,024 output tokens per request".to_string()
+        )));
+        let mut peak_only = report.clone();
+        peak_only.series.retain(|s| s.mode == LoadMode::Peak);
+        for s in &mut peak_only.series {
+            s.levels.truncate(1);
+        }
+        let params = test_parameters(&peak_only);
+        assert!(params.contains(&("Load tested", "1 concurrent request (peak)".to_string())));
         let mut untitled = report.clone();
         untitled.metadata.title = None;
         assert_eq!(

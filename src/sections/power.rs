@@ -19,7 +19,7 @@ pub fn power_finding(sources: &[Source], view: &ViewState) -> Option<String> {
     let per_hour =
         infermeter_report::analysis::cost::cost_per_hour_from_power(high.value, view.usd_per_kwh);
     Some(format!(
-        "The highest power draw observed was {text}, costing approximately ${}/hour in electricity at ${}/kWh. Budget for peak draw when planning power and cooling.",
+        "The highest power draw observed was {text}, costing approximately ${}/hour in electricity at ${}/kWh. Budget for peak draw when planning power and cooling: higher concurrency or sustained load beyond the tested conditions may draw more.",
         format_number(per_hour),
         format_number(view.usd_per_kwh)
     ))

@@ -1,10 +1,12 @@
 //! "When to scale up" (burst mode): TTFT, ITL and decode speed against queue depth, and the
 //! max safe queue depth per scenario.
 
+use infermeter_report::analysis::Metric;
 use leptos::prelude::*;
 
-use super::findings::{best_worst, latency_range, speed_range};
+use super::findings::{best_worst, latency_range, sluggish_verdict, speed_range};
 use super::{context, read_sources, ChartBlock};
+use crate::charts::fastest::sluggish_itl_s;
 use crate::charts::plot::Plot;
 use crate::charts::scale_up::depth_cards;
 use crate::components::{HighlightCard, HighlightGrid, NumberField};
@@ -17,7 +19,9 @@ fn ttft_finding(p: &Plot) -> Option<String> {
 }
 
 fn itl_finding(p: &Plot) -> Option<String> {
-    latency_range(p, "inter-token latency")
+    let range = latency_range(p, "inter-token latency")?;
+    let verdict = sluggish_verdict(p, Metric::Itl.to_display(sluggish_itl_s()))?;
+    Some(format!("{range} {verdict}"))
 }
 
 fn decode_finding(p: &Plot) -> Option<String> {
@@ -46,7 +50,7 @@ pub fn ScaleUpSection() -> impl IntoView {
                 finding=ttft_finding />
             <ChartBlock id="scale_up.itl" title="Inter-Token Latency vs Queue Depth"
                 intro="The streaming smoothness your users experience under queued traffic. Unlike peak conditions where ITL rises steadily with concurrency, queued ITL can plateau when the engine's continuous batching shares the decode pipeline across all active sequences."
-                caption="Inter-token latency (ms) at each queue depth. The 70ms threshold marks where streaming turns sluggish."
+                caption="Inter-token latency (ms) at each queue depth. The 70ms threshold marks where streaming turns sluggish: the memory-bandwidth ceiling of large MoE models."
                 finding=itl_finding />
             <ChartBlock id="scale_up.decode" title="Per-User Decode Speed vs Queue Depth"
                 intro="The per-scenario breakdown of decode speed under queued load. Decode speed (ITL) is usually more robust than TTFT when the system is heavily queued."

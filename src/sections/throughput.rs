@@ -34,7 +34,7 @@ pub fn ThroughputSection() -> impl IntoView {
         <section id="throughput" data-testid="section-throughput">
             <h2>"System Throughput"</h2>
             <ChartBlock id="throughput.system" title="System Throughput"
-                intro="Aggregate token generation across all concurrent requests. Measures output tokens only; prompt tokens processed during prefill are excluded."
+                intro="Aggregate token generation across all concurrent requests. Measures output tokens only; prompt tokens processed during prefill are excluded. Higher concurrency raises total throughput as the GPU processes more requests in parallel, even though per-user speed decreases. This is the figure for batch workloads such as document processing, synthetic data generation or offline analysis."
                 caption="Aggregate system decode throughput (tok/s) at each concurrency level, one line per scenario."
                 finding=peak_throughput />
             {move || tables().into_iter().map(|(label, rows, summary, scenarios)| {

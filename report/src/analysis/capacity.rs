@@ -55,9 +55,9 @@ impl Thresholds {
     }
 }
 
-/// A limit not met at a level.
+/// One limit checked at one level.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Breach {
+pub struct Check {
     pub concurrency: u32,
     pub metric: Metric,
     pub bound: Bound,
@@ -67,20 +67,31 @@ pub struct Breach {
     pub limit: f64,
 }
 
-impl Breach {
-    /// e.g. "TTFT 11.2 s exceeds 8 s", "decode speed 9.1 tok/s is below 10 tok/s".
+impl Check {
+    /// True when the level has a value and it is within the limit.
+    pub fn met(&self) -> bool {
+        self.value.is_some_and(|v| meets(v, self.bound, self.limit))
+    }
+
+    /// e.g. "TTFT 11.2 s exceeds 8 s", "decode speed 9.1 tok/s is below 10 tok/s", and for a
+    /// met limit "decode speed 36 tok/s is above the 10 tok/s minimum", "TTFT 1.72 s is within
+    /// the 2 s limit".
     pub fn describe(&self) -> String {
         let name = short_name(self.metric);
         let unit = self.metric.unit();
         let limit = format_number(self.metric.to_display(self.limit));
-        match self.value {
-            None => format!("{name} was not measured"),
-            Some(v) => {
-                let v = format_number(self.metric.to_display(v));
-                match self.bound {
-                    Bound::AtMost => format!("{name} {v} {unit} exceeds {limit} {unit}"),
-                    Bound::AtLeast => format!("{name} {v} {unit} is below {limit} {unit}"),
-                }
+        let Some(v) = self.value else {
+            return format!("{name} was not measured");
+        };
+        let v = format_number(self.metric.to_display(v));
+        match (self.met(), self.bound) {
+            (false, Bound::AtMost) => format!("{name} {v} {unit} exceeds {limit} {unit}"),
+            (false, Bound::AtLeast) => format!("{name} {v} {unit} is below {limit} {unit}"),
+            (true, Bound::AtMost) => {
+                format!("{name} {v} {unit} is within the {limit} {unit} limit")
+            }
+            (true, Bound::AtLeast) => {
+                format!("{name} {v} {unit} is above the {limit} {unit} minimum")
             }
         }
     }
@@ -101,7 +112,9 @@ fn short_name(metric: Metric) -> &'static str {
 pub struct LevelVerdict {
     pub concurrency: u32,
     /// Limits not met at this level; empty means within thresholds.
-    pub breaches: Vec<Breach>,
+    pub breaches: Vec<Check>,
+    /// Limits met at this level, in the same order.
+    pub met: Vec<Check>,
     /// True when this level and every lower level meet the thresholds.
     pub counts: bool,
 }
@@ -122,7 +135,7 @@ pub struct Capacity {
     /// Highest level measured (0 for a series without levels).
     pub tested_max: u32,
     /// The first limit not met at the first level that breaches.
-    pub first_breach: Option<Breach>,
+    pub first_breach: Option<Check>,
     /// Every level, ascending.
     pub rows: Vec<LevelVerdict>,
     /// Largest whole concurrency meeting the thresholds on the monotone curves between
@@ -140,28 +153,25 @@ pub fn capacity(series: &Series, thresholds: &Thresholds, stat: Stat) -> Capacit
     let mut rows = Vec::with_capacity(series.levels.len());
     let mut all_within = true;
     for level in &series.levels {
-        let breaches: Vec<Breach> = limits
+        let (met, breaches): (Vec<Check>, Vec<Check>) = limits
             .iter()
             .zip(&points)
-            .filter_map(|(&(metric, bound, limit), pts)| {
-                let value = pts
+            .map(|(&(metric, bound, limit), pts)| Check {
+                concurrency: level.concurrency,
+                metric,
+                bound,
+                value: pts
                     .iter()
                     .find(|(c, _)| *c == level.concurrency)
-                    .map(|&(_, v)| v);
-                let met = value.is_some_and(|v| meets(v, bound, limit));
-                (!met).then_some(Breach {
-                    concurrency: level.concurrency,
-                    metric,
-                    bound,
-                    value,
-                    limit,
-                })
+                    .map(|&(_, v)| v),
+                limit,
             })
-            .collect();
+            .partition(Check::met);
         all_within &= breaches.is_empty();
         rows.push(LevelVerdict {
             concurrency: level.concurrency,
             breaches,
+            met,
             counts: all_within,
         });
     }
@@ -252,8 +262,20 @@ impl Capacity {
                     first.concurrency
                 )
             };
-            let reasons: Vec<String> = first.breaches.iter().map(Breach::describe).collect();
-            return format!("Not viable even at {at}: {}.", reasons.join("; "));
+            let reasons: Vec<String> = first.breaches.iter().map(Check::describe).collect();
+            let mut sentence = format!("Not viable even at {at}: {}.", reasons.join("; "));
+            // What still holds there, so a reader sees which limit to work on (reference 003:
+            // "speed stays strong (92 tok/s), but TTFT (11.2s) exceeds…").
+            if let Some(good) = met_phrase(&first.met) {
+                let limitation = match first.breaches.as_slice() {
+                    [only] if only.value.is_some() => {
+                        format!(", so {} is the limitation", short_name(only.metric))
+                    }
+                    _ => String::new(),
+                };
+                let _ = write!(sentence, " {}{limitation}.", capitalised(&good));
+            }
+            return sentence;
         };
         if self.first_breach.is_none() {
             return if self.tested_max == 1 {
@@ -289,13 +311,35 @@ impl Capacity {
         if let Some(breach) = self.first_breach {
             let _ = write!(
                 sentence,
-                " At {} concurrent requests, {}.",
+                " At {} concurrent requests, {}",
                 breach.concurrency,
                 breach.describe()
             );
+            let met = self
+                .rows
+                .iter()
+                .find(|r| r.concurrency == breach.concurrency)
+                .and_then(|r| met_phrase(&r.met));
+            if let Some(good) = met {
+                let _ = write!(sentence, ", while {good}");
+            }
+            sentence.push('.');
         }
         sentence
     }
+}
+
+/// "decode speed 36 tok/s is above the 10 tok/s minimum" (joined with "and" when several).
+fn met_phrase(met: &[Check]) -> Option<String> {
+    let parts: Vec<String> = met.iter().map(Check::describe).collect();
+    (!parts.is_empty()).then(|| parts.join(" and "))
+}
+
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
 
 #[cfg(test)]
@@ -342,7 +386,8 @@ mod tests {
         assert_eq!(
             cap.verdict_sentence(),
             "Supports 7 concurrent requests within accepted thresholds (estimated between measured \
-             4 and 8). At 8 concurrent requests, TTFT 11 s exceeds 10 s."
+             4 and 8). At 8 concurrent requests, TTFT 11 s exceeds 10 s, while decode speed 36 \
+             tok/s is above the 10 tok/s minimum."
         );
     }
 
@@ -357,7 +402,8 @@ mod tests {
         assert_eq!((cap.max_concurrency, cap.estimate), (None, None));
         assert_eq!(
             cap.verdict_sentence(),
-            "Not viable even at a single request: TTFT 11.2 s exceeds 8 s."
+            "Not viable even at a single request: TTFT 11.2 s exceeds 8 s. Decode speed 92 tok/s \
+             is above the 15 tok/s minimum, so TTFT is the limitation."
         );
         // Every breach of the lowest level is named.
         let cap = capacity(&s, &chat(8.0, 100.0), Stat::Mean);
@@ -474,6 +520,15 @@ mod tests {
             capacity(&s, &limit, Stat::Mean).verdict_sentence(),
             "Not viable even at a single request: ITL 75.8 ms exceeds 70 ms."
         );
+        let with_ttft = Thresholds {
+            max_ttft_s: Some(1.0),
+            ..limit
+        };
+        assert_eq!(
+            capacity(&s, &with_ttft, Stat::Mean).verdict_sentence(),
+            "Not viable even at a single request: ITL 75.8 ms exceeds 70 ms. TTFT 0.5 s is within \
+             the 1 s limit, so ITL is the limitation."
+        );
     }
 
     #[test]
@@ -483,7 +538,8 @@ mod tests {
         let cap = capacity(&s, &chat(1.0, 10.0), Stat::Mean);
         assert_eq!(
             cap.verdict_sentence(),
-            "Not viable even at 2 concurrent requests, the lowest tested: TTFT was not measured."
+            "Not viable even at 2 concurrent requests, the lowest tested: TTFT was not measured. \
+             Decode speed 50 tok/s is above the 10 tok/s minimum."
         );
     }
 

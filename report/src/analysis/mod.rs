@@ -3,6 +3,7 @@
 
 pub mod capacity;
 pub mod cost;
+pub mod coverage;
 pub mod format;
 pub mod highlights;
 pub mod interpolate;

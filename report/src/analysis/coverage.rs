@@ -1,0 +1,121 @@
+//! What a report tested: the load levels of each mode and the token lengths of the scenarios
+//! measured, as the reference reports state them ("Concurrency from 1 - 5 requests", "Context
+//! lengths from 1K - 256K tokens").
+
+use crate::schema::{LoadMode, Report};
+
+/// Lowest and highest of something tested; equal when only one value was.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Span<T> {
+    pub low: T,
+    pub high: T,
+}
+
+impl<T: PartialOrd + Copy> Span<T> {
+    fn widen(span: Option<Self>, value: T) -> Option<Self> {
+        Some(match span {
+            None => Span {
+                low: value,
+                high: value,
+            },
+            Some(s) => Span {
+                low: if value < s.low { value } else { s.low },
+                high: if value > s.high { value } else { s.high },
+            },
+        })
+    }
+}
+
+/// The ranges tested, over series that have levels; `None` where nothing was.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Coverage {
+    /// Requests in flight, peak mode.
+    pub concurrency: Option<Span<u32>>,
+    /// Queue depth, burst mode.
+    pub queue_depth: Option<Span<u32>>,
+    /// Target arrival rate, requests per second, rate mode.
+    pub request_rate: Option<Span<f64>>,
+    pub input_tokens: Option<Span<u32>>,
+    pub output_tokens: Option<Span<u32>>,
+}
+
+/// The ranges `report` tested. A scenario counts only when a series measured it.
+pub fn coverage(report: &Report) -> Coverage {
+    let mut c = Coverage::default();
+    for series in report.series.iter().filter(|s| !s.levels.is_empty()) {
+        for level in &series.levels {
+            match series.mode {
+                LoadMode::Peak => c.concurrency = Span::widen(c.concurrency, level.concurrency),
+                LoadMode::Burst => c.queue_depth = Span::widen(c.queue_depth, level.concurrency),
+                LoadMode::Rate => {
+                    if let Some(rate) = level.request_rate {
+                        c.request_rate = Span::widen(c.request_rate, rate);
+                    }
+                }
+            }
+        }
+        if let Some(s) = report.scenarios.iter().find(|s| s.id == series.scenario) {
+            c.input_tokens = Span::widen(c.input_tokens, s.input_tokens);
+            c.output_tokens = Span::widen(c.output_tokens, s.output_tokens);
+        }
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testing::series;
+    use crate::schema::Scenario;
+
+    #[test]
+    fn ranges_per_mode_and_of_the_measured_scenarios_only() {
+        let mut report: Report =
+            serde_json::from_str(include_str!("../../../data/reports/sample-synthetic.json"))
+                .unwrap();
+        let c = coverage(&report);
+        assert_eq!(c.concurrency, Some(Span { low: 1, high: 32 }));
+        assert_eq!(c.queue_depth, Some(Span { low: 1, high: 256 }));
+        assert_eq!(c.request_rate, None);
+        assert_eq!(
+            c.input_tokens,
+            Some(Span {
+                low: 1024,
+                high: 32768
+            })
+        );
+        assert_eq!(
+            c.output_tokens,
+            Some(Span {
+                low: 256,
+                high: 256
+            })
+        );
+        // A scenario no series measured widens nothing; nor does a series without levels.
+        report.scenarios.push(Scenario {
+            id: "huge".into(),
+            name: "Huge".into(),
+            description: String::new(),
+            input_tokens: 262_144,
+            output_tokens: 1,
+        });
+        report.series.push(series("huge", LoadMode::Peak, &[]));
+        assert_eq!(coverage(&report), c);
+        // Rate runs count by their arrival rates, not their observed concurrency.
+        let mut rate = series("chatbot", LoadMode::Rate, &[(3, 0.2, 90.0), (9, 0.4, 60.0)]);
+        rate.levels[0].request_rate = Some(2.0);
+        rate.levels[1].request_rate = Some(0.5);
+        report.series.push(rate);
+        let with_rate = coverage(&report);
+        assert_eq!(
+            with_rate.request_rate,
+            Some(Span {
+                low: 0.5,
+                high: 2.0
+            })
+        );
+        assert_eq!(with_rate.concurrency, c.concurrency);
+        report.series.clear();
+        assert_eq!(coverage(&report), Coverage::default());
+    }
+}
