@@ -73,8 +73,8 @@ impl Check {
         self.value.is_some_and(|v| meets(v, self.bound, self.limit))
     }
 
-    /// e.g. "TTFT 11.2 s exceeds 8 s", "decode speed 9.1 tok/s is below 10 tok/s", and for a
-    /// met limit "decode speed 36 tok/s is above the 10 tok/s minimum", "TTFT 1.72 s is within
+    /// e.g. "TTFT 11.2 s exceeds 8 s", "generation speed 9.1 tok/s is below 10 tok/s", and for a
+    /// met limit "generation speed 36 tok/s is above the 10 tok/s minimum", "TTFT 1.72 s is within
     /// the 2 s limit".
     pub fn describe(&self) -> String {
         let name = short_name(self.metric);
@@ -102,7 +102,7 @@ fn short_name(metric: Metric) -> &'static str {
         Metric::Ttft => "TTFT",
         Metric::Itl => "ITL",
         Metric::E2e => "end-to-end latency",
-        Metric::DecodeTokS => "decode speed",
+        Metric::DecodeTokS => "generation speed",
         other => other.label(),
     }
 }
@@ -329,7 +329,7 @@ impl Capacity {
     }
 }
 
-/// "decode speed 36 tok/s is above the 10 tok/s minimum" (joined with "and" when several).
+/// "generation speed 36 tok/s is above the 10 tok/s minimum" (joined with "and" when several).
 fn met_phrase(met: &[Check]) -> Option<String> {
     let parts: Vec<String> = met.iter().map(Check::describe).collect();
     (!parts.is_empty()).then(|| parts.join(" and "))
@@ -386,7 +386,7 @@ mod tests {
         assert_eq!(
             cap.verdict_sentence(),
             "Supports 7 concurrent requests within accepted thresholds (estimated between measured \
-             4 and 8). At 8 concurrent requests, TTFT 11 s exceeds 10 s, while decode speed 36 \
+             4 and 8). At 8 concurrent requests, TTFT 11 s exceeds 10 s, while generation speed 36 \
              tok/s is above the 10 tok/s minimum."
         );
     }
@@ -402,14 +402,14 @@ mod tests {
         assert_eq!((cap.max_concurrency, cap.estimate), (None, None));
         assert_eq!(
             cap.verdict_sentence(),
-            "Not viable even at a single request: TTFT 11.2 s exceeds 8 s. Decode speed 92 tok/s \
+            "Not viable even at a single request: TTFT 11.2 s exceeds 8 s. Generation speed 92 tok/s \
              is above the 15 tok/s minimum, so TTFT is the limitation."
         );
         // Every breach of the lowest level is named.
         let cap = capacity(&s, &chat(8.0, 100.0), Stat::Mean);
         assert_eq!(
             cap.verdict_sentence(),
-            "Not viable even at a single request: TTFT 11.2 s exceeds 8 s; decode speed 92 tok/s is below 100 tok/s."
+            "Not viable even at a single request: TTFT 11.2 s exceeds 8 s; generation speed 92 tok/s is below 100 tok/s."
         );
     }
 
@@ -539,7 +539,7 @@ mod tests {
         assert_eq!(
             cap.verdict_sentence(),
             "Not viable even at 2 concurrent requests, the lowest tested: TTFT was not measured. \
-             Decode speed 50 tok/s is above the 10 tok/s minimum."
+             Generation speed 50 tok/s is above the 10 tok/s minimum."
         );
     }
 
