@@ -7,6 +7,7 @@
 pub mod capacity;
 pub mod deep_dive;
 pub mod fastest;
+pub mod measurements;
 pub mod option;
 pub mod plot;
 pub mod power;

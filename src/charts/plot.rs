@@ -518,11 +518,18 @@ fn estimate_at(line: &Line, at: u32) -> Option<Estimate> {
     MonotoneCurve::new(&line.points)?.at(f64::from(at))
 }
 
-fn csv_field(s: &str) -> String {
+/// `s` as one CSV field: quoted when it holds a separator, and a leading `=`, `+`, `-` or `@`
+/// defused with `'`, so a hostile name does not run as a spreadsheet formula when opened.
+pub(crate) fn csv_field(s: &str) -> String {
+    let s = if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{s}")
+    } else {
+        s.to_string()
+    };
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
-        s.to_string()
+        s
     }
 }
 

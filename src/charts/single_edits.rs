@@ -96,6 +96,9 @@ fn apply(document: &Value, pointer: &str, edit: &Edit) -> Value {
 fn render_everything(sources: &[Source], view: &ViewState) {
     let source = &sources[0];
     let _ = highlights(source.analysis.report(), view.queue_ttft_s);
+    let table = super::measurements::measurements(source, view.stat);
+    let _ = super::measurements::to_csv(&table, view.stat);
+    table.rows.iter().for_each(|r| drop(r.cells()));
     for (id, _) in chart_ids(sources) {
         let plot = plot_by_id(&id, sources, view).expect("every listed chart has a plot");
         let _ = serde_json::to_string(&plot.to_option()).unwrap();

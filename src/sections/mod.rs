@@ -14,6 +14,7 @@ pub mod deep_dive;
 pub mod fastest;
 pub mod findings;
 pub mod header;
+pub mod measurements;
 pub mod methodology;
 pub mod power;
 pub mod scale_up;
@@ -40,6 +41,7 @@ pub fn remaining_sections() -> impl IntoView {
         <throughput::ThroughputSection />
         <capacity::CapacitySection />
         <deep_dive::DeepDiveSection />
+        <measurements::MeasurementsSection />
         <power::PowerSection />
         <methodology::MethodologySection />
         <methodology::ExperienceSection />
@@ -47,7 +49,7 @@ pub fn remaining_sections() -> impl IntoView {
 }
 
 /// Sections the table of contents links to: (element id, heading), in page order.
-const TOC: [(&str, &str); 10] = [
+const TOC: [(&str, &str); 11] = [
     ("scenarios", "Scenarios"),
     ("glossary", "Glossary"),
     ("fastest", "When am I the fastest?"),
@@ -55,6 +57,7 @@ const TOC: [(&str, &str); 10] = [
     ("throughput", "System throughput"),
     ("capacity", "Use case guidance"),
     ("deep-dive", "Technical deep dive"),
+    ("measurements", "All measurements"),
     ("power", "Power & efficiency"),
     ("methodology", "Methodology"),
     ("experience", "What good looks like"),

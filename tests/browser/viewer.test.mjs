@@ -11,7 +11,7 @@ import {
 
 const SAMPLE = 'data/reports/sample-synthetic.json';
 const SECTIONS = ['header', 'highlights', 'scenarios', 'glossary', 'fastest', 'scale-up',
-  'throughput', 'capacity', 'deep-dive', 'power', 'methodology', 'experience'];
+  'throughput', 'capacity', 'deep-dive', 'measurements', 'power', 'methodology', 'experience'];
 const malformedDir = new URL('../malformed/', import.meta.url).pathname;
 const MALFORMED = readdirSync(malformedDir).filter((f) => f.endsWith('.json')).sort();
 const XSS = '<img src=x onerror=alert(1)>';
@@ -601,6 +601,36 @@ describe('bundled report', () => {
     const rows = readFileSync(await csv.path(), 'utf8').trim().split('\n');
     assert.ok(rows.length > 4, 'CSV has data rows');
     assert.match(rows[0], /^series,/);
+    assertClean(problems);
+  });
+
+  test('all measurements: one row per level at the chosen statistic, and the CSV', async () => {
+    const report = JSON.parse(readFileSync(new URL(`../../${SAMPLE}`, import.meta.url), 'utf8'));
+    const levels = report.series.flatMap((s) => s.levels);
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl(SAMPLE));
+    await chartsDrawn(page);
+    const section = page.getByTestId('section-measurements');
+    await section.waitFor();
+    assert.equal(await section.getByTestId('measurements-table').count(), 0, 'folded: not built on load');
+    await section.locator('summary').click();
+    const table = section.getByTestId('measurements-table');
+    await table.waitFor();
+    assert.equal(await table.locator('tbody tr').count(), levels.length);
+    const headings = await table.locator('thead th').allInnerTexts();
+    const ttft = headings.indexOf('TTFT (s)');
+    assert.ok(ttft > 0, headings.join('|'));
+    // The first level's p99 TTFT as the file has it, rounded as every figure on the page.
+    await page.getByLabel('Statistic').selectOption('p99');
+    const cell = table.locator('tbody tr').first().locator('th, td').nth(ttft);
+    const p99 = levels[0].metrics.ttft_s.p99;
+    await page.waitForFunction(([el, want]) => el.textContent === want,
+      [await cell.elementHandle(), String(Number(p99.toPrecision(3)))]);
+    const [csv] = await Promise.all([page.waitForEvent('download'), section.getByTestId('measurements-csv').click()]);
+    const rows = readFileSync(await csv.path(), 'utf8').trim().split('\n');
+    assert.equal(rows.length, levels.length + 1);
+    assert.match(rows[0], /TTFT \(s\) p99/);
+    assert.ok(rows[1].split(',').includes(String(p99)), rows[1]);
     assertClean(problems);
   });
 

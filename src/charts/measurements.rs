@@ -1,0 +1,242 @@
+//! Every measured level of a report as one table, the way `vllm bench serve` or guidellm print
+//! their results: request outcomes, request rate and each latency and speed at the chosen
+//! statistic. Nothing a run measured is left out of the page, and the CSV carries it all.
+
+use infermeter_report::analysis::format::format_number;
+use infermeter_report::analysis::Metric;
+use infermeter_report::{Level, LoadMode, Stat};
+
+use super::plot::csv_field;
+use super::Source;
+
+/// The per-level figures, in the order `vllm bench serve` reports them.
+const METRICS: [Metric; 10] = [
+    Metric::Ttft,
+    Metric::Tpot,
+    Metric::Itl,
+    Metric::E2e,
+    Metric::QueueWait,
+    Metric::DecodeTokS,
+    Metric::PrefillTokS,
+    Metric::InputTokens,
+    Metric::OutputTokens,
+    Metric::SystemOutputTokS,
+];
+
+/// One level's row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeasurementRow {
+    pub scenario: String,
+    pub mode: LoadMode,
+    /// "8 concurrent", "queue depth 64", "2 req/s".
+    pub load: String,
+    pub ok: u64,
+    pub total: u64,
+    pub requests_per_s: Option<f64>,
+    /// One value per [`MeasurementTable::metrics`], in display units.
+    pub values: Vec<Option<f64>>,
+}
+
+/// All levels of one report, with the metrics any level measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeasurementTable {
+    pub metrics: Vec<Metric>,
+    pub rows: Vec<MeasurementRow>,
+}
+
+/// "TTFT (s)": a column heading with its display unit.
+pub fn heading(metric: Metric) -> String {
+    let name = match metric {
+        Metric::Ttft => "TTFT",
+        Metric::Tpot => "TPOT",
+        Metric::Itl => "ITL",
+        Metric::E2e => "E2E latency",
+        Metric::DecodeTokS => "Decode per user",
+        Metric::PrefillTokS => "Prefill per user",
+        Metric::SystemOutputTokS => "System output",
+        other => other.label(),
+    };
+    format!("{name} ({})", metric.unit())
+}
+
+fn load(mode: LoadMode, level: &Level) -> String {
+    match (mode, level.request_rate) {
+        (LoadMode::Burst, _) => format!("queue depth {}", level.concurrency),
+        (LoadMode::Rate, Some(rate)) => format!("{} req/s", format_number(rate)),
+        _ => format!("{} concurrent", level.concurrency),
+    }
+}
+
+/// Every level of `source`'s report, series in report order, `stat` of each distribution.
+/// A metric no level measured gets no column.
+pub fn measurements(source: &Source, stat: Stat) -> MeasurementTable {
+    let analysis = &source.analysis;
+    let report = analysis.report();
+    let levels = || {
+        report
+            .series
+            .iter()
+            .flat_map(|s| s.levels.iter().map(move |l| (s, l)))
+    };
+    let metrics: Vec<Metric> = METRICS
+        .into_iter()
+        .filter(|m| levels().any(|(_, l)| m.value(l, stat).is_some()))
+        .collect();
+    let rows = levels()
+        .map(|(series, level)| MeasurementRow {
+            scenario: analysis
+                .scenario(&series.scenario)
+                .map_or_else(|| series.scenario.clone(), |s| s.name.clone()),
+            mode: series.mode,
+            load: load(series.mode, level),
+            ok: level.requests.ok,
+            total: level.requests.total(),
+            requests_per_s: level.requests_per_s,
+            values: metrics
+                .iter()
+                .map(|m| m.value(level, stat).map(|v| m.to_display(v)))
+                .collect(),
+        })
+        .collect();
+    MeasurementTable { metrics, rows }
+}
+
+impl MeasurementTable {
+    /// Column headings, as [`MeasurementTable::cells`] fills them.
+    pub fn headings(&self) -> Vec<String> {
+        ["Scenario", "Mode", "Load", "Requests OK", "Requests/s"]
+            .into_iter()
+            .map(String::from)
+            .chain(self.metrics.iter().map(|m| heading(*m)))
+            .collect()
+    }
+}
+
+impl MeasurementRow {
+    /// The row as the page shows it: figures rounded as everywhere else, "—" where a level
+    /// has no value.
+    pub fn cells(&self) -> Vec<String> {
+        let figure = |v: Option<f64>| v.map_or_else(|| "—".to_string(), format_number);
+        [
+            self.scenario.clone(),
+            self.mode.label().to_string(),
+            self.load.clone(),
+            format!("{} of {}", self.ok, self.total),
+            figure(self.requests_per_s),
+        ]
+        .into_iter()
+        .chain(self.values.iter().map(|v| figure(*v)))
+        .collect()
+    }
+}
+
+/// The table as CSV, figures unrounded.
+pub fn to_csv(table: &MeasurementTable, stat: Stat) -> String {
+    let mut out = String::from("scenario,mode,load,requests_ok,requests_total,requests_per_s");
+    for m in &table.metrics {
+        out.push(',');
+        out.push_str(&csv_field(&format!("{} {}", heading(*m), stat.label())));
+    }
+    out.push('\n');
+    let figure = |v: Option<f64>| v.map_or_else(String::new, |v| v.to_string());
+    for r in &table.rows {
+        out.push_str(&format!(
+            "{},{},{},{},{},{}",
+            csv_field(&r.scenario),
+            r.mode.label(),
+            csv_field(&r.load),
+            r.ok,
+            r.total,
+            figure(r.requests_per_s)
+        ));
+        for v in &r.values {
+            out.push(',');
+            out.push_str(&figure(*v));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::charts::test_support::*;
+
+    #[test]
+    fn one_row_per_level_with_the_chosen_statistic() {
+        let report = sample();
+        let table = with_sources(&report, |s| measurements(&s[0], Stat::P99));
+        let levels: usize = report.series.iter().map(|s| s.levels.len()).sum();
+        assert_eq!(table.rows.len(), levels);
+        let first = &report.series[0].levels[0];
+        let row = &table.rows[0];
+        assert_eq!(row.total, first.requests.total());
+        let ttft = table
+            .metrics
+            .iter()
+            .position(|m| *m == Metric::Ttft)
+            .unwrap();
+        assert_eq!(
+            row.values[ttft],
+            Some(first.metrics.ttft_s.as_ref().unwrap().p99)
+        );
+        // ITL in ms, as every chart shows it.
+        let itl = table
+            .metrics
+            .iter()
+            .position(|m| *m == Metric::Itl)
+            .unwrap();
+        assert_eq!(
+            row.values[itl],
+            Some(first.metrics.itl_s.as_ref().unwrap().p99 * 1000.0)
+        );
+        let burst = report
+            .series
+            .iter()
+            .position(|s| s.mode == LoadMode::Burst)
+            .unwrap();
+        let at: usize = report.series[..burst].iter().map(|s| s.levels.len()).sum();
+        assert!(table.rows[at].load.starts_with("queue depth "));
+        assert_eq!(heading(Metric::Itl), "ITL (ms)");
+        let headings = table.headings();
+        let cells = row.cells();
+        assert_eq!(cells.len(), headings.len());
+        assert_eq!(headings[5 + ttft], "TTFT (s)");
+        assert_eq!(cells[5 + ttft], format_number(row.values[ttft].unwrap()));
+        assert_eq!(cells[3], format!("{} of {}", row.ok, row.total));
+    }
+
+    #[test]
+    fn unmeasured_metrics_get_no_column_and_the_csv_keeps_every_figure() {
+        let mut report = sample();
+        for level in report.series.iter_mut().flat_map(|s| s.levels.iter_mut()) {
+            level.metrics.queue_wait_s = None;
+        }
+        report.scenarios[0].name = "=HYPERLINK(\"x\"), \"quoted\"".into();
+        let table = with_sources(&report, |s| measurements(&s[0], Stat::Mean));
+        assert!(!table.metrics.contains(&Metric::QueueWait));
+        let csv = to_csv(&table, Stat::Mean);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), table.rows.len() + 1);
+        assert!(lines[0].contains("TTFT (s) mean"), "{}", lines[0]);
+        let columns = lines[0].split(',').count();
+        let ttft = report.series[0].levels[0]
+            .metrics
+            .ttft_s
+            .as_ref()
+            .unwrap()
+            .mean;
+        // A name that would be a spreadsheet formula is quoted and defused.
+        assert!(
+            lines[1].starts_with("\"'=HYPERLINK(\"\"x\"\"), \"\"quoted\"\"\",peak,1 concurrent,"),
+            "{}",
+            lines[1]
+        );
+        assert!(lines[1].contains(&format!(",{ttft},")), "{}", lines[1]);
+        assert!(lines[1..]
+            .iter()
+            .filter(|l| !l.starts_with('"'))
+            .all(|l| l.split(',').count() == columns));
+    }
+}

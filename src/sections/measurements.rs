@@ -1,0 +1,75 @@
+//! All measurements: every level of every run as one table per report, with its CSV. Folded
+//! until opened, so a report of many levels costs nothing on load.
+
+use leptos::prelude::*;
+
+use super::{context, read_sources};
+use crate::charts::measurements::{measurements, to_csv};
+use crate::components::export::{download_text, file_stem};
+
+#[component]
+pub fn MeasurementsSection() -> impl IntoView {
+    let ctx = context();
+    let open = RwSignal::new(false);
+    let levels = move || {
+        ctx.reports.with(|reports| {
+            reports
+                .iter()
+                .flat_map(|r| &r.series)
+                .map(|s| s.levels.len())
+                .sum::<usize>()
+        })
+    };
+    let tables = move || {
+        read_sources(ctx, |sources, view| {
+            sources
+                .iter()
+                .map(|s| {
+                    let table = measurements(s, view.stat);
+                    let csv = to_csv(&table, view.stat);
+                    (s.label.to_string(), table, csv)
+                })
+                .collect::<Vec<_>>()
+        })
+    };
+    let stat = move || ctx.view.with(|v| v.stat.label());
+    let comparing = move || ctx.reports.with(|r| r.len() > 1);
+    view! {
+        <section id="measurements" data-testid="section-measurements">
+            <h2>"All Measurements"</h2>
+            <p>"Every level of every run as measured: requests completed of those sent, completed requests per second, and each latency and speed at the statistic chosen at the top of the page (now " {stat} "). The CSV holds the same figures unrounded."</p>
+            <details class="collapsible" data-testid="measurements"
+                on:toggle=move |ev| open.set(event_target::<web_sys::HtmlDetailsElement>(&ev).open())>
+                <summary>{move || format!("Show all {} measured levels", levels())}</summary>
+                {move || open.get().then(|| tables().into_iter().map(|(label, table, csv)| {
+                        let file = format!("measurements-{}.csv", file_stem(&label));
+                        let name = if comparing() { format!("{label}: all measurements") } else { "All measurements".to_string() };
+                        view! {
+                            <div class="chart-tools">
+                                <button type="button" class="chart-tool" data-testid="measurements-csv"
+                                    aria-label=format!("Download {name} as CSV")
+                                    on:click=move |_| { let _ = download_text(&csv, "text/csv;charset=utf-8", &file); }>"CSV"</button>
+                            </div>
+                            <div class="table-scroll"><table class="data-table measurements" data-testid="measurements-table">
+                                <caption>{name.clone()}</caption>
+                                <thead><tr>
+                                    {table.headings().into_iter().map(|h| view! { <th scope="col">{h}</th> }).collect_view()}
+                                </tr></thead>
+                                <tbody>
+                                    {table.rows.iter().map(|r| {
+                                        let mut cells = r.cells().into_iter();
+                                        view! {
+                                            <tr class:breached=r.ok < r.total>
+                                                <th scope="row">{cells.next()}</th>
+                                                {cells.map(|c| view! { <td>{c}</td> }).collect_view()}
+                                            </tr>
+                                        }
+                                    }).collect_view()}
+                                </tbody>
+                            </table></div>
+                        }
+                    }).collect_view())}
+            </details>
+        </section>
+    }
+}
