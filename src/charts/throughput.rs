@@ -137,10 +137,16 @@ pub fn summary(source: &Source, rows: &[ThroughputRow], stat: Stat) -> Option<St
 fn burst_peak(source: &Source, peak_tok_s: f64) -> String {
     let report = source.analysis.report();
     let top = highlights(report, DEFAULT_TTFT_THRESHOLD_S).max_system_tput;
+    // The cards show the main report only.
+    let card = if source.index == 0 {
+        ": the Max System Throughput card's figure"
+    } else {
+        ""
+    };
     match top {
         Some(top) if top.mode == LoadMode::Burst && top.value > peak_tok_s => format!(
             " Under burst load, with requests queued in the engine, throughput reaches {} tok/s \
-             ({} at queue depth {}): the Max System Throughput card's figure.",
+             ({} at queue depth {}){card}.",
             format_number(top.value),
             source
                 .analysis
@@ -261,6 +267,12 @@ mod tests {
              throughput reaches 9774 tok/s (Chatbot at queue depth 256): the Max System \
              Throughput card's figure."
         );
+        // A compared report's sentence names no card: the cards are the main report's.
+        let text = with_all_sources(&[report.clone(), report.clone()], |s| {
+            summary(&s[1], &table(&s[1], Stat::Mean), Stat::Mean)
+        })
+        .unwrap();
+        assert!(text.ends_with("(Chatbot at queue depth 256)."), "{text}");
         // Without burst runs, nothing to reconcile.
         let mut peak_only = report.clone();
         peak_only.series.retain(|s| s.mode == LoadMode::Peak);
