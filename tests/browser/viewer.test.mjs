@@ -899,6 +899,11 @@ describe('bad input', () => {
       await page.mouse.move(p.x, p.y);
       await page.mouse.click(p.x, p.y);
     }
+    // The folded measurements table names every scenario too.
+    const measurements = page.getByTestId('section-measurements');
+    await measurements.locator('summary').click();
+    assert.equal(await measurements.getByTestId('measurements-table').locator('tbody th').first().innerText(),
+      `${XSS} scenario`);
     await page.waitForTimeout(300);
     assert.ok(await page.locator('.chart-canvas div').filter({ hasText: 'onerror' }).count() > 0,
       'the hostile name reached a tooltip (so the check below means something)');
