@@ -50,7 +50,7 @@ pub fn MeasurementsSection() -> impl IntoView {
                                     aria-label=format!("Download {name} as CSV")
                                     on:click=move |_| { let _ = download_text(&csv, "text/csv;charset=utf-8", &file); }>"CSV"</button>
                             </div>
-                            <div class="table-scroll"><table class="data-table measurements" data-testid="measurements-table">
+                            <div class="table-scroll" tabindex="0" role="region" aria-label=name.clone()><table class="data-table measurements" data-testid="measurements-table">
                                 <caption>{name.clone()}</caption>
                                 <thead><tr>
                                     {table.headings().into_iter().map(|h| view! { <th scope="col">{h}</th> }).collect_view()}

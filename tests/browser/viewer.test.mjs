@@ -944,6 +944,12 @@ describe('accessibility', () => {
   const listed = (page) => page.getByTestId('report-list').waitFor();
   const hovered = async (page) => {
     await chartsDrawn(page);
+    // The folded measurements table, opened so its markup is checked too (not in an embed).
+    const measurements = page.getByTestId('section-measurements');
+    if (await measurements.count()) {
+      await measurements.locator('summary').click();
+      await measurements.getByTestId('measurements-table').first().waitFor();
+    }
     await hoverFirstPoint(page, 'fastest.decode');
   };
   const refused = (page) => page.getByTestId('error-panel').waitFor();
