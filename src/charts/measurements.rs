@@ -9,11 +9,13 @@ use infermeter_report::{Level, LoadMode, Stat};
 use super::plot::csv_field;
 use super::Source;
 
-/// The per-level figures, in the order `vllm bench serve` reports them.
-const METRICS: [Metric; 10] = [
+/// The per-level figures, in the order `vllm bench serve` reports them. GPU power, a mean over
+/// the window rather than a distribution, stays in the power section.
+const METRICS: [Metric; 11] = [
     Metric::Ttft,
     Metric::Tpot,
     Metric::Itl,
+    Metric::InterChunk,
     Metric::E2e,
     Metric::QueueWait,
     Metric::DecodeTokS,
@@ -205,6 +207,8 @@ mod tests {
         assert_eq!(headings[5 + ttft], "TTFT (s)");
         assert_eq!(cells[5 + ttft], format_number(row.values[ttft].unwrap()));
         assert_eq!(cells[3], format!("{} of {}", row.ok, row.total));
+        // Chunk gaps too, which the charts do not show.
+        assert!(headings.contains(&"Inter-chunk latency (ms)".to_string()));
     }
 
     #[test]
