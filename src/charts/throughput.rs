@@ -1,9 +1,9 @@
 //! System throughput: output tokens per second summed over all concurrent requests (peak mode).
 
 use infermeter_report::analysis::format::format_number;
-use infermeter_report::analysis::highlights::{highlights, peak_throughput_level};
+use infermeter_report::analysis::highlights::{max_throughput_level, peak_throughput_level};
 use infermeter_report::analysis::scaling::tokens_per_hour;
-use infermeter_report::analysis::{series_points, Metric, DEFAULT_TTFT_THRESHOLD_S};
+use infermeter_report::analysis::{series_points, Metric};
 use infermeter_report::{LoadMode, Stat};
 
 use super::plot::{Plot, XAxis};
@@ -135,25 +135,27 @@ pub fn summary(source: &Source, rows: &[ThroughputRow], stat: Stat) -> Option<St
 /// shows: when it does and is higher, says so, so the card and this section do not seem to
 /// disagree.
 fn burst_peak(source: &Source, peak_tok_s: f64) -> String {
-    let report = source.analysis.report();
-    let top = highlights(report, DEFAULT_TTFT_THRESHOLD_S).max_system_tput;
     // The cards show the main report only.
     let card = if source.index == 0 {
         ": the Max System Throughput card's figure"
     } else {
         ""
     };
-    match top {
-        Some(top) if top.mode == LoadMode::Burst && top.value > peak_tok_s => format!(
-            " Under burst load, with requests queued in the engine, throughput reaches {} tok/s \
-             ({} at queue depth {}){card}.",
-            format_number(top.value),
-            source
-                .analysis
-                .scenario(&top.scenario)
-                .map_or(top.scenario.as_str(), |s| s.name.as_str()),
-            top.concurrency
-        ),
+    match max_throughput_level(source.analysis.report()) {
+        Some((series, level))
+            if series.mode == LoadMode::Burst && level.system_output_tok_s > peak_tok_s =>
+        {
+            format!(
+                " Under burst load, with requests queued in the engine, throughput reaches {} \
+                 tok/s ({} at queue depth {}){card}.",
+                format_number(level.system_output_tok_s),
+                source
+                    .analysis
+                    .scenario(&series.scenario)
+                    .map_or(series.scenario.as_str(), |s| s.name.as_str()),
+                level.concurrency
+            )
+        }
         _ => String::new(),
     }
 }

@@ -45,7 +45,6 @@ pub struct Highlights {
 /// Computes the highlights of `report`; safe queue depths use `ttft_threshold_s`.
 pub fn highlights(report: &Report, ttft_threshold_s: f64) -> Highlights {
     let mut peak_decode: Option<Located> = None;
-    let mut max_system_tput: Option<Located> = None;
     let mut best_ttft: Option<Located> = None;
     let (mut requests_ok, mut requests_total) = (0, 0);
     for series in &report.series {
@@ -75,7 +74,6 @@ pub fn highlights(report: &Report, ttft_threshold_s: f64) -> Highlights {
                 }
             };
             keep(&mut peak_decode, Metric::DecodeTokS);
-            keep(&mut max_system_tput, Metric::SystemOutputTokS);
             keep(&mut best_ttft, Metric::Ttft);
         }
     }
@@ -91,6 +89,12 @@ pub fn highlights(report: &Report, ttft_threshold_s: f64) -> Highlights {
             (scenario.id.clone(), depth)
         })
         .collect();
+    let max_system_tput = max_throughput_level(report).map(|(series, level)| Located {
+        value: level.system_output_tok_s,
+        scenario: series.scenario.clone(),
+        mode: series.mode,
+        concurrency: level.concurrency,
+    });
     Highlights {
         peak_decode,
         max_system_tput,
@@ -146,8 +150,21 @@ pub fn single_user_across_context(report: &Report, metric: Metric) -> Option<Con
 /// its series; on a tie the first listed keeps it. Burst runs are left out: their figures are
 /// per queue depth, not per concurrent request.
 pub fn peak_throughput_level(report: &Report) -> Option<(&Series, &Level)> {
+    top_throughput_level(report, |mode| mode == LoadMode::Peak)
+}
+
+/// The level with the highest system throughput in any mode, and its series: the Max System
+/// Throughput highlight. On a tie the first listed keeps it.
+pub fn max_throughput_level(report: &Report) -> Option<(&Series, &Level)> {
+    top_throughput_level(report, |_| true)
+}
+
+fn top_throughput_level(
+    report: &Report,
+    mode_counts: impl Fn(LoadMode) -> bool,
+) -> Option<(&Series, &Level)> {
     let mut best: Option<(&Series, &Level)> = None;
-    for series in report.series.iter().filter(|s| s.mode == LoadMode::Peak) {
+    for series in report.series.iter().filter(|s| mode_counts(s.mode)) {
         for level in &series.levels {
             if best.is_none_or(|(_, b)| level.system_output_tok_s > b.system_output_tok_s) {
                 best = Some((series, level));
