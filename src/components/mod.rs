@@ -1,5 +1,5 @@
 //! Reusable view pieces shared by every section: the ECharts chart (with its export helpers),
-//! error panel, highlight cards, theme toggle, and deferring work until after a paint.
+//! error panel, highlight cards, table scroll boxes, theme toggle, and deferring work until after a paint.
 //!
 //! Escaping: report text reaches the page only as Leptos text nodes and attributes (escaped by
 //! Leptos) and as ECharts canvas text; the charts' HTML tooltip formatter escapes series names
@@ -11,9 +11,11 @@ pub mod controls;
 pub mod error_panel;
 pub mod export;
 pub mod highlight;
+pub mod table_scroll;
 
 pub use after_paint::painted_once;
 pub use chart::ChartView;
 pub use controls::{NumberField, ThemeToggle};
 pub use error_panel::ErrorPanel;
 pub use highlight::{HighlightCard, HighlightGrid};
+pub use table_scroll::{table_name, TableScroll};

@@ -12,7 +12,7 @@ use crate::charts::capacity::{
     CapacityTarget,
 };
 use crate::charts::plot::Plot;
-use crate::components::{HighlightCard, HighlightGrid};
+use crate::components::{table_name, HighlightCard, HighlightGrid, TableScroll};
 use crate::state::ThresholdKind;
 
 /// A threshold slider: which limit, its test-id key, label, display unit and range.
@@ -202,6 +202,7 @@ fn UseCaseBlock(target: CapacityTarget) -> impl IntoView {
     let comparing = move || ctx.reports.with(|r| r.len() > 1);
     let sliders = sliders_for(&target.preset);
     let figure_id = format!("capacity-figure-{id}");
+    let table_label = format!("{} capacity at measured levels", target.name);
     view! {
         <article class="use-case" data-testid=format!("use-case-{id}")>
             <h3>{heading}</h3>
@@ -224,7 +225,7 @@ fn UseCaseBlock(target: CapacityTarget) -> impl IntoView {
                             "Capacity limit: " <strong data-testid=figure_testid>{figure}</strong>
                         </p>
                         <p data-testid="capacity-verdict">{sentence}</p>
-                        <div class="table-scroll"><table class="data-table" data-testid="capacity-table">
+                        <TableScroll label=table_name(comparing().then_some(label.as_str()), &table_label)><table class="data-table" data-testid="capacity-table">
                             <thead><tr>
                                 <th scope="col">"Metric"</th>
                                 {table.levels.iter().map(|c| view! {
@@ -241,7 +242,7 @@ fn UseCaseBlock(target: CapacityTarget) -> impl IntoView {
                                     </tr>
                                 }).collect_view()}
                             </tbody>
-                        </table></div>
+                        </table></TableScroll>
                     </div>
                 }
             }).collect_view()}
@@ -321,7 +322,7 @@ pub fn CapacitySection() -> impl IntoView {
         <section id="capacity" data-testid="section-capacity">
             <h2>"Use Case Guidance"</h2>
             <p>"The table maps this configuration's performance to common deployment scenarios. Capacity limits are where TTFT or generation speed falls below accepted thresholds for a comfortable user experience. Detailed charts and analysis for each use case follow in the capacity analysis below."</p>
-            <div class="table-scroll"><table class="data-table" data-testid="guidance-table">
+            <TableScroll label="Use case guidance"><table class="data-table" data-testid="guidance-table">
                 <thead><tr>
                     <th scope="col">"Use case"</th><th scope="col">"TTFT threshold"</th>
                     <th scope="col">"Speed threshold"</th><th scope="col">"Analysis"</th>
@@ -329,7 +330,7 @@ pub fn CapacitySection() -> impl IntoView {
                 <tbody>
                     {move || all().into_iter().map(|target| view! { <GuidanceRow target /> }).collect_view()}
                 </tbody>
-            </table></div>
+            </table></TableScroll>
             <p class="muted">"The limits shown are conservative. Beyond these points the system keeps working with slower responses that may still suit your use case."</p>
             <h2>"Capacity Analysis"</h2>
             <p>"How many concurrent requests can this configuration handle for different workloads? Each chart shows performance as concurrency increases for one workload. Dashed lines are quality thresholds; move the sliders to try your own. The capacity limit is the tested or estimated point where the first threshold is reached."</p>

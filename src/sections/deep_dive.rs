@@ -9,6 +9,7 @@ use super::findings::{context_phrase, highest, position, scaling_at_max, with_un
 use super::{context, read_sources, ChartBlock};
 use crate::charts::deep_dive::prefill_peaks;
 use crate::charts::plot::{Line, Plot};
+use crate::components::TableScroll;
 
 /// "At 5 concurrent, system throughput goes from 194.4 tok/s at 1K context to 16.2 tok/s at
 /// 96K context.": along the main report's line of the highest concurrency; then where adding
@@ -119,7 +120,7 @@ pub fn DeepDiveSection() -> impl IntoView {
             {move || {
                 let rows = peaks();
                 (!rows.is_empty()).then(|| view! {
-                    <div class="table-scroll"><table class="data-table" data-testid="prefill-peaks-table">
+                    <TableScroll label="Prefill speed peaks"><table class="data-table" data-testid="prefill-peaks-table">
                         <thead><tr><th scope="col">"Concurrent requests"</th><th scope="col">"Peaks at"</th><th scope="col">"Peak speed"</th></tr></thead>
                         <tbody>
                             {rows.into_iter().map(|r| view! {
@@ -130,7 +131,7 @@ pub fn DeepDiveSection() -> impl IntoView {
                                 </tr>
                             }).collect_view()}
                         </tbody>
-                    </table></div>
+                    </table></TableScroll>
                 })
             }}
             <ChartBlock id="deep_dive.itl" title="Inter-Token Latency"

@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use super::{context, read_sources};
 use crate::charts::measurements::{measurements, to_csv};
 use crate::components::export::{download_text, file_stem};
+use crate::components::{table_name, TableScroll};
 
 #[component]
 pub fn MeasurementsSection() -> impl IntoView {
@@ -43,14 +44,14 @@ pub fn MeasurementsSection() -> impl IntoView {
                 <summary>{move || format!("Show all {} measured levels", levels())}</summary>
                 {move || open.get().then(|| tables().into_iter().map(|(label, table, csv)| {
                         let file = format!("measurements-{}.csv", file_stem(&label));
-                        let name = if comparing() { format!("{label}: all measurements") } else { "All measurements".to_string() };
+                        let name = table_name(comparing().then_some(label.as_str()), "All measurements");
                         view! {
                             <div class="chart-tools">
                                 <button type="button" class="chart-tool" data-testid="measurements-csv"
                                     aria-label=format!("Download {name} as CSV")
                                     on:click=move |_| { let _ = download_text(&csv, "text/csv;charset=utf-8", &file); }>"CSV"</button>
                             </div>
-                            <div class="table-scroll" tabindex="0" role="region" aria-label=name.clone()><table class="data-table measurements" data-testid="measurements-table">
+                            <TableScroll label=name.clone()><table class="data-table measurements" data-testid="measurements-table">
                                 <caption>{name.clone()}</caption>
                                 <thead><tr>
                                     {table.headings().into_iter().map(|h| view! { <th scope="col">{h}</th> }).collect_view()}
@@ -66,7 +67,7 @@ pub fn MeasurementsSection() -> impl IntoView {
                                         }
                                     }).collect_view()}
                                 </tbody>
-                            </table></div>
+                            </table></TableScroll>
                         }
                     }).collect_view())}
             </details>

@@ -9,7 +9,7 @@ use super::{context, read_sources, ChartBlock};
 use crate::charts::plot::Plot;
 use crate::charts::power::{draw, has_power, levels};
 use crate::charts::Source;
-use crate::components::NumberField;
+use crate::components::{NumberField, TableScroll};
 use crate::state::ViewState;
 
 /// "The highest power draw observed was 466 W (Chatbot, 5 concurrent), costing approximately
@@ -89,7 +89,7 @@ pub fn PowerSection() -> impl IntoView {
                     caption="GPU power draw (W) at each concurrency level."
                     finding=no_finding />
                 <p class="finding" data-testid="power-finding">{finding}</p>
-                <div class="table-scroll"><table class="data-table" data-testid="power-cost-table">
+                <TableScroll label="Power and cost per hour"><table class="data-table" data-testid="power-cost-table">
                     <thead><tr>
                         <th scope="col">"Scenario"</th><th scope="col">"Concurrency"</th>
                         <th scope="col">"Power (W)"</th><th scope="col">"Cost per hour"</th>
@@ -100,7 +100,7 @@ pub fn PowerSection() -> impl IntoView {
                                 <td>{format!("${}", format_number(per_hour))}</td></tr>
                         }).collect_view()}
                     </tbody>
-                </table></div>
+                </table></TableScroll>
                 <ChartBlock id="power.tokens_per_joule" title="Energy Efficiency"
                     intro="Output tokens generated per joule of GPU energy: higher means more work for the same power bill."
                     caption="Output tokens per joule at each concurrency level."

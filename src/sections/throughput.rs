@@ -8,6 +8,7 @@ use super::findings::peak_throughput;
 use super::{context, read_sources, ChartBlock};
 use crate::charts::capacity::group_thousands;
 use crate::charts::throughput::{by_scenario, summary, table};
+use crate::components::{table_name, TableScroll};
 
 #[component]
 pub fn ThroughputSection() -> impl IntoView {
@@ -39,8 +40,11 @@ pub fn ThroughputSection() -> impl IntoView {
                 finding=peak_throughput />
             {move || tables().into_iter().map(|(label, rows, summary, scenarios)| {
                 let scenarios_label = label.clone();
+                let report = comparing().then_some(label.as_str());
+                let name = table_name(report, "System throughput");
+                let scenarios_name = table_name(report, "Throughput by scenario");
                 view! {
-                <div class="table-scroll"><table class="data-table" data-testid="throughput-table">
+                <TableScroll label=name><table class="data-table" data-testid="throughput-table">
                     {comparing().then(|| view! { <caption>{label}</caption> })}
                     <thead><tr>
                         <th scope="col">"Condition"</th>
@@ -58,10 +62,10 @@ pub fn ThroughputSection() -> impl IntoView {
                             </tr>
                         }).collect_view()}
                     </tbody>
-                </table></div>
+                </table></TableScroll>
                 {summary.map(|text| view! { <p class="finding" data-testid="throughput-summary">{text}</p> })}
                 {(scenarios.len() > 1).then(|| view! {
-                    <div class="table-scroll"><table class="data-table" data-testid="throughput-by-scenario">
+                    <TableScroll label=scenarios_name><table class="data-table" data-testid="throughput-by-scenario">
                         <caption>"Each scenario at its highest measured concurrency" {comparing().then(|| format!(" ({})", scenarios_label))}</caption>
                         <thead><tr>
                             <th scope="col">"Scenario"</th>
@@ -79,7 +83,7 @@ pub fn ThroughputSection() -> impl IntoView {
                                 </tr>
                             }).collect_view()}
                         </tbody>
-                    </table></div>
+                    </table></TableScroll>
                 })}
             }}).collect_view()}
         </section>

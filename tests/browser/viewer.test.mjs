@@ -940,7 +940,7 @@ describe('accessibility', () => {
   // does not read; their tooltips are HTML and are checked while one is shown.
   const AXE = readFileSync(npmToolFile('axe-core/axe.min.js'), 'utf8');
   const RULES = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'];
-  // (page, its address, what to wait for before the check)
+  // (page, its address, what to wait for before the check, the viewport if not the default)
   const listed = (page) => page.getByTestId('report-list').waitFor();
   const hovered = async (page) => {
     await chartsDrawn(page);
@@ -957,13 +957,15 @@ describe('accessibility', () => {
     ['the landing page', '', listed],
     ['a report', `?report=${encodeURIComponent(SAMPLE)}`, hovered],
     ['a report in the dark theme', `?report=${encodeURIComponent(SAMPLE)}&theme=dark`, hovered],
+    // Tables scroll sideways on a phone; axe checks each such box can take keyboard focus.
+    ['a report on a phone', `?report=${encodeURIComponent(SAMPLE)}`, hovered, { width: 390, height: 844 }],
     ['two reports compared', `?report=${encodeURIComponent(SAMPLE)}&compare=${encodeURIComponent(`data/${INDEX.reports[0].path}`)}`, hovered],
     ['an embedded chart', `?report=${encodeURIComponent(SAMPLE)}&chart=fastest.decode`, hovered],
     ['a malformed report', '?report=fixtures/malformed/truncated.json', refused],
   ];
-  for (const [name, query, ready] of PAGES) {
+  for (const [name, query, ready, viewport] of PAGES) {
     test(`${name} passes axe's WCAG 2.1 AA checks`, async () => {
-      const { page, problems } = await newPage(browser);
+      const { page, problems } = await newPage(browser, viewport);
       await page.goto(server.url + query);
       await ready(page);
       if (query.includes('theme=dark')) assert.equal(await page.locator('html').getAttribute('data-theme'), 'dark');
