@@ -2,6 +2,8 @@
 // drawn with where that time goes (a first visit, and a reader coming back in the same browser
 // profile), and slider move to redrawn chart. Run after scripts/build-viewer.sh:
 //   node tests/browser/bench.mjs
+// To see how a slower machine would fare, BENCH_CPU_SLOWDOWN=2 slows each page's main thread
+// twofold (Chromium's CPU throttling, as in DevTools), the viewer's and ECharts alone's alike.
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -17,6 +19,8 @@ const LOADS = 15;
 const PROFILES = 5;
 const VISITS = 4;
 const MOVES = 40;
+const SLOWDOWN = Number(process.env.BENCH_CPU_SLOWDOWN ?? 1);
+if (!(SLOWDOWN >= 1)) throw new Error(`BENCH_CPU_SLOWDOWN must be a number >= 1, not ${process.env.BENCH_CPU_SLOWDOWN}`);
 // Steps on the way to the first chart, in order: (label, what the page reads to time it).
 const STEPS = [
   ['report fetched', 'resource:sample-synthetic.json'],
@@ -45,6 +49,17 @@ function percentile(values, p) {
 }
 
 const fmt = (v) => `${v.toFixed(1)} ms`;
+
+/// A first-visit page, its main thread slowed by SLOWDOWN.
+async function benchPage(browser) {
+  const { page } = await newPage(browser);
+  if (SLOWDOWN > 1) {
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Emulation.setCPUThrottlingRate', { rate: SLOWDOWN });
+  }
+  await page.addInitScript(recordLongFrames);
+  return page;
+}
 /// Waits for the page's first chart and returns when it was drawn (ms after navigation).
 async function firstChartDrawn(page) {
   await page.waitForFunction(() => performance.getEntriesByName('infermeter:first-chart-drawn').length);
@@ -125,8 +140,7 @@ try {
   const frames = [];
   const floorFrames = [];
   for (let i = 0; i < LOADS; i++) {
-    const { page } = await newPage(browser);
-    await page.addInitScript(recordLongFrames);
+    const page = await benchPage(browser);
     await page.goto(`${server.url}?report=${encodeURIComponent(SAMPLE)}`);
     await chartsDrawn(page);
     frames.push(await longFrameSplit(page));
@@ -139,8 +153,7 @@ try {
     })), STEPS));
     await page.close();
     // Alternating with the viewer, so both see the machine alike.
-    const alone = (await newPage(browser)).page;
-    await alone.addInitScript(recordLongFrames);
+    const alone = await benchPage(browser);
     await alone.goto(`${server.url}fixtures/browser/echarts-only.html`);
     floor.push(await firstChartDrawn(alone));
     floorFrames.push(await longFrameSplit(alone));
@@ -149,6 +162,7 @@ try {
   // Every load is a new browser context (nothing cached); the first also pays the browser's
   // own warm-up, so it is reported apart.
   const warm = loads.slice(1).map((l) => l['first chart drawn']);
+  if (SLOWDOWN > 1) console.log(`CPU slowed ${SLOWDOWN}x (BENCH_CPU_SLOWDOWN) for the first visits below`);
   console.log(`page load -> first chart drawn: median ${fmt(percentile(warm, 50))}, ` +
     `max ${fmt(Math.max(...warm))} over ${warm.length} warm loads; ` +
     `first load ${fmt(loads[0]['first chart drawn'])} (target <= 500 ms)`);
