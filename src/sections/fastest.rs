@@ -4,7 +4,7 @@ use infermeter_report::LoadMode;
 use leptos::prelude::*;
 
 use super::findings::{
-    best_worst, extremes, graded, itl_verdict, latency_range, scaling_at_max, speed_range,
+    best_worst, extremes, graded, itl_verdict, latency_range, scaling_at_max, speed_range_between,
     speed_spread, with_unit,
 };
 use super::{context, read_sources, ChartBlock};
@@ -72,8 +72,8 @@ pub fn cursor_rows(sources: &[Source], view: &ViewState) -> Vec<CursorRow> {
 /// The decode-speed range graded on How Fast Is This?; also read by the deep dive's chart by
 /// context length.
 pub(crate) fn decode_finding(p: &Plot) -> Option<String> {
-    let range = speed_range(p, "Per-user decode speed")?;
     let (slowest, fastest) = extremes(p)?;
+    let range = speed_range_between(p, "Per-user decode speed", &slowest, &fastest);
     let top_tier = if fastest.value >= EXCELLENT_DECODE_TOK_S {
         " Peak speed is excellent, matching top-tier single-user performance."
     } else {

@@ -91,14 +91,19 @@ fn at(plot: &Plot, e: &Extreme) -> String {
 /// (Tool Calling Agentic, 32 concurrent)." (higher is better).
 pub fn speed_range(plot: &Plot, what: &str) -> Option<String> {
     let (low, high) = extremes(plot)?;
+    Some(speed_range_between(plot, what, &low, &high))
+}
+
+/// [`speed_range`] for extremes the caller has already found.
+pub fn speed_range_between(plot: &Plot, what: &str, low: &Extreme, high: &Extreme) -> String {
     let u = unit(plot);
-    Some(format!(
+    format!(
         "{what} ranges from {} ({}) down to {} ({}).",
         with_unit(high.value, u),
-        at(plot, &high),
+        at(plot, high),
         with_unit(low.value, u),
-        at(plot, &low)
-    ))
+        at(plot, low)
+    )
 }
 
 /// "Best inter-token latency is 5.8 ms (Chatbot, single user), rising to 75.8 ms under maximum
