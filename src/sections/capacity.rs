@@ -5,7 +5,7 @@ use infermeter_report::analysis::format::format_number;
 use infermeter_report::analysis::Metric;
 use leptos::prelude::*;
 
-use super::findings::context_label;
+use super::findings::{context_label, context_words};
 use super::{context, read_sources_in, scoped_view, ChartBlock};
 use crate::charts::capacity::{
     caption, card_text, figure_text, latency_limit_text, speed_limit_text, table, targets, verdict,
@@ -153,12 +153,8 @@ fn Slider(target: CapacityTarget, spec: SliderSpec) -> impl IntoView {
 
 /// "Chatbot (1K Context)" as in the reports; "Short prompt (64-Token Context)" below 1K.
 fn use_case_heading(name: &str, input_tokens: u32) -> String {
-    let count = context_label(f64::from(input_tokens));
-    if count.ends_with('K') {
-        format!("{name} ({count} Context)")
-    } else {
-        format!("{name} ({count}-Token Context)")
-    }
+    let context = context_words(f64::from(input_tokens), ["Token", "Context"]);
+    format!("{name} ({context})")
 }
 
 #[component]

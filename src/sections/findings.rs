@@ -71,11 +71,16 @@ pub fn context_label(tokens: f64) -> String {
 
 /// "32K context"; "64-token context" for a count not in K.
 pub fn context_phrase(tokens: f64) -> String {
+    context_words(tokens, ["token", "context"])
+}
+
+/// [`context_phrase`] with its two words given, so a heading can capitalise them.
+pub fn context_words(tokens: f64, [token, context]: [&str; 2]) -> String {
     let count = context_label(tokens);
     if count.ends_with('K') {
-        format!("{count} context")
+        format!("{count} {context}")
     } else {
-        format!("{count}-token context")
+        format!("{count}-{token} {context}")
     }
 }
 
