@@ -112,7 +112,9 @@ pub struct RunArgs {
     /// GPU model, e.g. "NVIDIA H100 PCIe".
     #[arg(long)]
     pub gpu: Option<String>,
-    #[arg(long)]
+    /// Number of GPUs serving the model, e.g. 2 for tensor parallelism across two (default: what
+    /// the simulator reports, otherwise 1).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub gpu_count: Option<u32>,
     /// Weight precision, e.g. FP8.
     #[arg(long)]

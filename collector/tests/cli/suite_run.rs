@@ -143,3 +143,19 @@ async fn validate_explains_a_broken_report() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out).contains("newer"), "{}", text(&out));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn run_refuses_zero_gpus_before_measuring() {
+    let dir = out_dir("zero-gpus");
+    let report = dir.join("report.json");
+    let args = run_args(
+        "http://127.0.0.1:9/v1",
+        "four-scenario",
+        &report,
+        &["--gpu-count", "0"],
+    );
+    let out = infermeter(&args, &[]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("--gpu-count"), "{}", text(&out));
+    assert!(!report.exists());
+}
