@@ -1,5 +1,6 @@
 //! Reusable view pieces shared by every section: the ECharts chart (with its export helpers),
-//! error panel, highlight cards, table scroll boxes, theme toggle, and deferring work until after a paint.
+//! error panel, highlight cards, table scroll boxes, theme toggle, and deferring work until
+//! after a paint.
 //!
 //! Escaping: report text reaches the page only as Leptos text nodes and attributes (escaped by
 //! Leptos) and as ECharts canvas text; the charts' HTML tooltip formatter escapes series names

@@ -60,6 +60,7 @@ async function benchPage(browser) {
   await page.addInitScript(recordLongFrames);
   return page;
 }
+
 /// Waits for the page's first chart and returns when it was drawn (ms after navigation).
 async function firstChartDrawn(page) {
   await page.waitForFunction(() => performance.getEntriesByName('infermeter:first-chart-drawn').length);
