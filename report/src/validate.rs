@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
+use crate::analysis::format::ABSURD_MAGNITUDE;
 use crate::schema::{Level, Report};
 use crate::stats::Distribution;
 
@@ -191,7 +192,7 @@ pub fn distribution_problem(d: &Distribution) -> Option<String> {
 
 /// A figure exactly as the file has it, but a hand-edited `1e300` as `1e300`, not 301 digits.
 fn shown(value: f64) -> String {
-    if value.abs() >= 1e15 {
+    if value.abs() >= ABSURD_MAGNITUDE {
         format!("{value:e}")
     } else {
         value.to_string()

@@ -1,6 +1,10 @@
 //! Number formatting shared by verdict sentences and displays, so "11.2 s" reads the same
 //! everywhere.
 
+/// From this magnitude a figure is absurd (a hand-edited file) and is written as a power of ten,
+/// not hundreds of digits: in displays here, and in the validator's messages.
+pub const ABSURD_MAGNITUDE: f64 = 1e15;
+
 /// `value` the way the reference reports print figures, trailing zeros dropped: one decimal
 /// from 100 up (172.5, 9774), three significant digits below (75.8, 11.2, 6.18, 0.189, 0.0466),
 /// so a table row or a sentence does not mix "75.76 ms" with "5.8 ms".
@@ -9,8 +13,7 @@ pub fn format_number(value: f64) -> String {
         return value.to_string();
     }
     let magnitude = value.abs();
-    if magnitude >= 1e15 {
-        // Absurd but finite (a hand-edited file): a power of ten, not hundreds of digits.
+    if magnitude >= ABSURD_MAGNITUDE {
         let text = format!("{value:.3e}");
         let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
         let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
