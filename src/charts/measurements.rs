@@ -174,23 +174,15 @@ mod tests {
         let first = &report.series[0].levels[0];
         let row = &table.rows[0];
         assert_eq!(row.total, first.requests.total());
-        let ttft = table
-            .metrics
-            .iter()
-            .position(|m| *m == Metric::Ttft)
-            .unwrap();
+        let column = |metric| table.metrics.iter().position(|m| *m == metric).unwrap();
+        let ttft = column(Metric::Ttft);
         assert_eq!(
             row.values[ttft],
             Some(first.metrics.ttft_s.as_ref().unwrap().p99)
         );
         // ITL in ms, as every chart shows it.
-        let itl = table
-            .metrics
-            .iter()
-            .position(|m| *m == Metric::Itl)
-            .unwrap();
         assert_eq!(
-            row.values[itl],
+            row.values[column(Metric::Itl)],
             Some(first.metrics.itl_s.as_ref().unwrap().p99 * 1000.0)
         );
         let burst = report
