@@ -14,6 +14,7 @@ pub mod arrival;
 pub mod bench_timing;
 pub mod calibrate;
 pub mod cli;
+pub mod cli_docs;
 pub mod driver;
 pub mod endpoint;
 pub mod output;
