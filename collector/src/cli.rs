@@ -47,6 +47,8 @@ pub enum Command {
     /// Measure the simulator's calibration figures in real time and compare them with the
     /// published reference reports (exit 1 if any is off by more than 15%).
     Calibrate(CalibrateArgs),
+    /// Write one HTML file holding the viewer and the reports, that opens anywhere, offline.
+    Export(crate::export::ExportArgs),
     /// Print a shell completion script (see the README for where it goes).
     Completions(CompletionsArgs),
     /// Print the manual page (roff), e.g. `infermeter man | man -l -`.

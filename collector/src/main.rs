@@ -73,6 +73,10 @@ fn main() -> ExitCode {
             Command::BenchTiming(args) => infermeter::bench_timing::run(args)
                 .await
                 .map(|_| ExitCode::SUCCESS),
+            Command::Export(args) => {
+                println!("{}", infermeter::export::export(&args)?);
+                Ok(ExitCode::SUCCESS)
+            }
             Command::Completions(args) => {
                 infermeter::cli_docs::write_completions(args.shell, &mut std::io::stdout())?;
                 Ok(ExitCode::SUCCESS)
