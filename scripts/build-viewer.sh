@@ -33,13 +33,31 @@ for registry in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/; do
 done
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$rustflags"
 cargo fetch --target wasm32-unknown-unknown
-trunk build --release --offline
-NODE_PATH="$cache/npm/node_modules" node scripts/minify-dist.mjs dist
+# Built in a folder of its own, then copied into dist/ file by file (below).
+stage=$(mktemp -d "${TMPDIR:-/tmp}/infermeter-dist-XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+trunk build --release --offline --dist "$stage"
+NODE_PATH="$cache/npm/node_modules" node scripts/minify-dist.mjs "$stage"
 # Precompressed copies for servers that send them as is (`infermeter view`, nginx gzip_static):
 # compressed once, at build time, instead of on every request at a fast level. The app's code
 # goes through zopfli: gzip that any browser reads, 4% (20 KB) smaller than gzip -9, for a few
 # seconds of build. The reports (possibly megabytes, where zopfli takes minutes) get gzip -9.
-find dist -type f \( -name '*.wasm' -o -name '*.js' -o -name '*.css' \) -exec zopfli {} +
-find dist -type f \( -name '*.html' -o -name '*.json' \) -exec gzip -9 -n -k -f {} +
+find "$stage" -type f \( -name '*.wasm' -o -name '*.js' -o -name '*.css' \) -exec zopfli {} +
+find "$stage" -type f \( -name '*.html' -o -name '*.json' \) -exec gzip -9 -n -k -f {} +
+
+# Into dist/, replacing only the files whose bytes changed: the others keep their times, so the
+# collector, which embeds dist/ and is rebuilt when a file in it is newer (collector/build.rs),
+# is not rebuilt (over a minute on two cores) for a viewer that did not change.
+mkdir -p dist
+(cd "$stage" && find . -type f) | while IFS= read -r file; do
+  if ! cmp -s "$stage/$file" "dist/$file"; then
+    mkdir -p "dist/$(dirname "$file")"
+    cp "$stage/$file" "dist/$file"
+  fi
+done
+(cd dist && find . -type f) | while IFS= read -r file; do
+  [ -e "$stage/$file" ] || rm "dist/$file"
+done
+find dist -mindepth 1 -type d -empty -delete
 
 "$root/scripts/viewer-size.sh"

@@ -15,6 +15,14 @@ bash scripts/setup.sh
 step "format"
 cargo fmt --all -- --check
 
+# Before the collector is built: it embeds dist/ (collector/build.rs), and the CLI tests under
+# CI=true check that `view` and `export` serve and inline that embedded viewer.
+step "viewer release build"
+bash scripts/build-viewer.sh
+# Named for every build below alike (scripts/build-wheel.sh names the same folder): a build
+# script rerun for a changed variable would rebuild the collector each time.
+export INFERMETER_VIEWER_DIST=$root/dist
+
 step "clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
@@ -30,8 +38,9 @@ cargo test --workspace --locked
 step "report crate on wasm32"
 cargo build -p infermeter-report --target wasm32-unknown-unknown --locked
 
-step "viewer release build"
-bash scripts/build-viewer.sh
+step "pip wheel (maturin; dev profile: what the tests above compiled) in a fresh venv"
+wheel=$(bash scripts/build-wheel.sh --profile dev --viewer-built | tail -1)
+bash tests/wheel/run.sh "$wheel"
 
 step "browser tests"
 node --test tests/browser/

@@ -8,14 +8,21 @@ use leptos::prelude::*;
 use crate::address_bar;
 use crate::charts;
 use crate::components::{painted_once, ChartView, ErrorPanel, ThemeToggle};
-use crate::load::{fetch_index, fetch_reports, read_files, IndexEntry, LoadFailure};
+use crate::load::{
+    fetch_index, fetch_reports, inlined_report_urls, read_files, IndexEntry, LoadFailure,
+};
 use crate::sections;
 use crate::state::{ReportContext, ViewState};
 use crate::timing;
 
 #[component]
 pub fn App() -> impl IntoView {
-    let view_state = RwSignal::new(ViewState::from_query(&address_bar::query()));
+    let mut initial = ViewState::from_query(&address_bar::query());
+    if initial.reports.is_empty() {
+        // A file written by `infermeter export` opens on its own reports.
+        initial.reports = inlined_report_urls();
+    }
+    let view_state = RwSignal::new(initial);
     // Files picked or dropped: they have no URL, so they replace the URL's reports.
     let files = RwSignal::new_local(None::<Vec<web_sys::File>>);
     let report_urls = Memo::new(move |_| view_state.with(|v| v.reports.clone()));

@@ -1,10 +1,10 @@
-//! Getting report text into the app: the report list (`data/index.json`), report URLs, and files
-//! picked or dropped. Validation is the report crate's `load_report`; this module only adds where
+//! Getting report text into the app: the report list (`data/index.json`), report URLs, reports
+//! inlined in the page (a file written by `infermeter export`), and files picked or dropped. Validation is the report crate's `load_report`; this module only adds where
 //! the text came from, so an error panel can say what is wrong and in which input.
 
 use std::fmt;
 
-use infermeter_report::{load_report, Report};
+use infermeter_report::{inline, load_report, Report};
 use serde_json::Value;
 
 /// The report list shipped with the viewer, relative to the page (works under any sub-path).
@@ -150,8 +150,35 @@ fn utf8_text(source: &str, bytes: Vec<u8>) -> Result<String, LoadFailure> {
     Ok(text)
 }
 
-/// GETs `url` as text; HTTP errors and network failures become messages.
+/// The reports inlined in the page, as `inline:N` URLs in order: all of an exported file's
+/// reports, the first the main one. None on a served viewer.
+pub fn inlined_report_urls() -> Vec<String> {
+    let document = leptos::prelude::document();
+    (1..)
+        .take_while(|&n| document.get_element_by_id(&inline::element_id(n)).is_some())
+        .map(inline::url)
+        .collect()
+}
+
+/// The text of the report an `inline:N` URL names; `None` for any other URL.
+fn inlined_text(url: &str) -> Option<Result<String, LoadFailure>> {
+    let id = inline::element_id_of(url)?;
+    let element = leptos::prelude::document().get_element_by_id(&id);
+    Some(element.and_then(|e| e.text_content()).ok_or_else(|| {
+        LoadFailure::new(
+            url,
+            "this page holds no such report (reports are inlined only in a file written by \
+             `infermeter export`)",
+        )
+    }))
+}
+
+/// GETs `url` as text (`inline:N`: reads the report inlined in the page); HTTP errors and
+/// network failures become messages.
 pub async fn fetch_text(url: &str) -> Result<String, LoadFailure> {
+    if let Some(inlined) = inlined_text(url) {
+        return inlined;
+    }
     let response = gloo_net::http::Request::get(url)
         .send()
         .await

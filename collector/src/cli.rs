@@ -47,6 +47,12 @@ pub enum Command {
     /// Measure the simulator's calibration figures in real time and compare them with the
     /// published reference reports (exit 1 if any is off by more than 15%).
     Calibrate(CalibrateArgs),
+    /// Write one HTML file holding the viewer and the reports, that opens anywhere, offline.
+    Export(crate::export::ExportArgs),
+    /// Print a shell completion script (see the README for where it goes).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff), e.g. `infermeter man | man -l -`.
+    Man(ManArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -206,6 +212,20 @@ pub struct CalibrateArgs {
     #[arg(long)]
     pub quick: bool,
     /// Where the runs' reports go (default: infermeter-calibrate in the temp directory).
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ManArgs {
+    /// Write infermeter.1 and a page per subcommand (infermeter-run.1, …) into DIR instead.
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
 }

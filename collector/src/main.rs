@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::Parser;
 use infermeter::cli::{Command, LogFormat, Opts};
 use infermeter::run::RunEnd;
@@ -72,6 +73,25 @@ fn main() -> ExitCode {
             Command::BenchTiming(args) => infermeter::bench_timing::run(args)
                 .await
                 .map(|_| ExitCode::SUCCESS),
+            Command::Export(args) => {
+                println!("{}", infermeter::export::export(&args)?);
+                Ok(ExitCode::SUCCESS)
+            }
+            Command::Completions(args) => {
+                infermeter::cli_docs::write_completions(args.shell, &mut std::io::stdout())?;
+                Ok(ExitCode::SUCCESS)
+            }
+            Command::Man(args) => {
+                match args.out_dir {
+                    Some(dir) => {
+                        infermeter::cli_docs::write_man_pages(&dir).with_context(|| {
+                            format!("cannot write the manual pages into {}", dir.display())
+                        })?
+                    }
+                    None => infermeter::cli_docs::write_man_page(&mut std::io::stdout())?,
+                }
+                Ok(ExitCode::SUCCESS)
+            }
             Command::Calibrate(args) => infermeter::calibrate::run(args).await.map(|ok| {
                 if ok {
                     ExitCode::SUCCESS

@@ -1,11 +1,12 @@
 //! `infermeter view REPORT.json...`: serves the built viewer with the given reports on loopback
 //! and prints the URL that opens them.
 //!
-//! The viewer (`dist/`, built by trunk) is served as static files. The reports are validated
+//! The viewer's files are served as static files, from where `ViewerFiles::locate` finds them:
+//! `--dist`, a checkout's `dist/`, or the copy embedded in the binary. The reports are validated
 //! with `infermeter_report::load_report` first (an invalid one is refused with the validation
 //! message, before anything listens) and served at `/data/reports/<n>-<file name>`, with a
-//! generated `/data/index.json` that replaces the one in `dist/`, so the landing page lists
-//! exactly these reports. The printed URL opens the first one and compares the rest.
+//! generated `/data/index.json`, so the landing page lists exactly these reports. The printed
+//! URL opens the first one and compares the rest.
 //!
 //! Caching: trunk names the wasm and its JS loader by a hash of cargo's wasm, and the CSS by a
 //! hash of its content, so browsers may keep those for good; everything else is revalidated on
@@ -14,21 +15,21 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use axum::body::Bytes;
 use axum::extract::{Path as UrlPath, Request, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use infermeter_report::Report;
 use serde_json::json;
 use tower_http::services::ServeDir;
 
-const NOT_BUILT: &str = "viewer not built: run `trunk build --release` (see README)";
+use crate::report_files::{read_reports, ReportFile};
+use crate::viewer_files::{embedded_file, ViewerFiles};
 
 /// Options of `infermeter view`.
 #[derive(clap::Args, Debug, Clone)]
@@ -39,8 +40,9 @@ pub struct ViewArgs {
     /// Address to serve on (port 0: any free port).
     #[arg(long, default_value = "127.0.0.1:0")]
     pub listen: SocketAddr,
-    /// The built viewer (trunk's `dist/`). Default: `<repo>/dist` next to the executable or the
-    /// current directory.
+    /// A built viewer's folder (`dist/` from scripts/build-viewer.sh) to serve. Default: an
+    /// infermeter checkout's `dist/` above the executable or the current directory, else the
+    /// viewer embedded in this binary.
     #[arg(long, env = "INFERMETER_DIST", value_name = "DIR")]
     pub dist: Option<PathBuf>,
     /// Open the URL in the default browser.
@@ -53,6 +55,8 @@ pub struct RunningView {
     pub addr: SocketAddr,
     /// Opens the first report and compares the others.
     pub url: String,
+    /// Where the viewer's files come from.
+    pub viewer: ViewerFiles,
     server: tokio::task::JoinHandle<std::io::Result<()>>,
 }
 
@@ -66,6 +70,7 @@ impl Drop for RunningView {
 pub async fn run(args: ViewArgs) -> anyhow::Result<()> {
     let open = args.open;
     let view = start(args).await?;
+    println!("Serving {}", view.viewer);
     println!("Viewer: {}", view.url);
     println!("Press Ctrl-C to stop.");
     if open {
@@ -77,26 +82,18 @@ pub async fn run(args: ViewArgs) -> anyhow::Result<()> {
 
 /// Validates the reports, binds and serves in the background.
 pub async fn start(args: ViewArgs) -> anyhow::Result<RunningView> {
-    let dist = find_dist(args.dist.as_deref())?;
-    let mut reports = HashMap::new();
-    let mut entries = Vec::new();
-    for (i, path) in args.reports.iter().enumerate() {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read report {}", path.display()))?;
-        let report = infermeter_report::load_report(&text)
-            .with_context(|| format!("{} is not a valid report", path.display()))?;
-        let name = served_name(i + 1, path);
-        entries.push(index_entry(&name, &report));
-        reports.insert(name, Bytes::from(text));
-    }
+    let viewer = ViewerFiles::locate(args.dist.as_deref())?;
+    let files = read_reports(&args.reports)?;
+    let entries: Vec<_> = files.iter().map(index_entry).collect();
     let index = serde_json::to_vec_pretty(&json!({ "reports": entries }))?;
-    let first = format!("data/reports/{}", served_name(1, &args.reports[0]));
-    let compare: String = args
-        .reports
+    let first = format!("data/reports/{}", files[0].name);
+    let compare: String = files[1..]
         .iter()
-        .enumerate()
-        .skip(1)
-        .map(|(i, p)| format!("&compare=data/reports/{}", served_name(i + 1, p)))
+        .map(|f| format!("&compare=data/reports/{}", f.name))
+        .collect();
+    let reports: HashMap<String, Bytes> = files
+        .into_iter()
+        .map(|f| (f.name, Bytes::from(f.text)))
         .collect();
 
     let app = Router::new()
@@ -105,10 +102,15 @@ pub async fn start(args: ViewArgs) -> anyhow::Result<RunningView> {
             get(move || async move { ([(header::CONTENT_TYPE, "application/json")], index) }),
         )
         .route("/data/reports/{name}", get(serve_report))
-        .with_state(std::sync::Arc::new(reports))
-        // build-viewer.sh writes a .gz beside each file: served as is to browsers that take gzip.
-        .fallback_service(ServeDir::new(&dist).precompressed_gzip())
-        .layer(axum::middleware::from_fn(cache_policy));
+        .with_state(std::sync::Arc::new(reports));
+    // build-viewer.sh writes a .gz beside each file: served as is to browsers that take gzip.
+    let app = match &viewer {
+        ViewerFiles::Folder(dist) => app.fallback_service(ServeDir::new(dist).precompressed_gzip()),
+        ViewerFiles::Embedded => app.fallback(|uri: Uri, headers: HeaderMap| async move {
+            static_file(&uri, &headers, embedded_file)
+        }),
+    }
+    .layer(axum::middleware::from_fn(cache_policy));
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
@@ -117,6 +119,7 @@ pub async fn start(args: ViewArgs) -> anyhow::Result<RunningView> {
     Ok(RunningView {
         addr,
         url: format!("http://{addr}/?report={first}{compare}"),
+        viewer,
         server,
     })
 }
@@ -165,31 +168,11 @@ async fn serve_report(
     }
 }
 
-/// `<n>-<file name>` with anything but `[A-Za-z0-9._-]` replaced, so the name needs no escaping
-/// in a URL and two reports with the same file name stay apart.
-fn served_name(n: usize, path: &Path) -> String {
-    let file = path
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "report.json".into());
-    let safe: String = file
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("{n}-{safe}")
-}
-
-fn index_entry(name: &str, report: &Report) -> serde_json::Value {
-    let meta = &report.metadata;
+fn index_entry(file: &ReportFile) -> serde_json::Value {
+    let meta = &file.report.metadata;
     json!({
-        "path": format!("reports/{name}"),
-        "title": report.display_title(),
+        "path": format!("reports/{}", file.name),
+        "title": file.report.display_title(),
         "model": meta.model.id,
         "gpu": meta.hardware.gpu_label(),
         "engine": meta.engine.name,
@@ -197,28 +180,68 @@ fn index_entry(name: &str, report: &Report) -> serde_json::Value {
     })
 }
 
-/// The explicit directory, else the first `dist/` holding an `index.html` above the executable
-/// or the current directory.
-fn find_dist(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
-    if let Some(dir) = explicit {
-        if dir.join("index.html").is_file() {
-            return Ok(dir.to_path_buf());
-        }
-        bail!("{NOT_BUILT}: {} has no index.html", dir.display());
+/// A viewer file from `lookup` (path under `dist/` -> ETag and bytes), as `ServeDir` serves a
+/// folder: `/` is `index.html`, the `.gz` copy goes to a browser that takes gzip, and an ETag
+/// the browser sends back gets a 304.
+fn static_file(
+    uri: &Uri,
+    headers: &HeaderMap,
+    lookup: impl Fn(&str) -> Option<(&'static str, &'static [u8])>,
+) -> Response {
+    let path = uri.path().trim_start_matches('/');
+    let path = if path.is_empty() || path.ends_with('/') {
+        format!("{path}index.html")
+    } else {
+        path.to_string()
+    };
+    let Some(plain) = lookup(&path) else {
+        return (StatusCode::NOT_FOUND, "no such file in the viewer").into_response();
+    };
+    let gzip = accepts_gzip(headers)
+        .then(|| lookup(&format!("{path}.gz")))
+        .flatten();
+    let (etag, body) = gzip.unwrap_or(plain);
+    let mut response = if headers
+        .get(header::IF_NONE_MATCH)
+        .is_some_and(|tag| tag.as_bytes() == etag.as_bytes())
+    {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        ([(header::CONTENT_TYPE, content_type(&path))], body).into_response()
+    };
+    let response_headers = response.headers_mut();
+    response_headers.insert(header::ETAG, HeaderValue::from_static(etag));
+    response_headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+    if gzip.is_some() {
+        response_headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
     }
-    let exe_dir = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(Path::to_path_buf));
-    let cwd = std::env::current_dir().ok();
-    exe_dir
+    response
+}
+
+/// Whether `Accept-Encoding` lists gzip (and does not refuse it with `q=0`).
+fn accepts_gzip(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT_ENCODING)
         .iter()
-        .chain(cwd.iter())
-        .flat_map(|start| start.ancestors())
-        .map(|dir| dir.join("dist"))
-        .find(|dist| dist.join("index.html").is_file())
-        .with_context(|| {
-            format!("{NOT_BUILT}; or point --dist / INFERMETER_DIST at the built viewer")
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|coding| {
+            let mut parts = coding.split(';').map(str::trim);
+            parts.next() == Some("gzip") && parts.all(|p| p.replace(' ', "") != "q=0")
         })
+}
+
+/// The media types of what a built viewer holds (`application/wasm` lets the browser compile
+/// the wasm while it downloads).
+fn content_type(path: &str) -> &'static str {
+    match path.rsplit_once('.').map(|(_, ext)| ext) {
+        Some("html") => "text/html; charset=utf-8",
+        Some("js") => "text/javascript",
+        Some("wasm") => "application/wasm",
+        Some("css") => "text/css",
+        Some("json") => "application/json",
+        _ => "application/octet-stream",
+    }
 }
 
 fn open_browser(url: &str) {
@@ -235,7 +258,9 @@ fn open_browser(url: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use infermeter_report::{EngineInfo, HardwareInfo, Metadata, ModelInfo, SCHEMA_VERSION};
+    use infermeter_report::{
+        EngineInfo, HardwareInfo, Metadata, ModelInfo, Report, SCHEMA_VERSION,
+    };
 
     fn report(title: Option<&str>, synthetic: bool) -> Report {
         Report {
@@ -434,6 +459,78 @@ mod tests {
         assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
     }
 
+    /// A viewer of three files, one with a gzip copy, as `embedded_file` finds them.
+    fn fixture_viewer(path: &str) -> Option<(&'static str, &'static [u8])> {
+        match path {
+            "index.html" => Some(("\"page\"", b"<html>viewer</html>".as_slice())),
+            "app_bg.wasm" => Some(("\"wasm\"", b"raw wasm".as_slice())),
+            "app_bg.wasm.gz" => Some(("\"wasm-gz\"", b"\x1f\x8b gzip".as_slice())),
+            _ => None,
+        }
+    }
+
+    async fn fetch_static(path: &str, headers: &[(header::HeaderName, &str)]) -> Response {
+        let uri: Uri = path.parse().unwrap();
+        let mut map = HeaderMap::new();
+        for (name, value) in headers {
+            map.insert(name, value.parse().unwrap());
+        }
+        static_file(&uri, &map, fixture_viewer)
+    }
+
+    async fn body(response: Response) -> Vec<u8> {
+        axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap()
+            .to_vec()
+    }
+
+    #[tokio::test]
+    async fn embedded_files_are_served_as_a_folder_would_be() {
+        let page = fetch_static("/", &[]).await;
+        assert_eq!(page.status(), StatusCode::OK);
+        assert_eq!(
+            page.headers()[header::CONTENT_TYPE],
+            "text/html; charset=utf-8"
+        );
+        assert_eq!(body(page).await, b"<html>viewer</html>");
+
+        let plain = fetch_static("/app_bg.wasm", &[(header::ACCEPT_ENCODING, "br")]).await;
+        assert_eq!(plain.headers()[header::CONTENT_TYPE], "application/wasm");
+        assert_eq!(plain.headers().get(header::CONTENT_ENCODING), None);
+        assert_eq!(body(plain).await, b"raw wasm");
+
+        let gzip = [(header::ACCEPT_ENCODING, "br, gzip;q=0.8")];
+        let compressed = fetch_static("/app_bg.wasm", &gzip).await;
+        assert_eq!(compressed.headers()[header::CONTENT_ENCODING], "gzip");
+        assert_eq!(
+            compressed.headers()[header::CONTENT_TYPE],
+            "application/wasm"
+        );
+        assert_eq!(compressed.headers()[header::ETAG], "\"wasm-gz\"");
+        assert_eq!(body(compressed).await, b"\x1f\x8b gzip");
+        let refused = fetch_static("/app_bg.wasm", &[(header::ACCEPT_ENCODING, "gzip;q=0")]).await;
+        assert_eq!(refused.headers().get(header::CONTENT_ENCODING), None);
+
+        let again = [
+            (header::ACCEPT_ENCODING, "gzip"),
+            (header::IF_NONE_MATCH, "\"wasm-gz\""),
+        ];
+        let unchanged = fetch_static("/app_bg.wasm", &again).await;
+        assert_eq!(unchanged.status(), StatusCode::NOT_MODIFIED);
+        assert!(body(unchanged).await.is_empty());
+        let stale = [(header::IF_NONE_MATCH, "\"wasm-gz\"")];
+        assert_eq!(
+            fetch_static("/app_bg.wasm", &stale).await.status(),
+            StatusCode::OK
+        );
+
+        assert_eq!(
+            fetch_static("/missing.js", &[]).await.status(),
+            StatusCode::NOT_FOUND
+        );
+    }
+
     #[tokio::test]
     async fn invalid_report_is_refused_with_the_reason() {
         let fx = Fixture::new();
@@ -460,6 +557,7 @@ mod tests {
         let mut args = fx.args(vec![a]);
         args.dist = Some(fx.dir.path().join("nowhere"));
         let err = start(args).await.err().expect("refused").to_string();
-        assert!(err.contains("trunk build --release"), "{err}");
+        assert!(err.contains("nowhere is not a built viewer"), "{err}");
+        assert!(err.contains("bash scripts/build-viewer.sh"), "{err}");
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod analysis;
 pub mod index;
+pub mod inline;
 pub mod json_schema;
 pub mod load;
 pub mod presets;
