@@ -13,7 +13,7 @@ use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use http::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use http_body_util::{BodyExt, Full};
-use infermeter_report::{EngineTimings, Outcome, TokenSource};
+use infermeter_report::{EngineTimings, ErrorKind, Outcome, TokenSource};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -208,7 +208,7 @@ impl Choice {
 
 /// Why a stream stopped early.
 enum Stop {
-    Failed { kind: String, detail: String },
+    Failed { kind: ErrorKind, detail: String },
 }
 
 impl Driver {
@@ -344,7 +344,7 @@ impl Driver {
                 .map(|body| String::from_utf8_lossy(&body.to_bytes()).into_owned())
                 .unwrap_or_default();
             return Err(Stop::Failed {
-                kind: http_kind(status.as_u16()),
+                kind: ErrorKind::Http(status.as_u16()),
                 detail: format!("HTTP {status}: {}", snippet(&text)),
             });
         }
@@ -391,7 +391,7 @@ impl Driver {
                 None => break,
                 Some(Err(e)) => {
                     return Err(Stop::Failed {
-                        kind: "disconnect".into(),
+                        kind: ErrorKind::Disconnect,
                         detail: format!("stream broke: {e}"),
                     })
                 }
@@ -405,7 +405,7 @@ impl Driver {
             }
             if event.event == "error" {
                 return Err(Stop::Failed {
-                    kind: "error_event".into(),
+                    kind: ErrorKind::ErrorEvent,
                     detail: snippet(data),
                 });
             }
@@ -413,12 +413,12 @@ impl Driver {
                 continue;
             }
             let chunk: StreamChunk = serde_json::from_str(data).map_err(|e| Stop::Failed {
-                kind: "malformed_sse".into(),
+                kind: ErrorKind::MalformedSse,
                 detail: format!("{e}: {}", snippet(data)),
             })?;
             if let Some(error) = chunk.error {
                 return Err(Stop::Failed {
-                    kind: "error_event".into(),
+                    kind: ErrorKind::ErrorEvent,
                     detail: snippet(&error.to_string()),
                 });
             }
@@ -481,13 +481,13 @@ impl Driver {
         };
         let Some(done) = done else {
             return Err(Stop::Failed {
-                kind: "closed_without_done".into(),
+                kind: ErrorKind::ClosedWithoutDone,
                 detail: "the stream ended without a [DONE] event".into(),
             });
         };
         if ex.first_token.is_none() {
             return Err(Stop::Failed {
-                kind: "no_output".into(),
+                kind: ErrorKind::NoOutput,
                 detail: "the stream finished without any content".into(),
             });
         }
@@ -513,12 +513,12 @@ impl Driver {
 fn timeout_stop(streaming: bool) -> Stop {
     if streaming {
         Stop::Failed {
-            kind: "timeout_total".into(),
+            kind: ErrorKind::TimeoutTotal,
             detail: "the request exceeded the total timeout (--total-timeout)".into(),
         }
     } else {
         Stop::Failed {
-            kind: "timeout_first_token".into(),
+            kind: ErrorKind::TimeoutFirstToken,
             detail: "no token before the first-token timeout (--first-token-timeout)".into(),
         }
     }
@@ -529,9 +529,9 @@ fn timeout_stop(streaming: bool) -> Stop {
 fn request_error(e: hyper_util::client::legacy::Error) -> Stop {
     // Timeouts are ours (`timeout_stop`), and a connect timeout is a connect error.
     let kind = if e.is_connect() {
-        "connect"
+        ErrorKind::Connect
     } else {
-        "disconnect"
+        ErrorKind::Disconnect
     };
     let mut detail = e.to_string();
     let mut source = std::error::Error::source(&e);
@@ -540,14 +540,7 @@ fn request_error(e: hyper_util::client::legacy::Error) -> Stop {
         detail.push_str(&s.to_string());
         source = s.source();
     }
-    Stop::Failed {
-        kind: kind.into(),
-        detail,
-    }
-}
-
-fn http_kind(status: u16) -> String {
-    format!("http_{status}")
+    Stop::Failed { kind, detail }
 }
 
 /// The start of a body, for error details.
@@ -640,6 +633,5 @@ mod tests {
     fn snippets_are_bounded() {
         assert_eq!(snippet("short"), "short");
         assert_eq!(snippet(&"é".repeat(500)).chars().count(), 201);
-        assert_eq!(http_kind(429), "http_429");
     }
 }
