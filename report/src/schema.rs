@@ -511,7 +511,7 @@ pub enum Outcome {
 /// Why a request failed, written as a short name (`"disconnect"`, `"http_429"`). A kind says
 /// what went wrong, not always whose fault it was: a request that never reached the server, or
 /// that the client's own connection handling lost, is not a failure of the server.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub enum ErrorKind {
     /// `connect`: no connection could be opened (refused, unreachable, TLS handshake failed,
     /// `--connect-timeout` passed). The request never reached the server: the endpoint is down
@@ -599,6 +599,13 @@ impl ErrorKind {
 impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.name())
+    }
+}
+
+/// The name, quoted: an outcome in a log reads as it does in the records.
+impl fmt::Debug for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.name(), f)
     }
 }
 
