@@ -21,7 +21,7 @@ use serde_json::{json, Map, Value};
 use crate::adapters::EngineKind;
 use crate::arrival::{ArrivalClock, EventClock};
 use crate::cli::Api;
-use crate::transport::{stream_client, StreamClient};
+use crate::transport::{error_chain, stream_client, StreamClient};
 
 /// An API key that never prints itself.
 #[derive(Clone)]
@@ -533,14 +533,10 @@ fn request_error(e: hyper_util::client::legacy::Error) -> Stop {
     } else {
         ErrorKind::Disconnect
     };
-    let mut detail = e.to_string();
-    let mut source = std::error::Error::source(&e);
-    while let Some(s) = source {
-        detail.push_str(": ");
-        detail.push_str(&s.to_string());
-        source = s.source();
+    Stop::Failed {
+        kind,
+        detail: error_chain(&e),
     }
-    Stop::Failed { kind, detail }
 }
 
 /// The start of a body, for error details.

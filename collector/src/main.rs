@@ -93,7 +93,10 @@ fn main() -> ExitCode {
                     Ok(ExitCode::FAILURE)
                 }
             },
-            Command::Sim(args) => infermeter_sim::run(*args).await.map(|()| ExitCode::SUCCESS),
+            Command::Sim(args) => {
+                infermeter_sim::run(*args).await?;
+                Ok(ExitCode::SUCCESS)
+            }
             Command::View(args) => view::run(args).await.map(|()| ExitCode::SUCCESS),
             Command::BenchTiming(args) => bench_timing::run(args).await.map(|_| ExitCode::SUCCESS),
             Command::Calibrate(args) => calibrate::run(args).await.map(|ok| {

@@ -29,6 +29,7 @@ use crate::records::{self, RecordWriter};
 use crate::scheduler::{self, LevelContext, Load};
 use crate::scrape::{self, Scraper};
 use crate::suite::Suite;
+use crate::transport::error_chain;
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -201,8 +202,7 @@ impl Outputs {
                 .into_owned(),
             count: self.count.load(Ordering::Relaxed),
         });
-        output::write_report(&self.report, report)
-            .with_context(|| format!("cannot write the report {}", self.report.display()))
+        Ok(output::write_report(&self.report, report)?)
     }
 }
 
@@ -219,7 +219,7 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<RunEnd> {
             suite.name
         );
     }
-    let start = output::prepare(&args.out, args.force, args.resume).map_err(anyhow::Error::msg)?;
+    let start = output::prepare(&args.out, args.force, args.resume)?;
     let key = api_key(&args)?;
     let metrics_url = args
         .metrics_url
@@ -233,8 +233,7 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<RunEnd> {
         key.as_ref(),
         args.model.is_none(),
     )
-    .await
-    .map_err(anyhow::Error::msg)?;
+    .await?;
     let model = args
         .model
         .clone()
@@ -284,7 +283,7 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<RunEnd> {
         {
             Ok(t) => t,
             Err(e) => {
-                tracing::debug!("no server tokenizer: {e:#}");
+                tracing::debug!("no server tokenizer: {}", error_chain(&e));
                 Tokenizer::estimate()
             }
         },
@@ -300,8 +299,7 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<RunEnd> {
         Start::Resume(partial) => resume(*partial, &records_path)?,
     };
     let outputs = Outputs {
-        records: RecordWriter::open(&records_path, args.resume)
-            .with_context(|| format!("cannot open {}", records_path.display()))?,
+        records: RecordWriter::open(&records_path, args.resume)?,
         report: args.out.clone(),
         count: AtomicU64::new(records_count(&records_path, args.resume)),
     };
@@ -726,7 +724,7 @@ fn level_is_complete(report: &Report, record: &RequestRecord) -> bool {
 /// so its figures are dropped and its records set aside. (A run stopped between levels, or in a
 /// warmup, has no such level.) Returns the number of complete levels per series.
 fn resume(mut report: Report, records_path: &Path) -> anyhow::Result<(Report, DoneLevels)> {
-    let all = records::read_records(records_path).map_err(anyhow::Error::msg)?;
+    let all = records::read_records(records_path)?;
     let last = all.iter().rev().find(|r| !r.warmup).cloned();
     if let Some(last) = last.filter(|r| !level_is_complete(&report, r)) {
         let (interrupted, kept): (Vec<_>, Vec<_>) = all.into_iter().partition(|r| {
@@ -738,10 +736,8 @@ fn resume(mut report: Report, records_path: &Path) -> anyhow::Result<(Report, Do
         // The interrupted level is measured again in one go; its first attempt's requests are
         // set aside before the records file drops them, so nothing measured is lost.
         let aside = records::interrupted_path(records_path);
-        records::append_records(&aside, &interrupted)
-            .with_context(|| format!("cannot write {}", aside.display()))?;
-        records::rewrite_records(records_path, &kept)
-            .with_context(|| format!("cannot rewrite {}", records_path.display()))?;
+        records::append_records(&aside, &interrupted)?;
+        records::rewrite_records(records_path, &kept)?;
         report.warnings.push(format!(
             "{}: measured again after an interruption; the {} requests of the first attempt \
              are kept in {}",

@@ -191,7 +191,7 @@ pub async fn start(args: SimArgs) -> Result<RunningSim, SimError> {
 }
 
 /// Start, announce on stderr, serve until Ctrl-C or SIGTERM.
-pub async fn run(args: SimArgs) -> anyhow::Result<()> {
+pub async fn run(args: SimArgs) -> Result<(), SimError> {
     let sim = start(args).await?;
     let p = sim.profile();
     eprintln!(
@@ -201,9 +201,10 @@ pub async fn run(args: SimArgs) -> anyhow::Result<()> {
         p.gpu_name,
         sim.base_url()
     );
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(SimError::Signal)?;
     tokio::select! {
-        r = tokio::signal::ctrl_c() => r?,
+        r = tokio::signal::ctrl_c() => r.map_err(SimError::Signal)?,
         _ = term.recv() => {}
     }
     sim.shutdown().await;
