@@ -239,20 +239,14 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<RunEnd> {
         .clone()
         .or(info.model.clone())
         .expect("discover insists on a model when none is given");
-    let mut engine = match args.engine {
-        EngineKind::Auto => info.engine.unwrap_or(EngineKind::Auto),
-        chosen => chosen,
-    };
-    if matches!(engine, EngineKind::Auto | EngineKind::Llamacpp) && info.version.is_none() {
-        // llama.cpp has no /version; its /props names the build (and the engine when its
-        // /metrics is off and /v1/models did not say).
-        if let Some(build) =
-            adapters::llamacpp_build(&side_client, &args.base_url, key.as_ref()).await
-        {
-            engine = EngineKind::Llamacpp;
-            info.version = Some(build);
-        }
-    }
+    let engine = adapters::identify(
+        args.engine,
+        &mut info,
+        &side_client,
+        &args.base_url,
+        key.as_ref(),
+    )
+    .await;
     tracing::info!(
         model,
         engine = engine.display_name(),
@@ -627,7 +621,7 @@ fn new_report(
             .entry("max_model_len".into())
             .or_insert(len.to_string());
     }
-    let simulated = engine == EngineKind::Sim;
+    let simulated = engine.is_simulator();
     let card = info.simulated.as_ref();
     Report {
         schema_version: SCHEMA_VERSION.into(),
