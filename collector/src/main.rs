@@ -2,32 +2,35 @@
 //! concern each; none is public, since no other crate links the collector (its tests drive the
 //! binary).
 
-// Side channels and helpers.
-mod power;
-mod prompt;
-mod scrape;
+// Commands, one module each (`dispatch` calls them); `cli` holds their options.
+mod bench_timing;
+mod calibrate;
+mod cli;
+mod run;
+mod summary;
 // `pub` only because `RunningView::addr` is read by view's own tests alone: in a private
 // module it would count as dead code.
 pub mod view;
 
-// The benchmark run.
+// What a run is made of: the suite and its prompts, the engine adapters, the request driver
+// and its clock, the load scheduler, and what becomes of each request.
 mod adapters;
 mod aggregate;
 mod arrival;
-mod bench_timing;
-mod calibrate;
-mod cli;
 mod driver;
 mod endpoint;
 mod output;
 mod progress;
+mod prompt;
 mod prompt_plan;
 mod records;
-mod run;
 mod scheduler;
 mod suite;
-mod summary;
 mod transport;
+
+// Side channels sampled during each level.
+mod power;
+mod scrape;
 
 use std::process::ExitCode;
 
@@ -51,6 +54,54 @@ fn init_logging(opts: &Opts) {
     }
 }
 
+/// Runs the command; its exit code, or the error to print with its causes.
+async fn dispatch(command: Command, show_progress: bool) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Run(args) => match run::run(*args, show_progress).await? {
+            RunEnd::Complete => Ok(ExitCode::SUCCESS),
+            // 128 + signal number, as shells report it.
+            RunEnd::Interrupted("SIGTERM") => Ok(ExitCode::from(143)),
+            RunEnd::Interrupted(_) => Ok(ExitCode::from(130)),
+        },
+        Command::Summary(args) => {
+            let report = summary::read_report(&args.report).map_err(anyhow::Error::msg)?;
+            println!(
+                "{}",
+                summary::summary(&report, args.json, args.ttft_threshold)
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Validate(args) => match summary::read_report(&args.report) {
+            Ok(report) => {
+                println!(
+                    "{} is a valid report (schema {}, {} series)",
+                    args.report.display(),
+                    report.schema_version,
+                    report.series.len()
+                );
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                Ok(ExitCode::FAILURE)
+            }
+        },
+        Command::Sim(args) => {
+            infermeter_sim::run(*args).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::View(args) => view::run(args).await.map(|()| ExitCode::SUCCESS),
+        Command::BenchTiming(args) => {
+            bench_timing::run(args).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Calibrate(args) => match calibrate::run(args).await? {
+            true => Ok(ExitCode::SUCCESS),
+            false => Ok(ExitCode::FAILURE),
+        },
+    }
+}
+
 fn main() -> ExitCode {
     let opts = Opts::parse();
     init_logging(&opts);
@@ -62,52 +113,7 @@ fn main() -> ExitCode {
         }
     };
     let show_progress = !opts.quiet && opts.log_format == LogFormat::Text;
-    let result = runtime.block_on(async move {
-        match opts.command {
-            Command::Run(args) => match run::run(*args, show_progress).await? {
-                RunEnd::Complete => Ok(ExitCode::SUCCESS),
-                // 128 + signal number, as shells report it.
-                RunEnd::Interrupted("SIGTERM") => Ok(ExitCode::from(143)),
-                RunEnd::Interrupted(_) => Ok(ExitCode::from(130)),
-            },
-            Command::Summary(args) => {
-                let report = summary::read_report(&args.report).map_err(anyhow::Error::msg)?;
-                println!(
-                    "{}",
-                    summary::summary(&report, args.json, args.ttft_threshold)
-                );
-                Ok(ExitCode::SUCCESS)
-            }
-            Command::Validate(args) => match summary::read_report(&args.report) {
-                Ok(report) => {
-                    println!(
-                        "{} is a valid report (schema {}, {} series)",
-                        args.report.display(),
-                        report.schema_version,
-                        report.series.len()
-                    );
-                    Ok(ExitCode::SUCCESS)
-                }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    Ok(ExitCode::FAILURE)
-                }
-            },
-            Command::Sim(args) => {
-                infermeter_sim::run(*args).await?;
-                Ok(ExitCode::SUCCESS)
-            }
-            Command::View(args) => view::run(args).await.map(|()| ExitCode::SUCCESS),
-            Command::BenchTiming(args) => bench_timing::run(args).await.map(|_| ExitCode::SUCCESS),
-            Command::Calibrate(args) => calibrate::run(args).await.map(|ok| {
-                if ok {
-                    ExitCode::SUCCESS
-                } else {
-                    ExitCode::FAILURE
-                }
-            }),
-        }
-    });
+    let result = runtime.block_on(dispatch(opts.command, show_progress));
     match result {
         Ok(code) => code,
         Err(e) => {
