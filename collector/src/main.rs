@@ -15,7 +15,6 @@ pub mod view;
 // What a run is made of: the suite and its prompts, the engine adapters, the request driver
 // and its clock, the load scheduler, and what becomes of each request.
 mod adapters;
-mod aggregate;
 mod arrival;
 mod driver;
 mod endpoint;

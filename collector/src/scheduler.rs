@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use infermeter_report::aggregate::Window;
 use infermeter_report::{
     Arrivals, ChunkArrival, ClientHealth, Distribution, LoadMode, Outcome, RequestRecord,
     TokenSource,
@@ -13,7 +14,6 @@ use rand::{Rng, SeedableRng};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use crate::aggregate::Window;
 use crate::arrival::ClockCounts;
 use crate::driver::{Driver, Exchange};
 

@@ -1,12 +1,12 @@
 //! One measured level: its trials as the scheduler ran them, with what the side channels saw
 //! meanwhile, reduced to the report's `Level` and the warnings it deserves.
 
+use infermeter_report::aggregate::{self, Trial};
 use infermeter_report::{
     ClientHealth, Level, Outcome, PowerStats, RequestRecord, Scenario, ServerMetrics, TokenSource,
 };
 
 use super::plan::PlannedLevel;
-use crate::aggregate::{self, Trial};
 use crate::arrival::{ClockCounts, MIXED_CLOCKS};
 use crate::scheduler::LevelRun;
 
