@@ -216,10 +216,7 @@ mod tests {
                 axum::Json(serde_json::json!({ "build_info": "b1-0c1e570" }))
             }),
         );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        base_url
+        format!("{}/v1", crate::test_server::serve(app).await)
     }
 
     #[tokio::test]

@@ -31,6 +31,9 @@ mod transport;
 mod power;
 mod scrape;
 
+#[cfg(test)]
+mod test_server;
+
 use std::process::ExitCode;
 
 use clap::Parser;

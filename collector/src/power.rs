@@ -583,9 +583,7 @@ mod tests {
     #[tokio::test]
     async fn dcgm_exporter_over_loopback() {
         let app = axum::Router::new().route("/metrics", axum::routing::get(|| async { DCGM_2 }));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/metrics", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        let url = format!("{}/metrics", crate::test_server::serve(app).await);
         let sampler = PowerSampler::start(&PowerSource::Dcgm(url))
             .await
             .unwrap()
@@ -605,9 +603,7 @@ mod tests {
     #[tokio::test]
     async fn dcgm_url_without_power_metric_is_refused() {
         let app = axum::Router::new().route("/metrics", axum::routing::get(|| async { "up 1\n" }));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/metrics", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        let url = format!("{}/metrics", crate::test_server::serve(app).await);
         let err = PowerSampler::start(&PowerSource::Dcgm(url))
             .await
             .err()

@@ -962,10 +962,7 @@ pub(crate) mod tests {
                 ))
             }),
         );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/v1", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        url
+        format!("{}/v1", crate::test_server::serve(app).await)
     }
 
     #[tokio::test]
@@ -1090,9 +1087,7 @@ pub(crate) mod tests {
 
     #[tokio::test]
     async fn server_without_tokenize_is_a_clear_error() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, axum::Router::new()).await });
+        let url = crate::test_server::serve(axum::Router::new()).await;
         let err = Tokenizer::from_server(reqwest::Client::new(), &url, "m", None)
             .await
             .err()

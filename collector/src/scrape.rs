@@ -671,9 +671,7 @@ mod tests {
                 async { (axum::http::StatusCode::NOT_FOUND, "not found") }
             });
         }
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/metrics", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        let url = format!("{}/metrics", crate::test_server::serve(app).await);
         (url, phase, hits)
     }
 
