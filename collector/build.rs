@@ -66,6 +66,14 @@ fn main() {
         .unwrap();
     }
     code.push_str("];\n");
+    // `infermeter --version` says whether this binary can `view` and `export` on its own.
+    let version = std::env::var("CARGO_PKG_VERSION").unwrap();
+    let long_version = if files.is_empty() {
+        format!("{version} (built without the viewer: `view` and `export` need a checkout's dist/)")
+    } else {
+        format!("{version} (viewer built in: {} files)", files.len())
+    };
+    println!("cargo:rustc-env=INFERMETER_LONG_VERSION={long_version}");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap()).join("viewer_files.rs");
     std::fs::write(out, code).unwrap();
 }

@@ -11,11 +11,23 @@
 use std::time::{Duration, Instant};
 
 use infermeter_report::Distribution;
+use infermeter_sim::SimError;
 
 use crate::adapters::EngineKind;
 use crate::arrival::{self, EventClock};
 use crate::cli::{Api, BenchTimingArgs};
-use crate::driver::{Driver, DriverConfig, Exchange};
+use crate::driver::{Driver, DriverConfig, DriverError, Exchange};
+
+/// Why the timing benchmark could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchTimingError {
+    #[error("cannot start the simulator")]
+    Sim(#[source] SimError),
+    #[error(transparent)]
+    Driver(#[from] DriverError),
+    #[error("a request task failed")]
+    Request(#[source] tokio::task::JoinError),
+}
 
 /// CLOCK_MONOTONIC now, nanoseconds: the simulator's send stamps' clock.
 fn monotonic_ns() -> u64 {
@@ -110,7 +122,7 @@ pub fn timing_row(streams: u32, exchanges: &[Exchange], clock: &ClockMap) -> Tim
 }
 
 /// Starts a simulator with timestamps, drives each stream count and prints the table.
-pub async fn run(args: BenchTimingArgs) -> anyhow::Result<Vec<TimingRow>> {
+pub async fn run(args: BenchTimingArgs) -> Result<Vec<TimingRow>, BenchTimingError> {
     let max = args.streams.iter().copied().max().unwrap_or(1);
     let sim_args = infermeter_sim::SimArgs {
         listen: "127.0.0.1:0".parse().expect("literal address"),
@@ -121,7 +133,9 @@ pub async fn run(args: BenchTimingArgs) -> anyhow::Result<Vec<TimingRow>> {
     };
     // The simulator gets its own runtime and threads, so its work does not queue behind the
     // client's tasks (and vice versa) as it would on one shared runtime.
-    let sim = infermeter_sim::ThreadedSim::start(sim_args, true).await?;
+    let sim = infermeter_sim::ThreadedSim::start(sim_args, true)
+        .await
+        .map_err(BenchTimingError::Sim)?;
     let base_url = sim.base_url().to_string();
     let driver = Driver::new(DriverConfig {
         base_url,
@@ -149,7 +163,11 @@ pub async fn run(args: BenchTimingArgs) -> anyhow::Result<Vec<TimingRow>> {
     Ok(rows)
 }
 
-async fn concurrent(driver: &Driver, body: &[u8], streams: u32) -> anyhow::Result<Vec<Exchange>> {
+async fn concurrent(
+    driver: &Driver,
+    body: &[u8],
+    streams: u32,
+) -> Result<Vec<Exchange>, BenchTimingError> {
     let tasks: Vec<_> = (0..streams)
         .map(|_| {
             let (driver, body) = (driver.clone(), body.to_vec());
@@ -158,7 +176,7 @@ async fn concurrent(driver: &Driver, body: &[u8], streams: u32) -> anyhow::Resul
         .collect();
     let mut exchanges = Vec::with_capacity(tasks.len());
     for t in tasks {
-        exchanges.push(t.await?);
+        exchanges.push(t.await.map_err(BenchTimingError::Request)?);
     }
     Ok(exchanges)
 }

@@ -7,14 +7,46 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{bail, Context};
 use clap::Parser;
-use infermeter_report::{LoadMode, Report};
+use infermeter_report::{load_report, LoadError, LoadMode, Report};
 use infermeter_sim::calibration::{requests_per_slot, LevelResult, Reference, REFERENCES};
-use infermeter_sim::CalibrationRow;
+use infermeter_sim::{CalibrationRow, SimError};
 
 use crate::cli::{CalibrateArgs, Command, Opts};
-use crate::run::RunEnd;
+use crate::run::{RunEnd, RunError};
+use crate::transport::error_chain;
+
+/// Why a workload could not be measured, or the calibration not run.
+#[derive(Debug, thiserror::Error)]
+pub enum CalibrateError {
+    #[error("cannot create {}", .path.display())]
+    CreateDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write {}", .path.display())]
+    WriteSuite {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("calibration run options")]
+    Options(#[source] clap::Error),
+    #[error("cannot start the simulator")]
+    Sim(#[source] SimError),
+    #[error(transparent)]
+    Run(#[from] RunError),
+    #[error("{setup}: the run was interrupted")]
+    Interrupted { setup: String },
+    #[error("cannot read {}", .path.display())]
+    ReadReport {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} is not a usable report", .path.display())]
+    BadReport { path: PathBuf, source: LoadError },
+    #[error("the virtual-time prediction failed")]
+    Prediction(#[source] tokio::task::JoinError),
+}
 
 /// Largest deviation from a published figure that still counts as calibrated.
 pub const TOLERANCE: f64 = 0.15;
@@ -93,7 +125,7 @@ pub fn levels_of(report: &Report) -> Vec<LevelResult> {
 
 /// Measures one workload: a simulator of its deployment on its own runtime (so the simulated
 /// engine's timers never queue behind the client's work), and `infermeter run` against it.
-async fn measure(plan: &Plan, dir: &Path, quick: bool) -> anyhow::Result<Vec<LevelResult>> {
+async fn measure(plan: &Plan, dir: &Path, quick: bool) -> Result<Vec<LevelResult>, CalibrateError> {
     let r = &plan.reference;
     let d = r.deployment;
     let name = format!(
@@ -101,8 +133,12 @@ async fn measure(plan: &Plan, dir: &Path, quick: bool) -> anyhow::Result<Vec<Lev
         d.model, d.gpus, d.gpu, r.input_tokens, r.output_tokens
     );
     let suite = dir.join(format!("{name}.suite.toml"));
-    std::fs::write(&suite, suite_toml(plan, quick))
-        .with_context(|| format!("cannot write {}", suite.display()))?;
+    std::fs::write(&suite, suite_toml(plan, quick)).map_err(|source| {
+        CalibrateError::WriteSuite {
+            path: suite.clone(),
+            source,
+        }
+    })?;
     let out = dir.join(format!("{name}.json"));
     let sim_args = infermeter_sim::SimArgs {
         listen: "127.0.0.1:0".parse().expect("literal address"),
@@ -111,7 +147,9 @@ async fn measure(plan: &Plan, dir: &Path, quick: bool) -> anyhow::Result<Vec<Lev
         gpus: d.gpus,
         ..infermeter_sim::SimArgs::default()
     };
-    let sim = infermeter_sim::ThreadedSim::start(sim_args, false).await?;
+    let sim = infermeter_sim::ThreadedSim::start(sim_args, false)
+        .await
+        .map_err(CalibrateError::Sim)?;
     let base_url = sim.base_url().to_string();
     // Through the command line, so the run is exactly what `infermeter run` does.
     let mut argv: Vec<std::ffi::OsString> = ["infermeter", "run", "--base-url", &base_url]
@@ -121,16 +159,23 @@ async fn measure(plan: &Plan, dir: &Path, quick: bool) -> anyhow::Result<Vec<Lev
     argv.extend(["--suite".into(), suite.into_os_string()]);
     argv.extend(["--out".into(), out.clone().into_os_string()]);
     argv.extend(["--force", "--power", "none", "--engine", "sim"].map(Into::into));
-    let opts = Opts::try_parse_from(argv).context("calibration run options")?;
+    let opts = Opts::try_parse_from(argv).map_err(CalibrateError::Options)?;
     let Command::Run(args) = opts.command else {
         unreachable!("parsed a run command");
     };
     let end = crate::run::run(*args, false).await;
     sim.stop();
     if end? != RunEnd::Complete {
-        bail!("{}: the run was interrupted", r.setup);
+        return Err(CalibrateError::Interrupted {
+            setup: r.setup.into(),
+        });
     }
-    let report = crate::summary::read_report(&out).map_err(anyhow::Error::msg)?;
+    let text = std::fs::read_to_string(&out).map_err(|source| CalibrateError::ReadReport {
+        path: out.clone(),
+        source,
+    })?;
+    let report =
+        load_report(&text).map_err(|source| CalibrateError::BadReport { path: out, source })?;
     Ok(levels_of(&report))
 }
 
@@ -187,13 +232,16 @@ pub fn table(rows: &[MeasuredRow]) -> String {
 
 /// Runs every workload concurrently (they are independent simulators that mostly sleep), prints
 /// the table and returns whether every measured figure is within [`TOLERANCE`].
-pub async fn run(args: CalibrateArgs) -> anyhow::Result<bool> {
+pub async fn run(args: CalibrateArgs) -> Result<bool, CalibrateError> {
     let started = Instant::now();
     let dir: PathBuf = args
         .out_dir
         .clone()
         .unwrap_or_else(|| std::env::temp_dir().join("infermeter-calibrate"));
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|source| CalibrateError::CreateDir {
+        path: dir.clone(),
+        source,
+    })?;
     let plans = plans(args.quick);
     eprintln!(
         "infermeter calibrate: {} workloads in parallel on in-process simulators; reports in {}",
@@ -201,7 +249,9 @@ pub async fn run(args: CalibrateArgs) -> anyhow::Result<bool> {
         dir.display()
     );
     let predicted: Vec<CalibrationRow> =
-        tokio::task::spawn_blocking(infermeter_sim::calibration_table).await?;
+        tokio::task::spawn_blocking(infermeter_sim::calibration_table)
+            .await
+            .map_err(CalibrateError::Prediction)?;
     let (dir, quick) = (&dir, args.quick);
     let measured = futures::future::join_all(
         plans
@@ -217,7 +267,7 @@ pub async fn run(args: CalibrateArgs) -> anyhow::Result<bool> {
         let value = match levels {
             Some((_, Ok(levels))) => r.value(levels),
             Some((_, Err(e))) => {
-                eprintln!("{}: {e:#}", r.setup);
+                eprintln!("{}: {}", r.setup, error_chain(e));
                 None
             }
             None => None,

@@ -11,6 +11,7 @@ use crate::adapters::EngineKind;
 #[command(
     name = "infermeter",
     version,
+    long_version = env!("INFERMETER_LONG_VERSION"),
     about = "Benchmark OpenAI-compatible LLM endpoints: how many users, how fast for each"
 )]
 pub struct Opts {

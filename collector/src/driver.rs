@@ -13,7 +13,7 @@ use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use http::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use http_body_util::{BodyExt, Full};
-use infermeter_report::{EngineTimings, Outcome, TokenSource};
+use infermeter_report::{EngineTimings, ErrorKind, Outcome, TokenSource};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -21,7 +21,7 @@ use serde_json::{json, Map, Value};
 use crate::adapters::EngineKind;
 use crate::arrival::{ArrivalClock, EventClock};
 use crate::cli::Api;
-use crate::transport::{stream_client, StreamClient};
+use crate::transport::{error_chain, stream_client, StreamClient};
 
 /// An API key that never prints itself.
 #[derive(Clone)]
@@ -208,7 +208,7 @@ impl Choice {
 
 /// Why a stream stopped early.
 enum Stop {
-    Failed { kind: String, detail: String },
+    Failed { kind: ErrorKind, detail: String },
 }
 
 impl Driver {
@@ -312,10 +312,49 @@ impl Driver {
         exchange
     }
 
-    /// Reads the stream to `[DONE]` and returns that event's instant.
+    /// Sends the request and reads its stream to `[DONE]`; returns that event's instant.
     async fn stream(&self, body: Vec<u8>, ex: &mut Exchange) -> Result<Instant, Stop> {
-        let first_deadline = tokio::time::Instant::from_std(ex.sent + self.first_token_timeout);
-        let total_deadline = tokio::time::Instant::from_std(ex.sent + self.total_timeout);
+        let deadlines = Deadlines {
+            first_token: tokio::time::Instant::from_std(ex.sent + self.first_token_timeout),
+            total: tokio::time::Instant::from_std(ex.sent + self.total_timeout),
+        };
+        let response = self.respond(body, &deadlines).await?;
+        let arrival = response.extensions().get::<ArrivalClock>().cloned();
+        let mut events = response.into_body().into_data_stream().eventsource();
+        let mut read = StreamRead::new(ex, arrival);
+        loop {
+            let streaming = read.ex.first_token.is_some();
+            let next = tokio::time::timeout_at(deadlines.next(streaming), events.next())
+                .await
+                .map_err(|_| timeout_stop(streaming))?;
+            let stamp = read.stamp();
+            let event = match next {
+                None => return read.finish(None),
+                Some(Err(e)) => {
+                    return Err(Stop::Failed {
+                        kind: ErrorKind::Disconnect,
+                        detail: format!("stream broke: {e}"),
+                    })
+                }
+                Some(Ok(event)) => event,
+            };
+            match parse(&event)? {
+                Parsed::Done => {
+                    read.ex.clock = stamp.clock;
+                    return read.finish(Some(stamp.at));
+                }
+                Parsed::Nothing => {}
+                Parsed::Chunk(chunk) => read.classify(*chunk, stamp),
+            }
+        }
+    }
+
+    /// Sends the request and waits for the head of a successful response.
+    async fn respond(
+        &self,
+        body: Vec<u8>,
+        deadlines: &Deadlines,
+    ) -> Result<http::Response<hyper::body::Incoming>, Stop> {
         let mut request = http::Request::post(self.uri.clone())
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "text/event-stream");
@@ -326,7 +365,7 @@ impl Driver {
             .body(Full::new(Bytes::from(body)))
             .expect("the URI and headers were checked in Driver::new");
         let response = match tokio::time::timeout_at(
-            first_deadline.min(total_deadline),
+            deadlines.next(false),
             self.client.request(request),
         )
         .await
@@ -344,166 +383,249 @@ impl Driver {
                 .map(|body| String::from_utf8_lossy(&body.to_bytes()).into_owned())
                 .unwrap_or_default();
             return Err(Stop::Failed {
-                kind: http_kind(status.as_u16()),
+                kind: ErrorKind::Http(status.as_u16()),
                 detail: format!("HTTP {status}: {}", snippet(&text)),
             });
         }
-        let arrival = response.extensions().get::<ArrivalClock>().cloned();
-        // Kernel-stamped until an event that counts is not (see `clock` below).
+        Ok(response)
+    }
+}
+
+/// When a request gives up: no token by `first_token`, or not done by `total`.
+struct Deadlines {
+    first_token: tokio::time::Instant,
+    total: tokio::time::Instant,
+}
+
+impl Deadlines {
+    /// The deadline for what comes next: until the first token, both apply.
+    fn next(&self, streaming: bool) -> tokio::time::Instant {
+        if streaming {
+            self.total
+        } else {
+            self.first_token.min(self.total)
+        }
+    }
+}
+
+/// What one stream event says.
+#[derive(Debug)]
+enum Parsed {
+    /// `[DONE]`: the stream is complete.
+    Done,
+    /// A keep-alive or an empty data line.
+    Nothing,
+    /// A chunk, with or without output.
+    Chunk(Box<StreamChunk>),
+}
+
+/// Parses one event: the end, nothing, a chunk, or the failure it reports.
+fn parse(event: &eventsource_stream::Event) -> Result<Parsed, Stop> {
+    let data = event.data.trim();
+    if data == "[DONE]" {
+        return Ok(Parsed::Done);
+    }
+    if event.event == "error" {
+        return Err(Stop::Failed {
+            kind: ErrorKind::ErrorEvent,
+            detail: snippet(data),
+        });
+    }
+    if data.is_empty() {
+        return Ok(Parsed::Nothing);
+    }
+    let chunk: StreamChunk = serde_json::from_str(data).map_err(|e| Stop::Failed {
+        kind: ErrorKind::MalformedSse,
+        detail: format!("{e}: {}", snippet(data)),
+    })?;
+    match &chunk.error {
+        Some(error) => Err(Stop::Failed {
+            kind: ErrorKind::ErrorEvent,
+            detail: snippet(&error.to_string()),
+        }),
+        None => Ok(Parsed::Chunk(Box::new(chunk))),
+    }
+}
+
+/// When an event arrived, and which clock says so.
+#[derive(Debug, Clone, Copy)]
+struct Stamp {
+    at: Instant,
+    /// Whether the kernel stamped the read that completed the event.
+    kernel: bool,
+    /// The exchange's clock if this event counts (`Parse` once any counted event was not
+    /// kernel-stamped).
+    clock: EventClock,
+}
+
+/// A count raised by an event without text (tokens that decoded to nothing), waiting for the
+/// next content event to carry it.
+#[derive(Debug, Clone, Copy)]
+struct Textless {
+    stamp: Stamp,
+    running_total: u32,
+}
+
+/// A successful response's stream as it is read: classifies each chunk into the exchange
+/// (timestamps, token counts, usage, engine timings) and checks the end.
+struct StreamRead<'a> {
+    ex: &'a mut Exchange,
+    arrival: Option<ArrivalClock>,
+    /// Instants never go back: a clock step cannot reorder events or precede the request.
+    floor: Instant,
+    /// Set when the engine reports a running output count on content chunks (vLLM's
+    /// `continuous_usage_stats`, llama.cpp's `timings_per_token`).
+    running_counts: bool,
+    /// The running count the chunks so far carry.
+    counted: u32,
+    /// Counts raised since the last content event; if none comes, these carry them.
+    textless: Vec<Textless>,
+}
+
+impl<'a> StreamRead<'a> {
+    fn new(ex: &'a mut Exchange, arrival: Option<ArrivalClock>) -> StreamRead<'a> {
+        // Kernel-stamped until an event that counts is not (see `stamp`).
         ex.clock = match arrival {
             Some(_) => EventClock::KernelReceive,
             None => EventClock::Parse,
         };
-        // Instants never go back: a clock step cannot reorder events or precede the request.
-        let mut floor = ex.sent;
-        let mut events = response.into_body().into_data_stream().eventsource();
-        // Set when the engine reports a running output count on content chunks (vLLM's
-        // `continuous_usage_stats`, llama.cpp's `timings_per_token`).
-        let mut running_counts = false;
-        let mut counted = 0;
-        // Counts raised by events without text since the last content event (tokens that
-        // decoded to nothing): the next content event carries them; if none comes, these do.
-        let mut textless: Vec<(Instant, bool, u32)> = Vec::new();
-        let mut done = None;
-        loop {
-            let deadline = if ex.first_token.is_none() {
-                first_deadline.min(total_deadline)
-            } else {
-                total_deadline
-            };
-            let next = match tokio::time::timeout_at(deadline, events.next()).await {
-                Err(_) => return Err(timeout_stop(ex.first_token.is_some())),
-                Ok(next) => next,
-            };
-            // hyper reads the socket only as the body is consumed, so the latest read is the
-            // one that completed this event (or a later one: hence no later than now).
-            let now = Instant::now();
-            let arrived = arrival.as_ref().and_then(ArrivalClock::last_arrival);
-            let at = arrived.map_or(now, |arrived| arrived.max(floor).min(now));
-            floor = at;
-            // A read without a timestamp falls back to parse time; an event that counts says so.
-            let clock = if arrived.is_some() {
-                ex.clock
+        let floor = ex.sent;
+        StreamRead {
+            ex,
+            arrival,
+            floor,
+            running_counts: false,
+            counted: 0,
+            textless: Vec::new(),
+        }
+    }
+
+    /// The instant of the event just read. hyper reads the socket only as the body is
+    /// consumed, so the latest read is the one that completed this event (or a later one:
+    /// hence no later than now); a read without a timestamp falls back to parse time.
+    fn stamp(&mut self) -> Stamp {
+        let now = Instant::now();
+        let arrived = self.arrival.as_ref().and_then(ArrivalClock::last_arrival);
+        let at = arrived.map_or(now, |arrived| arrived.max(self.floor).min(now));
+        self.floor = at;
+        Stamp {
+            at,
+            kernel: arrived.is_some(),
+            clock: if arrived.is_some() {
+                self.ex.clock
             } else {
                 EventClock::Parse
-            };
-            let event = match next {
-                None => break,
-                Some(Err(e)) => {
-                    return Err(Stop::Failed {
-                        kind: "disconnect".into(),
-                        detail: format!("stream broke: {e}"),
-                    })
-                }
-                Some(Ok(event)) => event,
-            };
-            let data = event.data.trim();
-            if data == "[DONE]" {
-                ex.clock = clock;
-                done = Some(at);
-                break;
+            },
+        }
+    }
+
+    /// Takes in one chunk: its tokens (1 per content event, or the increase of a running
+    /// count), usage and timings, and the first-token instant.
+    fn classify(&mut self, chunk: StreamChunk, stamp: Stamp) {
+        let ex = &mut *self.ex;
+        let carries_output = chunk.choices.iter().any(Choice::carries_output);
+        // A running count on a content chunk: this chunk's share is the increase since the
+        // last one (0 or 2 happen: llama.cpp holds back a token ending in half a UTF-8
+        // character and sends control tokens as empty text, which is not a content event).
+        let running = chunk
+            .usage
+            .as_ref()
+            .and_then(|u| u.completion_tokens)
+            .or(chunk.timings.as_ref().and_then(|t| t.predicted_n));
+        let mut tokens = 1;
+        if let (true, Some(total)) = (carries_output, running) {
+            self.running_counts = true;
+            tokens = total.saturating_sub(self.counted);
+            self.counted = total;
+        }
+        if let Some(t) = chunk.timings {
+            ex.engine_timings = Some(EngineTimings {
+                prompt_n: t.prompt_n,
+                prompt_ms: t.prompt_ms,
+                predicted_n: t.predicted_n.map(u64::from),
+                predicted_ms: t.predicted_ms,
+            });
+        }
+        if let Some(usage) = &chunk.usage {
+            if let Some(completion) = usage.completion_tokens {
+                ex.output_tokens = Some(completion);
             }
-            if event.event == "error" {
-                return Err(Stop::Failed {
-                    kind: "error_event".into(),
-                    detail: snippet(data),
-                });
-            }
-            if data.is_empty() {
-                continue;
-            }
-            let chunk: StreamChunk = serde_json::from_str(data).map_err(|e| Stop::Failed {
-                kind: "malformed_sse".into(),
-                detail: format!("{e}: {}", snippet(data)),
-            })?;
-            if let Some(error) = chunk.error {
-                return Err(Stop::Failed {
-                    kind: "error_event".into(),
-                    detail: snippet(&error.to_string()),
-                });
-            }
-            let carries_output = chunk.choices.iter().any(Choice::carries_output);
-            // A running count on a content chunk: this chunk's share is the increase since the
-            // last one (0 or 2 happen: llama.cpp holds back a token ending in half a UTF-8
-            // character and sends control tokens as empty text, which is not a content event).
-            let running = chunk
-                .usage
+            ex.prompt_tokens = usage.prompt_tokens.or(ex.prompt_tokens);
+            if let Some(cached) = usage
+                .prompt_tokens_details
                 .as_ref()
-                .and_then(|u| u.completion_tokens)
-                .or(chunk.timings.as_ref().and_then(|t| t.predicted_n));
-            let mut tokens = 1;
-            if let (true, Some(total)) = (carries_output, running) {
-                running_counts = true;
-                tokens = total.saturating_sub(counted);
-                counted = total;
+                .and_then(|d| d.cached_tokens)
+            {
+                ex.cached_tokens = Some(cached);
             }
-            if let Some(t) = chunk.timings {
-                ex.engine_timings = Some(EngineTimings {
-                    prompt_n: t.prompt_n,
-                    prompt_ms: t.prompt_ms,
-                    predicted_n: t.predicted_n.map(u64::from),
-                    predicted_ms: t.predicted_ms,
-                });
-            }
-            if let Some(usage) = &chunk.usage {
-                if let Some(completion) = usage.completion_tokens {
-                    ex.output_tokens = Some(completion);
-                }
-                ex.prompt_tokens = usage.prompt_tokens.or(ex.prompt_tokens);
-                if let Some(cached) = usage
-                    .prompt_tokens_details
-                    .as_ref()
-                    .and_then(|d| d.cached_tokens)
-                {
-                    ex.cached_tokens = Some(cached);
+        }
+        match (carries_output, running) {
+            (false, Some(total)) => {
+                let last = self
+                    .textless
+                    .last()
+                    .map_or(self.counted, |t| t.running_total);
+                if total > last {
+                    self.textless.push(Textless {
+                        stamp,
+                        running_total: total,
+                    });
                 }
             }
-            if let (false, Some(total)) = (carries_output, running) {
-                if total > textless.last().map_or(counted, |&(_, _, t)| t) {
-                    textless.push((at, arrived.is_some(), total));
-                }
-            }
-            if carries_output {
-                textless.clear();
-                ex.clock = clock;
-                ex.first_token.get_or_insert(at);
+            (false, None) => {}
+            (true, _) => {
+                self.textless.clear();
+                ex.clock = stamp.clock;
+                ex.first_token.get_or_insert(stamp.at);
                 ex.chunks.push(Chunk {
-                    at,
+                    at: stamp.at,
                     tokens,
                     server_mono_ns: chunk.infermeter_ts.map(|t| t.mono_ns),
                 });
             }
         }
-        ex.token_source = match (running_counts, ex.output_tokens.is_some()) {
+    }
+
+    /// Ends the read at `[DONE]`'s instant (`None`: the stream ended without it): where the
+    /// token counts came from, whether the stream was complete, and the last counts without
+    /// text.
+    fn finish(self, done: Option<Instant>) -> Result<Instant, Stop> {
+        let ex = self.ex;
+        ex.token_source = match (self.running_counts, ex.output_tokens.is_some()) {
             (true, _) => TokenSource::ContinuousUsage,
             (false, true) => TokenSource::Usage,
             (false, false) => TokenSource::Chunks,
         };
         let Some(done) = done else {
             return Err(Stop::Failed {
-                kind: "closed_without_done".into(),
+                kind: ErrorKind::ClosedWithoutDone,
                 detail: "the stream ended without a [DONE] event".into(),
             });
         };
         if ex.first_token.is_none() {
             return Err(Stop::Failed {
-                kind: "no_output".into(),
+                kind: ErrorKind::NoOutput,
                 detail: "the stream finished without any content".into(),
             });
         }
         // llama.cpp's last token can decode to nothing (a control token, half a UTF-8
         // character): only the final event counts it, and the chunks must still add up.
-        if running_counts {
-            for (at, stamped, total) in textless {
-                if !stamped {
+        if self.running_counts {
+            let mut counted = self.counted;
+            for Textless {
+                stamp,
+                running_total,
+            } in self.textless
+            {
+                if !stamp.kernel {
                     ex.clock = EventClock::Parse;
                 }
                 ex.chunks.push(Chunk {
-                    at,
-                    tokens: total - counted,
+                    at: stamp.at,
+                    tokens: running_total - counted,
                     server_mono_ns: None,
                 });
-                counted = total;
+                counted = running_total;
             }
         }
         Ok(done)
@@ -513,12 +635,12 @@ impl Driver {
 fn timeout_stop(streaming: bool) -> Stop {
     if streaming {
         Stop::Failed {
-            kind: "timeout_total".into(),
+            kind: ErrorKind::TimeoutTotal,
             detail: "the request exceeded the total timeout (--total-timeout)".into(),
         }
     } else {
         Stop::Failed {
-            kind: "timeout_first_token".into(),
+            kind: ErrorKind::TimeoutFirstToken,
             detail: "no token before the first-token timeout (--first-token-timeout)".into(),
         }
     }
@@ -529,25 +651,14 @@ fn timeout_stop(streaming: bool) -> Stop {
 fn request_error(e: hyper_util::client::legacy::Error) -> Stop {
     // Timeouts are ours (`timeout_stop`), and a connect timeout is a connect error.
     let kind = if e.is_connect() {
-        "connect"
+        ErrorKind::Connect
     } else {
-        "disconnect"
+        ErrorKind::Disconnect
     };
-    let mut detail = e.to_string();
-    let mut source = std::error::Error::source(&e);
-    while let Some(s) = source {
-        detail.push_str(": ");
-        detail.push_str(&s.to_string());
-        source = s.source();
-    }
     Stop::Failed {
-        kind: kind.into(),
-        detail,
+        kind,
+        detail: error_chain(&e),
     }
-}
-
-fn http_kind(status: u16) -> String {
-    format!("http_{status}")
 }
 
 /// The start of a body, for error details.
@@ -582,6 +693,37 @@ mod tests {
         assert!(tool.choices[0].carries_output());
         let text = parse(r#"{"choices":[{"text":"a"}]}"#);
         assert!(text.choices[0].carries_output());
+    }
+
+    #[test]
+    fn each_event_parses_to_the_end_nothing_a_chunk_or_its_failure() {
+        let event = |name: &str, data: &str| eventsource_stream::Event {
+            event: name.into(),
+            data: data.into(),
+            ..Default::default()
+        };
+        let failure = |e: eventsource_stream::Event| match parse(&e) {
+            Err(Stop::Failed { kind, detail }) => (kind, detail),
+            Ok(parsed) => panic!("{e:?} parsed as {parsed:?}"),
+        };
+        assert!(matches!(
+            parse(&event("message", " [DONE] ")),
+            Ok(Parsed::Done)
+        ));
+        assert!(matches!(parse(&event("message", "")), Ok(Parsed::Nothing)));
+        let chunk = parse(&event("message", r#"{"choices":[{"text":"a"}]}"#));
+        assert!(matches!(chunk, Ok(Parsed::Chunk(c)) if c.choices[0].carries_output()));
+        let (kind, detail) = failure(event("message", "{not json"));
+        assert_eq!(kind, ErrorKind::MalformedSse);
+        assert!(detail.ends_with(": {not json"), "{detail}");
+        let (kind, detail) = failure(event("error", "overloaded"));
+        assert_eq!(
+            (kind, detail.as_str()),
+            (ErrorKind::ErrorEvent, "overloaded")
+        );
+        let (kind, detail) = failure(event("message", r#"{"error":{"message":"boom"}}"#));
+        assert_eq!(kind, ErrorKind::ErrorEvent);
+        assert!(detail.contains("boom"), "{detail}");
     }
 
     /// Serves one request with `events` as a close-delimited SSE body, as llama.cpp does.
@@ -640,6 +782,5 @@ mod tests {
     fn snippets_are_bounded() {
         assert_eq!(snippet("short"), "short");
         assert_eq!(snippet(&"é".repeat(500)).chars().count(), 201);
-        assert_eq!(http_kind(429), "http_429");
     }
 }

@@ -33,22 +33,44 @@ struct ModelEntry {
     infermeter_sim: Option<infermeter_sim::engine::DeploymentCard>,
 }
 
+/// Why the server's `/v1/models` gave no model.
+#[derive(Debug, thiserror::Error)]
+pub enum DiscoveryError {
+    #[error("cannot discover the model from {url}: {cause}; pass --model")]
+    Models { url: String, cause: FetchError },
+    #[error("{url} lists no model; pass --model")]
+    NoModel { url: String },
+}
+
+/// Why one of the server's self-descriptions could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// Without the URL, which the message around it names.
+    #[error("{0}")]
+    Http(reqwest::Error),
+    #[error("HTTP {0}")]
+    Status(reqwest::StatusCode),
+    #[error("{0}")]
+    Json(serde_json::Error),
+}
+
 async fn get_text(
     client: &reqwest::Client,
     url: &str,
     key: Option<&ApiKey>,
-) -> Result<String, String> {
+) -> Result<String, FetchError> {
     let mut req = client.get(url).timeout(Duration::from_secs(10));
     if let Some(key) = key {
         req = key.authorize(req);
     }
-    let resp = req.send().await.map_err(|e| e.without_url().to_string())?;
+    let http = |e: reqwest::Error| FetchError::Http(e.without_url());
+    let resp = req.send().await.map_err(http)?;
     let status = resp.status();
-    let text = resp.text().await.map_err(|e| e.without_url().to_string())?;
+    let text = resp.text().await.map_err(http)?;
     if status.is_success() {
         Ok(text)
     } else {
-        Err(format!("HTTP {status}"))
+        Err(FetchError::Status(status))
     }
 }
 
@@ -60,11 +82,11 @@ pub async fn discover(
     metrics_url: &str,
     key: Option<&ApiKey>,
     need_model: bool,
-) -> Result<ServerInfo, String> {
+) -> Result<ServerInfo, DiscoveryError> {
     let models_url = format!("{}/models", base_url.trim_end_matches('/'));
     let models = get_text(client, &models_url, key)
         .await
-        .and_then(|t| serde_json::from_str::<ModelList>(&t).map_err(|e| e.to_string()));
+        .and_then(|t| serde_json::from_str::<ModelList>(&t).map_err(FetchError::Json));
     let mut info = ServerInfo::default();
     match models {
         Ok(list) => {
@@ -75,15 +97,16 @@ pub async fn discover(
                 info.simulated = first.infermeter_sim;
             }
         }
-        Err(e) if need_model => {
-            return Err(format!(
-                "cannot discover the model from {models_url}: {e}; pass --model"
-            ))
+        Err(cause) if need_model => {
+            return Err(DiscoveryError::Models {
+                url: models_url,
+                cause,
+            })
         }
         Err(e) => tracing::debug!("{models_url}: {e}"),
     }
     if need_model && info.model.is_none() {
-        return Err(format!("{models_url} lists no model; pass --model"));
+        return Err(DiscoveryError::NoModel { url: models_url });
     }
     let version_body = get_text(client, &format!("{}/version", server_root(base_url)), key)
         .await

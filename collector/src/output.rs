@@ -3,9 +3,9 @@
 
 use std::fs::{self, File};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use infermeter_report::{load_report, Report, RunStatus};
+use infermeter_report::{load_report, LoadError, Report, RunStatus};
 
 /// Writes `bytes` to `path` so a reader sees either the old file or the complete new one.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -29,10 +29,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     result
 }
 
-pub fn write_report(path: &Path, report: &Report) -> std::io::Result<()> {
-    let mut text = serde_json::to_vec_pretty(report).map_err(std::io::Error::other)?;
-    text.push(b'\n');
-    write_atomic(path, &text)
+/// Writes the report atomically.
+pub fn write_report(path: &Path, report: &Report) -> Result<(), OutputError> {
+    let write = || {
+        let mut text = serde_json::to_vec_pretty(report).map_err(std::io::Error::other)?;
+        text.push(b'\n');
+        write_atomic(path, &text)
+    };
+    write().map_err(|source| OutputError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// How the run treats an existing report at the output path.
@@ -44,40 +51,57 @@ pub enum Start {
     Resume(Box<Report>),
 }
 
-/// Decides whether the run may write to `path`. Errors name the file and the flag to use.
-pub fn prepare(path: &Path, force: bool, resume: bool) -> Result<Start, String> {
+/// Why the report cannot be written where `--out` says. Each names the file and the flag to use.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    #[error("--resume: {} does not exist; start the run without --resume", .0.display())]
+    NothingToResume(PathBuf),
+    #[error("--resume: cannot read {}", .path.display())]
+    ResumeUnreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("--resume: {} is not a usable report", .path.display())]
+    ResumeUnusable { path: PathBuf, source: LoadError },
+    #[error("--resume: {} is already complete; nothing to resume", .0.display())]
+    AlreadyComplete(PathBuf),
+    #[error("{} already exists; pass --force to overwrite it, --resume to continue a partial run, or choose another --out", .0.display())]
+    Exists(PathBuf),
+    #[error("the directory of --out {} does not exist", .0.display())]
+    NoDirectory(PathBuf),
+    #[error("cannot write the report {}", .path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Decides whether the run may write to `path`.
+pub fn prepare(path: &Path, force: bool, resume: bool) -> Result<Start, OutputError> {
     let exists = path.exists();
     if resume {
         if !exists {
-            return Err(format!(
-                "--resume: {} does not exist; start the run without --resume",
-                path.display()
-            ));
+            return Err(OutputError::NothingToResume(path.to_path_buf()));
         }
-        let text = fs::read_to_string(path)
-            .map_err(|e| format!("--resume: cannot read {}: {e}", path.display()))?;
-        let report = load_report(&text)
-            .map_err(|e| format!("--resume: {} is not a usable report: {e}", path.display()))?;
+        let text = fs::read_to_string(path).map_err(|source| OutputError::ResumeUnreadable {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let report = load_report(&text).map_err(|source| OutputError::ResumeUnusable {
+            path: path.to_path_buf(),
+            source,
+        })?;
         return match report.status {
             RunStatus::Partial { .. } => Ok(Start::Resume(Box::new(report))),
-            RunStatus::Complete => Err(format!(
-                "--resume: {} is already complete; nothing to resume",
-                path.display()
-            )),
+            RunStatus::Complete => Err(OutputError::AlreadyComplete(path.to_path_buf())),
         };
     }
     if exists && !force {
-        return Err(format!(
-            "{} already exists; pass --force to overwrite it, --resume to continue a partial run, or choose another --out",
-            path.display()
-        ));
+        return Err(OutputError::Exists(path.to_path_buf()));
     }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         if !dir.is_dir() {
-            return Err(format!(
-                "the directory of --out {} does not exist",
-                path.display()
-            ));
+            return Err(OutputError::NoDirectory(path.to_path_buf()));
         }
     }
     Ok(Start::Fresh)
@@ -94,7 +118,7 @@ mod tests {
         let path = dir.join("report.json");
         assert!(matches!(prepare(&path, false, false), Ok(Start::Fresh)));
         write_atomic(&path, b"{}").unwrap();
-        let err = prepare(&path, false, false).unwrap_err();
+        let err = prepare(&path, false, false).unwrap_err().to_string();
         assert!(
             err.contains("report.json") && err.contains("--force"),
             "{err}"
@@ -102,6 +126,7 @@ mod tests {
         assert!(matches!(prepare(&path, true, false), Ok(Start::Fresh)));
         assert!(prepare(&path, false, true)
             .unwrap_err()
+            .to_string()
             .contains("not a usable report"));
         assert_eq!(fs::read(&path).unwrap(), b"{}");
         fs::remove_dir_all(dir).unwrap();

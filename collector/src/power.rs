@@ -20,12 +20,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, bail, Context};
 use infermeter_report::PowerStats;
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::oneshot;
 
 use crate::scrape;
+use crate::transport::error_chain;
 
 /// Time between local power readings (NVML, nvidia-smi).
 const LOCAL_INTERVAL: Duration = Duration::from_millis(100);
@@ -35,6 +35,46 @@ const DCGM_TIMEOUT: Duration = Duration::from_secs(2);
 const DCGM_POWER: &str = "DCGM_FI_DEV_POWER_USAGE";
 const NO_SOURCE: &str =
     "no GPU power source found (no NVML, no nvidia-smi); power and energy will be omitted";
+
+/// Why a power source asked for by name does not work; each says what to use instead.
+#[derive(Debug, thiserror::Error)]
+pub enum PowerError {
+    #[error("{0}; use --power nvidia-smi, a DCGM exporter URL, or --power none")]
+    Nvml(NvmlUnavailable),
+    #[error("cannot start the NVML sampling thread")]
+    NvmlThread(#[source] std::io::Error),
+    #[error("cannot run {}; install the NVIDIA driver utilities or use --power none", .program.display())]
+    NvidiaSmi {
+        program: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("nvidia-smi has no stdout")]
+    NvidiaSmiOutput,
+    #[error("cannot build the DCGM exporter's HTTP client")]
+    DcgmClient(#[source] reqwest::Error),
+    #[error("DCGM exporter {url}")]
+    Dcgm { url: String, source: DcgmError },
+}
+
+/// Why NVML gives no GPU (said with its causes, inside [`PowerError::Nvml`]'s advice).
+#[derive(Debug, thiserror::Error)]
+pub enum NvmlUnavailable {
+    #[error("NVML (libnvidia-ml) could not be loaded: {}", error_chain(.0))]
+    Load(nvml_wrapper::error::NvmlError),
+    #[error("{}", error_chain(.0))]
+    Count(nvml_wrapper::error::NvmlError),
+    #[error("NVML found no GPU")]
+    NoGpu,
+}
+
+/// Why a DCGM exporter scrape gave no power reading.
+#[derive(Debug, thiserror::Error)]
+pub enum DcgmError {
+    #[error(transparent)]
+    Http(#[from] reqwest::Error),
+    #[error("serves no {DCGM_POWER} metric; is this a dcgm-exporter /metrics URL?")]
+    NoPowerMetric,
+}
 
 /// Where power readings come from (`--power`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -99,10 +139,10 @@ pub fn detect() -> Option<PowerSource> {
         .clone()
 }
 
-fn nvml_device_count() -> anyhow::Result<u32> {
-    let nvml = nvml_wrapper::Nvml::init().context("NVML (libnvidia-ml) could not be loaded")?;
-    match nvml.device_count()? {
-        0 => bail!("NVML found no GPU"),
+fn nvml_device_count() -> Result<u32, NvmlUnavailable> {
+    let nvml = nvml_wrapper::Nvml::init().map_err(NvmlUnavailable::Load)?;
+    match nvml.device_count().map_err(NvmlUnavailable::Count)? {
+        0 => Err(NvmlUnavailable::NoGpu),
         n => Ok(n),
     }
 }
@@ -247,7 +287,7 @@ enum Running {
 impl PowerSampler {
     /// Starts sampling. `Ok(None)` when the source is `none`, or `auto` found no GPU (said once);
     /// an error when an explicitly requested source does not work, since the user asked for it.
-    pub async fn start(source: &PowerSource) -> anyhow::Result<Option<PowerSampler>> {
+    pub async fn start(source: &PowerSource) -> Result<Option<PowerSampler>, PowerError> {
         match source {
             PowerSource::None => Ok(None),
             PowerSource::Auto => match detect() {
@@ -285,10 +325,8 @@ impl PowerSampler {
     }
 }
 
-fn start_nvml() -> anyhow::Result<PowerSampler> {
-    let count = nvml_device_count().map_err(|e| {
-        anyhow!("{e:#}; use --power nvidia-smi, a DCGM exporter URL, or --power none")
-    })?;
+fn start_nvml() -> Result<PowerSampler, PowerError> {
+    let count = nvml_device_count().map_err(PowerError::Nvml)?;
     let stop = Arc::new(AtomicBool::new(false));
     let stopped = stop.clone();
     let thread = std::thread::Builder::new()
@@ -315,14 +353,15 @@ fn start_nvml() -> anyhow::Result<PowerSampler> {
                 std::thread::sleep(LOCAL_INTERVAL);
             }
             readings
-        })?;
+        })
+        .map_err(PowerError::NvmlThread)?;
     Ok(PowerSampler {
         source: "nvml",
         running: Running::Thread { stop, thread },
     })
 }
 
-fn start_nvidia_smi(program: &Path) -> anyhow::Result<PowerSampler> {
+fn start_nvidia_smi(program: &Path) -> Result<PowerSampler, PowerError> {
     let mut child = tokio::process::Command::new(program)
         .args([
             "--query-gpu=timestamp,index,power.draw",
@@ -334,13 +373,11 @@ fn start_nvidia_smi(program: &Path) -> anyhow::Result<PowerSampler> {
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
         .spawn()
-        .with_context(|| {
-            format!(
-                "cannot run {}; install the NVIDIA driver utilities or use --power none",
-                program.display()
-            )
+        .map_err(|source| PowerError::NvidiaSmi {
+            program: program.to_path_buf(),
+            source,
         })?;
-    let stdout = child.stdout.take().context("nvidia-smi has no stdout")?;
+    let stdout = child.stdout.take().ok_or(PowerError::NvidiaSmiOutput)?;
     let (stop, mut stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
         let mut lines = tokio::io::BufReader::new(stdout).lines();
@@ -364,12 +401,16 @@ fn start_nvidia_smi(program: &Path) -> anyhow::Result<PowerSampler> {
     })
 }
 
-async fn start_dcgm(url: String) -> anyhow::Result<PowerSampler> {
-    let client = reqwest::Client::builder().timeout(DCGM_TIMEOUT).build()?;
+async fn start_dcgm(url: String) -> Result<PowerSampler, PowerError> {
+    let client = reqwest::Client::builder()
+        .timeout(DCGM_TIMEOUT)
+        .build()
+        .map_err(PowerError::DcgmClient)?;
     let epoch = Instant::now();
-    let first = scrape_dcgm(&client, &url, epoch)
-        .await
-        .with_context(|| format!("DCGM exporter {url}"))?;
+    let first = match scrape_dcgm(&client, &url, epoch).await {
+        Ok(first) => first,
+        Err(source) => return Err(PowerError::Dcgm { url, source }),
+    };
     let (stop, mut stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
         let mut readings = first;
@@ -401,12 +442,12 @@ async fn scrape_dcgm(
     client: &reqwest::Client,
     url: &str,
     epoch: Instant,
-) -> anyhow::Result<Vec<Reading>> {
+) -> Result<Vec<Reading>, DcgmError> {
     let response = client.get(url).send().await?.error_for_status()?;
     let text = response.text().await?;
     let readings = dcgm_readings(&scrape::parse(&text), epoch.elapsed().as_secs_f64());
     if readings.is_empty() {
-        bail!("serves no {DCGM_POWER} metric; is this a dcgm-exporter /metrics URL?");
+        return Err(DcgmError::NoPowerMetric);
     }
     Ok(readings)
 }
@@ -542,9 +583,7 @@ mod tests {
     #[tokio::test]
     async fn dcgm_exporter_over_loopback() {
         let app = axum::Router::new().route("/metrics", axum::routing::get(|| async { DCGM_2 }));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/metrics", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        let url = format!("{}/metrics", crate::test_server::serve(app).await);
         let sampler = PowerSampler::start(&PowerSource::Dcgm(url))
             .await
             .unwrap()
@@ -564,13 +603,13 @@ mod tests {
     #[tokio::test]
     async fn dcgm_url_without_power_metric_is_refused() {
         let app = axum::Router::new().route("/metrics", axum::routing::get(|| async { "up 1\n" }));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/metrics", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        let url = format!("{}/metrics", crate::test_server::serve(app).await);
         let err = PowerSampler::start(&PowerSource::Dcgm(url))
             .await
             .err()
             .expect("error");
-        assert!(format!("{err:#}").contains(DCGM_POWER), "{err:#}");
+        // As the command line prints it: the error and its causes.
+        let message = error_chain(&err);
+        assert!(message.contains(DCGM_POWER), "{message}");
     }
 }

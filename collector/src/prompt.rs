@@ -24,18 +24,46 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{anyhow, bail, Context};
 use reqwest::header::{HeaderValue, AUTHORIZATION};
 use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::cli::Api;
 use crate::scrape::server_root;
+use crate::transport::error_chain;
 
 /// Characters per token assumed by the estimate (English prose with common BPE vocabularies).
 const CHARS_PER_TOKEN: usize = 4;
 /// Pieces appended to reach the last few tokens; each is a single token for most vocabularies.
 const PADDING: [&str; 6] = [" so", " it", ".", " a", "\n", " the"];
+
+/// Why a prompt's tokens cannot be counted, or its filler not aligned.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenizerError {
+    #[error("cannot load tokenizer {}", .path.display())]
+    Load {
+        path: std::path::PathBuf,
+        source: tokenizers::Error,
+    },
+    #[error("the API key is not a valid header value")]
+    ApiKey(#[source] reqwest::header::InvalidHeaderValue),
+    #[error("{url} does not count tokens in any known shape ({failures})")]
+    NoShape { url: String, failures: String },
+    #[error("tokenizer failed")]
+    Encode(#[source] tokenizers::Error),
+    #[error("this server cannot count chat messages")]
+    NoChatCounting,
+    #[error("{url} answered without a `prompt`")]
+    NoPrompt { url: String },
+    #[error(transparent)]
+    Request(#[from] reqwest::Error),
+    #[error("HTTP {0}")]
+    Status(reqwest::StatusCode),
+    #[error("unexpected answer (no count or tokens)")]
+    NoCount,
+    #[error("cannot reach {target} tokens with the filler text")]
+    Unreachable { target: u32 },
+}
 
 /// One chat message, as sent in `messages`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -107,14 +135,14 @@ pub fn request_prefix(unique_id: &str) -> String {
 
 impl Tokenizer {
     /// Loads a Hugging Face `tokenizer.json`, or the one inside a directory.
-    pub fn from_path(path: &Path) -> anyhow::Result<Tokenizer> {
+    pub fn from_path(path: &Path) -> Result<Tokenizer, TokenizerError> {
         let file = if path.is_dir() {
             path.join("tokenizer.json")
         } else {
             path.to_path_buf()
         };
         let tokenizer = tokenizers::Tokenizer::from_file(&file)
-            .map_err(|e| anyhow!("cannot load tokenizer {}: {e}", file.display()))?;
+            .map_err(|source| TokenizerError::Load { path: file, source })?;
         Ok(Tokenizer::HuggingFace(Box::new(tokenizer)))
     }
 
@@ -124,13 +152,13 @@ impl Tokenizer {
         base_url: &str,
         model: &str,
         api_key: Option<&str>,
-    ) -> anyhow::Result<Tokenizer> {
+    ) -> Result<Tokenizer, TokenizerError> {
         let auth = api_key
             .map(|key| {
                 let mut value = HeaderValue::from_str(&format!("Bearer {key}"))
-                    .context("the API key is not a valid header value")?;
+                    .map_err(TokenizerError::ApiKey)?;
                 value.set_sensitive(true);
-                anyhow::Ok(value)
+                Ok::<_, TokenizerError>(value)
             })
             .transpose()?;
         let root = server_root(base_url);
@@ -156,14 +184,13 @@ impl Tokenizer {
                     server.chat = server.chat_counting(root).await;
                     return Ok(Tokenizer::Server(server));
                 }
-                Err(e) => failures.push(format!("{shape:?}: {e:#}")),
+                Err(e) => failures.push(format!("{shape:?}: {}", error_chain(&e))),
             }
         }
-        bail!(
-            "{} does not count tokens in any known shape ({})",
-            server.url,
-            failures.join("; ")
-        )
+        Err(TokenizerError::NoShape {
+            url: server.url,
+            failures: failures.join("; "),
+        })
     }
 
     /// The last resort: about 4 characters per token. Says so, since prompts will be inexact.
@@ -189,12 +216,10 @@ impl Tokenizer {
     }
 
     /// Tokens of `text` as a raw completion prompt (special tokens such as BOS included).
-    pub async fn count_text(&self, text: &str) -> anyhow::Result<u32> {
+    pub async fn count_text(&self, text: &str) -> Result<u32, TokenizerError> {
         match self {
             Tokenizer::HuggingFace(t) => {
-                let encoding = t
-                    .encode_fast(text, true)
-                    .map_err(|e| anyhow!("tokenizer failed: {e}"))?;
+                let encoding = t.encode_fast(text, true).map_err(TokenizerError::Encode)?;
                 Ok(encoding.len() as u32)
             }
             Tokenizer::Server(s) => s.post(s.shape.body(&s.model, text)).await,
@@ -204,7 +229,10 @@ impl Tokenizer {
 
     /// Tokens of chat `messages` with the template applied; `None` when this tokenizer cannot
     /// apply the template.
-    pub async fn count_chat(&self, messages: &[ChatMessage]) -> anyhow::Result<Option<u32>> {
+    pub async fn count_chat(
+        &self,
+        messages: &[ChatMessage],
+    ) -> Result<Option<u32>, TokenizerError> {
         match self {
             Tokenizer::Server(s) if s.chat != ChatCounting::None => {
                 s.count_messages(messages).await.map(Some)
@@ -230,15 +258,15 @@ impl ServerTokenizer {
             Ok(n) if n > 0 => self.chat.clone(),
             Ok(_) => ChatCounting::None,
             Err(e) => {
-                tracing::debug!("{} cannot count chats: {e:#}", self.url);
+                tracing::debug!("{} cannot count chats: {}", self.url, error_chain(&e));
                 ChatCounting::None
             }
         }
     }
 
-    async fn count_messages(&self, messages: &[ChatMessage]) -> anyhow::Result<u32> {
+    async fn count_messages(&self, messages: &[ChatMessage]) -> Result<u32, TokenizerError> {
         match &self.chat {
-            ChatCounting::None => bail!("this server cannot count chat messages"),
+            ChatCounting::None => Err(TokenizerError::NoChatCounting),
             ChatCounting::Messages => {
                 self.post(json!({ "model": self.model, "messages": messages }))
                     .await
@@ -250,7 +278,7 @@ impl ServerTokenizer {
                     .get("prompt")
                     .and_then(Value::as_str)
                     .map(str::to_string)
-                    .ok_or_else(|| anyhow!("{url} answered without a `prompt`"))?;
+                    .ok_or_else(|| TokenizerError::NoPrompt { url: url.clone() })?;
                 // The chat endpoint tokenizes the rendered prompt with BOS and with the
                 // template's special tokens as single tokens.
                 self.post(
@@ -262,7 +290,7 @@ impl ServerTokenizer {
     }
 
     /// Posts `body` as JSON to `url` and returns the JSON answer of a successful response.
-    async fn send(&self, url: &str, body: Value) -> anyhow::Result<Value> {
+    async fn send(&self, url: &str, body: Value) -> Result<Value, TokenizerError> {
         let mut request = self.client.post(url).json(&body);
         if let Some(auth) = &self.auth {
             request = request.header(AUTHORIZATION, auth.clone());
@@ -270,13 +298,13 @@ impl ServerTokenizer {
         let response = request.send().await?;
         let status = response.status();
         if !status.is_success() {
-            bail!("HTTP {status}");
+            return Err(TokenizerError::Status(status));
         }
         Ok(response.json().await?)
     }
 
     /// Posts to `/tokenize` and reads the count from any known answer shape.
-    async fn post(&self, body: Value) -> anyhow::Result<u32> {
+    async fn post(&self, body: Value) -> Result<u32, TokenizerError> {
         let answer = self.send(&self.url, body).await?;
         let count = match &answer {
             Value::Array(tokens) => Some(tokens.len() as u64),
@@ -287,9 +315,7 @@ impl ServerTokenizer {
             }),
             _ => None,
         };
-        count
-            .map(|n| n as u32)
-            .ok_or_else(|| anyhow!("unexpected answer (no count or tokens)"))
+        count.map(|n| n as u32).ok_or(TokenizerError::NoCount)
     }
 }
 
@@ -361,7 +387,7 @@ impl PromptBuilder {
         target_tokens: u32,
         unique_id: &str,
         api: Api,
-    ) -> anyhow::Result<BuiltPrompt> {
+    ) -> Result<BuiltPrompt, TokenizerError> {
         let prefix = request_prefix(unique_id);
         let prefix_tokens = self.tokenizer.count_text(&prefix).await?;
         let key = (target_tokens, api == Api::Chat, prefix_tokens);
@@ -389,7 +415,7 @@ impl PromptBuilder {
     }
 
     /// Tokens of `prefix + filler` as sent with `api`, and whether that count is exact.
-    async fn measure(&self, content: &str, api: Api) -> anyhow::Result<(u32, bool)> {
+    async fn measure(&self, content: &str, api: Api) -> Result<(u32, bool), TokenizerError> {
         if api == Api::Chat {
             if let Some(n) = self
                 .tokenizer
@@ -411,14 +437,14 @@ impl PromptBuilder {
         Ok((billed, self.tokenizer.is_exact()))
     }
 
-    async fn align(&self, target: u32, prefix: &str, api: Api) -> anyhow::Result<Aligned> {
+    async fn align(&self, target: u32, prefix: &str, api: Api) -> Result<Aligned, TokenizerError> {
         let seed = self.seed ^ u64::from(target).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let mut pieces = filler_pieces(seed, target as usize + 16);
         let text = |pieces: &[String], k: usize| format!("{prefix}{}", pieces[..k].concat());
         // Grow until the filler reaches the target, then binary-search the longest that fits.
         while self.measure(&text(&pieces, pieces.len()), api).await?.0 < target {
             if pieces.len() > 8 * target as usize + 64 {
-                bail!("cannot reach {target} tokens with the filler text");
+                return Err(TokenizerError::Unreachable { target });
             }
             pieces = filler_pieces(seed, pieces.len() * 2);
         }
@@ -936,10 +962,7 @@ pub(crate) mod tests {
                 ))
             }),
         );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/v1", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        url
+        format!("{}/v1", crate::test_server::serve(app).await)
     }
 
     #[tokio::test]
@@ -1064,9 +1087,7 @@ pub(crate) mod tests {
 
     #[tokio::test]
     async fn server_without_tokenize_is_a_clear_error() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, axum::Router::new()).await });
+        let url = crate::test_server::serve(axum::Router::new()).await;
         let err = Tokenizer::from_server(reqwest::Client::new(), &url, "m", None)
             .await
             .err()

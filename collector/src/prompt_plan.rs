@@ -8,14 +8,29 @@
 //! id and a sample of mixed ones. When the tokenizer may miss tokens the server bills (a chat
 //! template, a BOS), one probe request before the run measures the difference.
 
-use anyhow::Context;
 use rand::Rng;
 
 use crate::cli::Api;
 use crate::driver::Driver;
-use crate::prompt::{request_prefix, PromptBody, PromptBuilder, Tokenizer, WORDS};
+use crate::prompt::{request_prefix, PromptBody, PromptBuilder, Tokenizer, TokenizerError, WORDS};
 use crate::scheduler::Prepared;
 use crate::suite::Suite;
+
+/// Why the run's request bodies cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    #[error("cannot count the tokens of a request id")]
+    IdTokens(#[source] TokenizerError),
+    #[error("cannot build the prompt of scenario \"{scenario}\"")]
+    Scenario {
+        scenario: String,
+        source: TokenizerError,
+    },
+    #[error("cannot build the calibration prompt")]
+    CalibrationPrompt(#[source] TokenizerError),
+    #[error("absurd calibration difference")]
+    CalibrationDifference(#[source] std::num::TryFromIntError),
+}
 
 /// Digits in a request id: run nonce (4), scenario (2), request index (10).
 const ID_DIGITS: usize = 16;
@@ -57,7 +72,7 @@ impl IdSpelling {
     }
 
     /// True when every id spelt this way gives the request prefix the same token count.
-    async fn is_constant(&self, tokenizer: &Tokenizer) -> anyhow::Result<bool> {
+    async fn is_constant(&self, tokenizer: &Tokenizer) -> Result<bool, TokenizerError> {
         let count = |digits: String| {
             let prefix = request_prefix(&self.render(&digits));
             async move { tokenizer.count_text(&prefix).await }
@@ -82,7 +97,7 @@ impl IdSpelling {
 
     /// Ten words that each give a run of themselves the same (smallest) token count: one
     /// pre-token per word then makes every id of them count the same.
-    async fn from_words(tokenizer: &Tokenizer) -> anyhow::Result<Option<IdSpelling>> {
+    async fn from_words(tokenizer: &Tokenizer) -> Result<Option<IdSpelling>, TokenizerError> {
         let mut by_count = std::collections::BTreeMap::<u32, Vec<&'static str>>::new();
         for &word in &WORDS[..ID_WORD_POOL] {
             let run = vec![word; ID_DIGITS].join(" ");
@@ -98,7 +113,7 @@ impl IdSpelling {
         }))
     }
 
-    async fn choose(tokenizer: &Tokenizer) -> anyhow::Result<IdSpelling> {
+    async fn choose(tokenizer: &Tokenizer) -> Result<IdSpelling, TokenizerError> {
         let words = IdSpelling::from_words(tokenizer).await?;
         for spelling in ID_SPELLINGS.into_iter().chain(words) {
             if spelling.is_constant(tokenizer).await? {
@@ -136,10 +151,10 @@ impl PromptPlan {
         suite: &Suite,
         tokenizer: Tokenizer,
         api: Api,
-    ) -> anyhow::Result<PromptPlan> {
+    ) -> Result<PromptPlan, PromptError> {
         let spelling = IdSpelling::choose(&tokenizer)
             .await
-            .context("cannot count the tokens of a request id")?;
+            .map_err(PromptError::IdTokens)?;
         let placeholder = spelling.render(&"0".repeat(ID_DIGITS));
         let mut builder = PromptBuilder::new(tokenizer, 0);
         if builder.tokenizer().needs_calibration(api) {
@@ -153,7 +168,10 @@ impl PromptPlan {
             let built = builder
                 .build(s.input_tokens, &placeholder, api)
                 .await
-                .with_context(|| format!("cannot build the prompt of scenario \"{}\"", s.id))?;
+                .map_err(|source| PromptError::Scenario {
+                    scenario: s.id.clone(),
+                    source,
+                })?;
             let body = driver.body(&content(&built.body), s.output_tokens);
             let marker = format!("[{placeholder}]");
             let id_at = find(&body, marker.as_bytes())
@@ -202,11 +220,11 @@ async fn calibrate(
     api: Api,
     target: u32,
     probe_id: &str,
-) -> anyhow::Result<()> {
+) -> Result<(), PromptError> {
     let probe = builder
         .build(target, probe_id, api)
         .await
-        .context("cannot build the calibration prompt")?;
+        .map_err(PromptError::CalibrationPrompt)?;
     let exchange = driver.send(driver.body(&content(&probe.body), 1)).await;
     let Some(billed) = exchange.prompt_tokens else {
         tracing::warn!(
@@ -217,7 +235,7 @@ async fn calibrate(
         return Ok(());
     };
     let extra = i64::from(billed) - i64::from(probe.expected_tokens);
-    let extra = i32::try_from(extra).context("absurd calibration difference")?;
+    let extra = i32::try_from(extra).map_err(PromptError::CalibrationDifference)?;
     tracing::info!(
         billed,
         counted = probe.expected_tokens,

@@ -8,6 +8,37 @@ use std::sync::Mutex;
 
 use infermeter_report::RequestRecord;
 
+/// Why a records file cannot be read or written; each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordsError {
+    #[error("cannot open {}", .path.display())]
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot read {}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} line {line}", .path.display())]
+    BadLine {
+        path: PathBuf,
+        line: usize,
+        source: serde_json::Error,
+    },
+    #[error("cannot write {}", .path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot rewrite {}", .path.display())]
+    Rewrite {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
 /// Appends records, one line and one `write` call each (no user-space buffer to lose).
 #[derive(Debug)]
 pub struct RecordWriter {
@@ -24,13 +55,17 @@ pub fn records_path(report: &Path) -> PathBuf {
 
 impl RecordWriter {
     /// Creates (truncates) or, with `append`, continues the file.
-    pub fn open(path: &Path, append: bool) -> std::io::Result<RecordWriter> {
+    pub fn open(path: &Path, append: bool) -> Result<RecordWriter, RecordsError> {
         let file = OpenOptions::new()
             .create(true)
             .write(true)
             .append(append)
             .truncate(!append)
-            .open(path)?;
+            .open(path)
+            .map_err(|source| RecordsError::Open {
+                path: path.to_path_buf(),
+                source,
+            })?;
         Ok(RecordWriter {
             path: path.to_path_buf(),
             file: Mutex::new(file),
@@ -58,12 +93,18 @@ impl RecordWriter {
 
 /// Reads a records file. A torn last line (the process died mid-write) is skipped; any other
 /// bad line is an error naming its line number.
-pub fn read_records(path: &Path) -> Result<Vec<RequestRecord>, String> {
-    let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+pub fn read_records(path: &Path) -> Result<Vec<RequestRecord>, RecordsError> {
+    let file = File::open(path).map_err(|source| RecordsError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let lines: Vec<String> = BufReader::new(file)
         .lines()
         .collect::<Result<_, _>>()
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        .map_err(|source| RecordsError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
     let last = lines.len();
     let mut records = Vec::with_capacity(last);
     for (i, line) in lines.iter().enumerate() {
@@ -73,7 +114,13 @@ pub fn read_records(path: &Path) -> Result<Vec<RequestRecord>, String> {
         match serde_json::from_str(line) {
             Ok(r) => records.push(r),
             Err(_) if i + 1 == last => {}
-            Err(e) => return Err(format!("{} line {}: {e}", path.display(), i + 1)),
+            Err(source) => {
+                return Err(RecordsError::BadLine {
+                    path: path.to_path_buf(),
+                    line: i + 1,
+                    source,
+                })
+            }
         }
     }
     Ok(records)
@@ -88,22 +135,32 @@ pub fn interrupted_path(records: &Path) -> PathBuf {
 }
 
 /// Appends `records` to the file at `path` (created if missing) and syncs it.
-pub fn append_records(path: &Path, records: &[RequestRecord]) -> std::io::Result<()> {
+pub fn append_records(path: &Path, records: &[RequestRecord]) -> Result<(), RecordsError> {
     let writer = RecordWriter::open(path, true)?;
-    for r in records {
-        writer.write(r)?;
-    }
-    writer.sync()
+    records
+        .iter()
+        .try_for_each(|r| writer.write(r))
+        .and_then(|()| writer.sync())
+        .map_err(|source| RecordsError::Write {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 /// Rewrites a records file keeping only `keep` (used by `--resume` to drop an unfinished level).
-pub fn rewrite_records(path: &Path, keep: &[RequestRecord]) -> std::io::Result<()> {
-    let mut text = Vec::new();
-    for r in keep {
-        serde_json::to_writer(&mut text, r).map_err(std::io::Error::other)?;
-        text.push(b'\n');
-    }
-    crate::output::write_atomic(path, &text)
+pub fn rewrite_records(path: &Path, keep: &[RequestRecord]) -> Result<(), RecordsError> {
+    let rewrite = || {
+        let mut text = Vec::new();
+        for r in keep {
+            serde_json::to_writer(&mut text, r).map_err(std::io::Error::other)?;
+            text.push(b'\n');
+        }
+        crate::output::write_atomic(path, &text)
+    };
+    rewrite().map_err(|source| RecordsError::Rewrite {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 #[cfg(test)]

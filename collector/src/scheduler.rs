@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use infermeter_report::aggregate::Window;
 use infermeter_report::{
     Arrivals, ChunkArrival, ClientHealth, Distribution, LoadMode, Outcome, RequestRecord,
     TokenSource,
@@ -13,7 +14,6 @@ use rand::{Rng, SeedableRng};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use crate::aggregate::Window;
 use crate::arrival::ClockCounts;
 use crate::driver::{Driver, Exchange};
 
@@ -167,7 +167,31 @@ struct Recorder<'a, 'b> {
     clocks: ClockCounts,
 }
 
-impl Recorder<'_, '_> {
+impl<'a, 'b> Recorder<'a, 'b> {
+    fn new(ctx: &'a LevelContext<'b>, start: Instant, mode: LoadMode) -> Recorder<'a, 'b> {
+        Recorder {
+            ctx,
+            start,
+            mode,
+            records: Vec::new(),
+            token_source: None,
+            clocks: ClockCounts::default(),
+        }
+    }
+
+    /// The trial's run: its records, window and load (`run_level` adds the client's health).
+    fn finish(self, window: Window, max_in_flight: u32, interrupted: bool) -> LevelRun {
+        LevelRun {
+            records: self.records,
+            window,
+            client: ClientHealth::default(),
+            max_in_flight,
+            interrupted,
+            token_source: self.token_source,
+            clocks: self.clocks,
+        }
+    }
+
     fn record(&mut self, done: Done, in_window: bool, latency_from_schedule: bool) {
         if done.exchange.outcome == Outcome::Ok {
             self.token_source = Some(done.exchange.token_source);
@@ -228,14 +252,7 @@ async fn run_peak(
     target_in_window: u64,
     min_duration: Duration,
 ) -> LevelRun {
-    let mut rec = Recorder {
-        ctx,
-        start,
-        mode: LoadMode::Peak,
-        records: Vec::new(),
-        token_source: None,
-        clocks: ClockCounts::default(),
-    };
+    let mut rec = Recorder::new(ctx, start, LoadMode::Peak);
     let mut stop = ctx.stop.clone();
     let mut set = JoinSet::new();
     let n = u64::from(concurrency);
@@ -288,26 +305,11 @@ async fn run_peak(
         start_s: window_start.map_or(0.0, |w| secs(start, w)),
         end_s: secs(start, drain_start),
     };
-    LevelRun {
-        records: rec.records,
-        window,
-        client: ClientHealth::default(),
-        max_in_flight: concurrency,
-        interrupted,
-        token_source: rec.token_source,
-        clocks: rec.clocks,
-    }
+    rec.finish(window, concurrency, interrupted)
 }
 
 async fn run_burst(ctx: &LevelContext<'_>, start: Instant, concurrency: u32) -> LevelRun {
-    let mut rec = Recorder {
-        ctx,
-        start,
-        mode: LoadMode::Burst,
-        records: Vec::new(),
-        token_source: None,
-        clocks: ClockCounts::default(),
-    };
+    let mut rec = Recorder::new(ctx, start, LoadMode::Burst);
     // Build every body first so the burst leaves together.
     let prepared: Vec<Prepared> = (0..u64::from(concurrency)).map(ctx.prepare).collect();
     let mut set = JoinSet::new();
@@ -317,18 +319,14 @@ async fn run_burst(ctx: &LevelContext<'_>, start: Instant, concurrency: u32) -> 
     }
     let interrupted = rec.drain(&mut set, true, false).await;
     let end_s = last_end(&rec.records);
-    LevelRun {
-        records: rec.records,
-        window: Window {
+    rec.finish(
+        Window {
             start_s: 0.0,
             end_s,
         },
-        client: ClientHealth::default(),
-        max_in_flight: concurrency,
+        concurrency,
         interrupted,
-        token_source: rec.token_source,
-        clocks: rec.clocks,
-    }
+    )
 }
 
 async fn run_rate(
@@ -339,14 +337,7 @@ async fn run_rate(
     duration: Duration,
     seed: u64,
 ) -> LevelRun {
-    let mut rec = Recorder {
-        ctx,
-        start,
-        mode: LoadMode::Rate,
-        records: Vec::new(),
-        token_source: None,
-        clocks: ClockCounts::default(),
-    };
+    let mut rec = Recorder::new(ctx, start, LoadMode::Rate);
     let schedule = arrival_offsets(rate, arrivals, duration, seed);
     let mut max_in_flight = 0usize;
     let mut set = JoinSet::new();
@@ -380,18 +371,14 @@ async fn run_rate(
     }
     interrupted |= rec.drain(&mut set, true, true).await;
     let end_s = last_end(&rec.records).max(duration.as_secs_f64());
-    LevelRun {
-        records: rec.records,
-        window: Window {
+    rec.finish(
+        Window {
             start_s: 0.0,
             end_s,
         },
-        client: ClientHealth::default(),
-        max_in_flight: max_in_flight as u32,
+        max_in_flight as u32,
         interrupted,
-        token_source: rec.token_source,
-        clocks: rec.clocks,
-    }
+    )
 }
 
 /// Arrival offsets from the level start for `duration` at `rate` per second.

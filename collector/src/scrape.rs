@@ -45,8 +45,6 @@ struct Names {
     queue_time: &'static [&'static str],
     prefill_time: &'static [&'static str],
     decode_time: &'static [&'static str],
-    prompt_tokens: &'static [&'static str],
-    generation_tokens: &'static [&'static str],
 }
 
 const VLLM: Names = Names {
@@ -57,8 +55,6 @@ const VLLM: Names = Names {
     queue_time: &["vllm:request_queue_time_seconds"],
     prefill_time: &["vllm:request_prefill_time_seconds"],
     decode_time: &["vllm:request_decode_time_seconds"],
-    prompt_tokens: &["vllm:prompt_tokens_total"],
-    generation_tokens: &["vllm:generation_tokens_total"],
 };
 
 const SGLANG: Names = Names {
@@ -73,8 +69,6 @@ const SGLANG: Names = Names {
     ],
     prefill_time: &[],
     decode_time: &[],
-    prompt_tokens: &["sglang:prompt_tokens_total"],
-    generation_tokens: &["sglang:generation_tokens_total"],
 };
 
 const TGI: Names = Names {
@@ -86,9 +80,6 @@ const TGI: Names = Names {
     // TGI times prefill and decode per batch, not per request: no per-request figure to report.
     prefill_time: &[],
     decode_time: &[],
-    // Per-request histograms: their `_sum` is the token total.
-    prompt_tokens: &["tgi_request_input_length_sum"],
-    generation_tokens: &["tgi_request_generated_tokens_sum"],
 };
 
 const LLAMACPP: Names = Names {
@@ -100,8 +91,6 @@ const LLAMACPP: Names = Names {
     queue_time: &[],
     prefill_time: &[],
     decode_time: &[],
-    prompt_tokens: &["llamacpp:prompt_tokens_total"],
-    generation_tokens: &["llamacpp:tokens_predicted_total"],
 };
 
 impl Dialect {
@@ -163,10 +152,6 @@ impl Snapshot {
     pub fn mean(&self, name: &str) -> Option<f64> {
         let samples = self.samples(name);
         self.sum(name).map(|total| total / samples.len() as f64)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.metrics.is_empty()
     }
 
     /// The engine whose metrics these are, if any is recognised.
@@ -337,29 +322,6 @@ pub fn summarize(before: &Snapshot, samples: &[Snapshot], after: &Snapshot) -> S
     }
 }
 
-/// Tokens the engine says it processed between two snapshots, to cross-check the client's counts.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct TokenCounts {
-    pub prompt_tokens: Option<f64>,
-    pub generation_tokens: Option<f64>,
-}
-
-/// Prompt and generated token counter deltas between two snapshots.
-pub fn token_counts(before: &Snapshot, after: &Snapshot) -> TokenCounts {
-    let Some(dialect) = after.dialect() else {
-        return TokenCounts::default();
-    };
-    let delta = |names: &[&str]| {
-        let name = first_present(after, names)?;
-        let d = after.sum(name)? - before.sum(name).unwrap_or(0.0);
-        (d >= 0.0).then_some(d)
-    };
-    TokenCounts {
-        prompt_tokens: delta(dialect.names().prompt_tokens),
-        generation_tokens: delta(dialect.names().generation_tokens),
-    }
-}
-
 /// The server root of an OpenAI base URL: `http://h:8000/v1/` -> `http://h:8000`. Engines serve
 /// `/metrics` and `/tokenize` at the root, not under `/v1`.
 pub fn server_root(base_url: &str) -> &str {
@@ -391,17 +353,8 @@ async fn fetch(client: &reqwest::Client, url: &str) -> Result<Snapshot, ScrapeEr
     Ok(parse(&response.text().await?))
 }
 
-/// Samples `/metrics` in the background during each level.
-///
-/// ```no_run
-/// # async fn level(client: reqwest::Client) {
-/// use infermeter::scrape::{metrics_url, Scraper};
-/// let mut scraper = Scraper::new(client, metrics_url("http://127.0.0.1:8000/v1"));
-/// scraper.start().await;
-/// // ... run the level ...
-/// let server_metrics = scraper.stop().await; // None when the endpoint is absent
-/// # }
-/// ```
+/// Samples `/metrics` in the background during each level: [`Scraper::start`] right before
+/// the level, [`Scraper::stop`] after it (`None` when the endpoint is absent).
 pub struct Scraper {
     client: reqwest::Client,
     url: String,
@@ -429,7 +382,9 @@ impl Scraper {
         }
     }
 
-    pub fn with_interval(mut self, interval: Duration) -> Scraper {
+    /// A shorter sampling interval, so tests see several samples in a short level.
+    #[cfg(test)]
+    fn with_interval(mut self, interval: Duration) -> Scraper {
         self.interval = interval;
         self
     }
@@ -592,17 +547,6 @@ mod tests {
     }
 
     #[test]
-    fn vllm_tokens_counted_between_snapshots() {
-        let counts = token_counts(
-            &parse(fixture!("vllm", "before")),
-            &parse(fixture!("vllm", "after")),
-        );
-        // prompt 102400 -> 112640, generation 25600 -> 28160
-        assert_eq!(counts.prompt_tokens, Some(10240.0));
-        assert_eq!(counts.generation_tokens, Some(2560.0));
-    }
-
-    #[test]
     fn old_vllm_cache_gauge_name_is_read() {
         let during = parse(
             "vllm:num_requests_running{model_name=\"m\"} 3.0\n\
@@ -652,13 +596,6 @@ mod tests {
         close(m.waiting_mean, 4.0);
         close(m.waiting_max, 5.0);
         assert_eq!(m.kv_cache_usage_mean, None);
-        let counts = token_counts(
-            &parse(fixture!("tgi", "before")),
-            &parse(fixture!("tgi", "after")),
-        );
-        // input 51200 -> 66560, generated 12800 -> 16640
-        assert_eq!(counts.prompt_tokens, Some(15360.0));
-        assert_eq!(counts.generation_tokens, Some(3840.0));
     }
 
     #[test]
@@ -734,9 +671,7 @@ mod tests {
                 async { (axum::http::StatusCode::NOT_FOUND, "not found") }
             });
         }
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/metrics", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        let url = format!("{}/metrics", crate::test_server::serve(app).await);
         (url, phase, hits)
     }
 

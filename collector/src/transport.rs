@@ -31,6 +31,19 @@ use crate::arrival::{self, ArrivalClock};
 /// before message completed"), so both clients drop them before that.
 const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(4);
 
+/// An error and its sources, `: `-separated: the whole story of a failed request (the
+/// connection's error under the client's), as `{:#}` of an `anyhow::Error` tells it.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut chain = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        chain.push_str(": ");
+        chain.push_str(&s.to_string());
+        source = s.source();
+    }
+    chain
+}
+
 /// Builds the HTTP client side channels share (discovery, tokenizer, metrics, power); `pool`
 /// idle connections are kept for reuse.
 pub fn http_client(connect_timeout: Duration, pool: usize) -> reqwest::Result<reqwest::Client> {

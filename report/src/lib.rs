@@ -3,6 +3,7 @@
 //! Pure: no I/O, no async, builds for wasm32. The collector and the viewer both compute through
 //! this crate, so a number never differs between the terminal and the browser.
 
+pub mod aggregate;
 pub mod analysis;
 pub mod index;
 pub mod inline;

@@ -10,5 +10,5 @@ struct Opts {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    infermeter_sim::run(Opts::parse().sim).await
+    Ok(infermeter_sim::run(Opts::parse().sim).await?)
 }

@@ -177,6 +177,14 @@ pub enum SimError {
         addr: SocketAddr,
         source: std::io::Error,
     },
+    #[error("cannot start the simulator's async runtime")]
+    Runtime(#[source] std::io::Error),
+    #[error("cannot watch for Ctrl-C or SIGTERM")]
+    Signal(#[source] std::io::Error),
+    #[error("the simulator thread panicked")]
+    Panicked,
+    #[error("the simulator stopped early")]
+    StoppedEarly,
 }
 
 #[cfg(test)]

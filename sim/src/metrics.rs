@@ -50,93 +50,69 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    pub fn render(&self, model: &str) -> String {
-        let mut s = String::new();
-        let label = format!(
-            "model_name=\"{}\"",
-            model.replace('\\', "\\\\").replace('"', "\\\"")
-        );
-        let gauge = |s: &mut String, name: &str, help: &str, kind: &str, v: String| {
-            let _ = writeln!(
-                s,
-                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name}{{{label}}} {v}"
-            );
-        };
-        gauge(
-            &mut s,
-            "vllm:num_requests_running",
-            "Number of requests in model execution batches.",
-            "gauge",
-            self.running.to_string(),
-        );
-        gauge(
-            &mut s,
-            "vllm:num_requests_waiting",
-            "Number of requests waiting to be processed.",
-            "gauge",
-            self.waiting.to_string(),
-        );
-        gauge(
-            &mut s,
-            "vllm:gpu_cache_usage_perc",
-            "GPU KV-cache usage. 1 means 100 percent usage.",
-            "gauge",
-            format!("{}", self.kv_usage),
-        );
-        gauge(
-            &mut s,
-            "vllm:kv_cache_usage_perc",
-            "KV-cache usage. 1 means 100 percent usage.",
-            "gauge",
-            format!("{}", self.kv_usage),
-        );
-        gauge(
-            &mut s,
-            "vllm:prompt_tokens_total",
-            "Number of prefill tokens processed.",
-            "counter",
-            self.prompt_tokens.to_string(),
-        );
-        gauge(
-            &mut s,
-            "vllm:generation_tokens_total",
-            "Number of generation tokens processed.",
-            "counter",
-            self.generation_tokens.to_string(),
-        );
-        gauge(
-            &mut s,
-            "vllm:num_preemptions_total",
-            "Cumulative number of preemptions.",
-            "counter",
-            self.preemptions.to_string(),
-        );
-        gauge(
-            &mut s,
-            "vllm:prefix_cache_queries_total",
-            "Prefix cache queries, in tokens.",
-            "counter",
-            self.prefix_cache_queries.to_string(),
-        );
-        gauge(
-            &mut s,
-            "vllm:prefix_cache_hits_total",
-            "Prefix cache hits, in tokens.",
-            "counter",
-            self.prefix_cache_hits.to_string(),
-        );
-        let _ = writeln!(s, "# HELP vllm:request_success_total Count of successfully processed requests.\n# TYPE vllm:request_success_total counter");
-        let _ = writeln!(
-            s,
-            "vllm:request_success_total{{finished_reason=\"length\",{label}}} {}",
-            self.success_length
-        );
-        let _ = writeln!(
-            s,
-            "vllm:request_success_total{{finished_reason=\"stop\",{label}}} {}",
-            self.success_stop
-        );
-        for (name, help, h) in [
+    /// Counters and gauges: name, help, type and value.
+    fn scalars(&self) -> [(&'static str, &'static str, &'static str, String); 9] {
+        [
+            (
+                "vllm:num_requests_running",
+                "Number of requests in model execution batches.",
+                "gauge",
+                self.running.to_string(),
+            ),
+            (
+                "vllm:num_requests_waiting",
+                "Number of requests waiting to be processed.",
+                "gauge",
+                self.waiting.to_string(),
+            ),
+            (
+                "vllm:gpu_cache_usage_perc",
+                "GPU KV-cache usage. 1 means 100 percent usage.",
+                "gauge",
+                format!("{}", self.kv_usage),
+            ),
+            (
+                "vllm:kv_cache_usage_perc",
+                "KV-cache usage. 1 means 100 percent usage.",
+                "gauge",
+                format!("{}", self.kv_usage),
+            ),
+            (
+                "vllm:prompt_tokens_total",
+                "Number of prefill tokens processed.",
+                "counter",
+                self.prompt_tokens.to_string(),
+            ),
+            (
+                "vllm:generation_tokens_total",
+                "Number of generation tokens processed.",
+                "counter",
+                self.generation_tokens.to_string(),
+            ),
+            (
+                "vllm:num_preemptions_total",
+                "Cumulative number of preemptions.",
+                "counter",
+                self.preemptions.to_string(),
+            ),
+            (
+                "vllm:prefix_cache_queries_total",
+                "Prefix cache queries, in tokens.",
+                "counter",
+                self.prefix_cache_queries.to_string(),
+            ),
+            (
+                "vllm:prefix_cache_hits_total",
+                "Prefix cache hits, in tokens.",
+                "counter",
+                self.prefix_cache_hits.to_string(),
+            ),
+        ]
+    }
+
+    /// Histograms: name, help and the histogram.
+    fn histograms(&self) -> [(&'static str, &'static str, &Histogram); 6] {
+        [
             (
                 "vllm:request_queue_time_seconds",
                 "Time spent in WAITING phase for request.",
@@ -167,7 +143,33 @@ impl Metrics {
                 "Histogram of inter-token latency in seconds.",
                 &self.itl,
             ),
-        ] {
+        ]
+    }
+
+    pub fn render(&self, model: &str) -> String {
+        let mut s = String::new();
+        let label = format!(
+            "model_name=\"{}\"",
+            model.replace('\\', "\\\\").replace('"', "\\\"")
+        );
+        for (name, help, kind, value) in self.scalars() {
+            let _ = writeln!(
+                s,
+                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name}{{{label}}} {value}"
+            );
+        }
+        let _ = writeln!(s, "# HELP vllm:request_success_total Count of successfully processed requests.\n# TYPE vllm:request_success_total counter");
+        let _ = writeln!(
+            s,
+            "vllm:request_success_total{{finished_reason=\"length\",{label}}} {}",
+            self.success_length
+        );
+        let _ = writeln!(
+            s,
+            "vllm:request_success_total{{finished_reason=\"stop\",{label}}} {}",
+            self.success_stop
+        );
+        for (name, help, h) in self.histograms() {
             let _ = writeln!(s, "# HELP {name} {help}\n# TYPE {name} histogram");
             for (i, b) in TIME_BUCKETS.iter().enumerate() {
                 let c = h.counts.get(i).copied().unwrap_or(0);

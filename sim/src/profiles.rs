@@ -169,21 +169,53 @@ impl ProfileSet {
 
     /// Resolve a deployment. `gpus = None` takes the model's `default_gpus` (or 1).
     pub fn resolve(&self, model: &str, gpu: &str, gpus: Option<u32>) -> Result<Profile, SimError> {
-        let m = self
+        Deployment::new(self, model, gpu, gpus)?.profile()
+    }
+}
+
+/// One deployment being resolved: a model on a number of one kind of GPU, with its knobs.
+struct Deployment<'a> {
+    set: &'a ProfileSet,
+    model_id: &'a str,
+    gpu_id: &'a str,
+    model: &'a ModelSpec,
+    gpu: &'a GpuSpec,
+    gpus: u32,
+    /// The model's knobs with every matching `[[tuning]]` row's set values over them.
+    knobs: Knobs,
+}
+
+/// The KV cache a deployment's memory leaves room for.
+struct Memory {
+    /// KV bytes per token over the full-attention layers, and over the sliding-window ones.
+    kv_bytes_per_token: f64,
+    window_kv_bytes_per_token: f64,
+    /// Tokens the KV-cache pool holds.
+    kv_capacity_tokens: f64,
+}
+
+impl<'a> Deployment<'a> {
+    fn new(
+        set: &'a ProfileSet,
+        model_id: &'a str,
+        gpu_id: &'a str,
+        gpus: Option<u32>,
+    ) -> Result<Deployment<'a>, SimError> {
+        let model = set
             .model
-            .get(model)
+            .get(model_id)
             .ok_or_else(|| SimError::UnknownModel {
-                model: model.to_string(),
-                known: self.model.keys().cloned().collect::<Vec<_>>().join(", "),
+                model: model_id.to_string(),
+                known: set.model.keys().cloned().collect::<Vec<_>>().join(", "),
             })?;
-        let g = self.gpu.get(gpu).ok_or_else(|| SimError::UnknownGpu {
-            gpu: gpu.to_string(),
-            known: self.gpu.keys().cloned().collect::<Vec<_>>().join(", "),
+        let gpu = set.gpu.get(gpu_id).ok_or_else(|| SimError::UnknownGpu {
+            gpu: gpu_id.to_string(),
+            known: set.gpu.keys().cloned().collect::<Vec<_>>().join(", "),
         })?;
-        let gpus = gpus.or(m.default_gpus).unwrap_or(1).max(1);
-        let mut knobs = m.knobs.clone();
-        for t in &self.tuning {
-            if t.model == model && t.gpu == gpu && t.gpus.is_none_or(|n| n == gpus) {
+        let gpus = gpus.or(model.default_gpus).unwrap_or(1).max(1);
+        let mut knobs = model.knobs.clone();
+        for t in &set.tuning {
+            if t.model == model_id && t.gpu == gpu_id && t.gpus.is_none_or(|n| n == gpus) {
                 let k = &t.knobs;
                 macro_rules! take {
                     ($($f:ident),*) => { $( if k.$f.is_some() { knobs.$f = k.$f; } )* };
@@ -202,13 +234,21 @@ impl ProfileSet {
                 );
             }
         }
-        let bytes_per_param = precision_bytes(&m.precision, model)?;
-        let kv_bytes = precision_bytes(&m.kv_dtype, model)?;
-        let tflops = match m.precision.as_str() {
-            "bf16" => g.tflops_bf16,
-            "fp8" => g.tflops_fp8,
-            _ => g.tflops_fp4,
-        };
+        Ok(Deployment {
+            set,
+            model_id,
+            gpu_id,
+            model,
+            gpu,
+            gpus,
+            knobs,
+        })
+    }
+
+    /// The KV cache beside the weights; an error when no usable pool is left.
+    fn memory(&self, bytes_per_param: f64) -> Result<Memory, SimError> {
+        let (m, g) = (self.model, self.gpu);
+        let kv_bytes = precision_bytes(&m.kv_dtype, self.model_id)?;
         let kv_elems_per_layer = m
             .kv_latent_dim
             .map(f64::from)
@@ -216,14 +256,11 @@ impl ProfileSet {
         let kv_bytes_per_token = kv_elems_per_layer * f64::from(m.attention_layers) * kv_bytes;
         let window_kv_bytes_per_token = kv_elems_per_layer * f64::from(m.window_layers) * kv_bytes;
         let weight_bytes = m.total_params_b * 1e9 * bytes_per_param;
-        let n = f64::from(gpus);
-        let kv_pool = match knobs.kv_cache_gb {
+        let n = f64::from(self.gpus);
+        let utilisation = self.set.defaults.gpu_memory_utilization;
+        let kv_pool = match self.knobs.kv_cache_gb {
             Some(gb) => gb * GB,
-            None => {
-                g.vram_gib * GIB * n * self.defaults.gpu_memory_utilization
-                    - weight_bytes
-                    - g.reserved_gb * GB * n
-            }
+            None => g.vram_gib * GIB * n * utilisation - weight_bytes - g.reserved_gb * GB * n,
         };
         // The pool is sized by full-attention KV only: sliding-window layers hold at most
         // `sliding_window` tokens per sequence, small next to it (their reads are still timed).
@@ -232,28 +269,42 @@ impl ProfileSet {
         } else {
             f64::MAX
         };
-        if kv_pool <= 0.0 || kv_capacity_tokens < f64::from(self.defaults.kv_block_size) {
-            return Err(SimError::DoesNotFit {
-                model: model.to_string(),
-                weights_gb: weight_bytes / GB,
-                gpus,
-                gpu: gpu.to_string(),
-                budget_gb: g.vram_gib * GIB / GB * n * self.defaults.gpu_memory_utilization,
-                suggested_gpus: (1..=64)
-                    .find(|k| {
-                        g.vram_gib
-                            * GIB
-                            * f64::from(*k)
-                            * (self.defaults.gpu_memory_utilization - 0.05)
-                            > weight_bytes + g.reserved_gb * GB * f64::from(*k)
-                    })
-                    .unwrap_or(64)
-                    .max(m.default_gpus.unwrap_or(1))
-                    .max(gpus + 1),
-            });
+        if kv_pool <= 0.0 || kv_capacity_tokens < f64::from(self.set.defaults.kv_block_size) {
+            return Err(self.does_not_fit(weight_bytes));
         }
+        Ok(Memory {
+            kv_bytes_per_token,
+            window_kv_bytes_per_token,
+            kv_capacity_tokens,
+        })
+    }
+
+    /// The error for weights that leave no KV-cache room, with a GPU count that would fit.
+    fn does_not_fit(&self, weight_bytes: f64) -> SimError {
+        let g = self.gpu;
+        let utilisation = self.set.defaults.gpu_memory_utilization;
+        SimError::DoesNotFit {
+            model: self.model_id.to_string(),
+            weights_gb: weight_bytes / GB,
+            gpus: self.gpus,
+            gpu: self.gpu_id.to_string(),
+            budget_gb: g.vram_gib * GIB / GB * f64::from(self.gpus) * utilisation,
+            suggested_gpus: (1..=64)
+                .find(|k| {
+                    g.vram_gib * GIB * f64::from(*k) * (utilisation - 0.05)
+                        > weight_bytes + g.reserved_gb * GB * f64::from(*k)
+                })
+                .unwrap_or(64)
+                .max(self.model.default_gpus.unwrap_or(1))
+                .max(self.gpus + 1),
+        }
+    }
+
+    /// Parameters every token reads (dense) and those of one expert (0 for a dense model).
+    fn parameter_split(&self) -> (f64, f64) {
+        let m = self.model;
         let (experts, active_experts) = (f64::from(m.experts), f64::from(m.active_experts));
-        let (dense_params, expert_params) = if m.experts > 0 && m.experts > m.active_experts {
+        if m.experts > 0 && m.experts > m.active_experts {
             let per_expert =
                 (m.total_params_b - m.active_params_b) * 1e9 / (experts - active_experts);
             (
@@ -262,17 +313,30 @@ impl ProfileSet {
             )
         } else {
             (m.active_params_b * 1e9, 0.0)
+        }
+    }
+
+    fn profile(self) -> Result<Profile, SimError> {
+        let (m, g, knobs) = (self.model, self.gpu, &self.knobs);
+        let bytes_per_param = precision_bytes(&m.precision, self.model_id)?;
+        let memory = self.memory(bytes_per_param)?;
+        let tflops = match m.precision.as_str() {
+            "bf16" => g.tflops_bf16,
+            "fp8" => g.tflops_fp8,
+            _ => g.tflops_fp4,
         };
-        let block = self.defaults.kv_block_size;
+        let (dense_params, expert_params) = self.parameter_split();
+        let n = f64::from(self.gpus);
+        let block = self.set.defaults.kv_block_size;
         Ok(Profile {
-            model_id: model.to_string(),
+            model_id: self.model_id.to_string(),
             model_name: m.name.clone(),
-            gpu_id: gpu.to_string(),
+            gpu_id: self.gpu_id.to_string(),
             gpu_name: g.name.clone(),
-            gpus,
+            gpus: self.gpus,
             card: DeploymentCard {
                 gpu: g.name.clone(),
-                gpu_count: gpus,
+                gpu_count: self.gpus,
                 vram_gib: g.vram_gib * n,
                 total_params_b: m.total_params_b,
                 active_params_b: m.active_params_b,
@@ -283,8 +347,8 @@ impl ProfileSet {
             active_params: m.active_params_b * 1e9,
             dense_params,
             expert_params,
-            experts,
-            active_experts,
+            experts: f64::from(m.experts),
+            active_experts: f64::from(m.active_experts),
             bytes_per_param,
             layers: m.layers,
             attention_layers: m.attention_layers,
@@ -292,10 +356,12 @@ impl ProfileSet {
             sliding_window: m.sliding_window,
             hidden: m.hidden,
             attn_dim: f64::from(m.q_heads) * f64::from(m.head_dim),
-            kv_bytes_per_token,
-            window_kv_bytes_per_token,
+            kv_bytes_per_token: memory.kv_bytes_per_token,
+            window_kv_bytes_per_token: memory.window_kv_bytes_per_token,
             kv_block_size: block,
-            kv_capacity_blocks: (kv_capacity_tokens / f64::from(block)).floor().min(1e9) as u32,
+            kv_capacity_blocks: (memory.kv_capacity_tokens / f64::from(block))
+                .floor()
+                .min(1e9) as u32,
             max_model_len: m.max_model_len,
             mem_bw: g.mem_bw_gbs
                 * GB

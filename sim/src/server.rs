@@ -191,7 +191,7 @@ pub async fn start(args: SimArgs) -> Result<RunningSim, SimError> {
 }
 
 /// Start, announce on stderr, serve until Ctrl-C or SIGTERM.
-pub async fn run(args: SimArgs) -> anyhow::Result<()> {
+pub async fn run(args: SimArgs) -> Result<(), SimError> {
     let sim = start(args).await?;
     let p = sim.profile();
     eprintln!(
@@ -201,9 +201,10 @@ pub async fn run(args: SimArgs) -> anyhow::Result<()> {
         p.gpu_name,
         sim.base_url()
     );
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(SimError::Signal)?;
     tokio::select! {
-        r = tokio::signal::ctrl_c() => r?,
+        r = tokio::signal::ctrl_c() => r.map_err(SimError::Signal)?,
         _ = term.recv() => {}
     }
     sim.shutdown().await;
@@ -689,61 +690,10 @@ fn prepare(
     check_model(s, &v)?;
     reject_unsupported(&v, kind)?;
     let stream = as_bool(&v, "stream")?;
-    let options = v.get("stream_options").filter(|o| !o.is_null());
-    if options.is_some() && !stream {
-        return Err(bad_request(
-            "`stream_options` can only be set when `stream` is true",
-            "stream_options",
-        ));
-    }
-    let include_usage = options
-        .and_then(|o| o.get("include_usage"))
-        .and_then(Value::as_bool)
-        == Some(true);
-    let continuous_usage = include_usage
-        && options
-            .and_then(|o| o.get("continuous_usage_stats"))
-            .and_then(Value::as_bool)
-            == Some(true);
-    let ids = match kind {
-        Kind::Completion => completion_prompt(&v)?,
-        Kind::Chat => {
-            let messages = parse_messages(&v)?;
-            let add = v
-                .get("add_generation_prompt")
-                .and_then(Value::as_bool)
-                .unwrap_or(true);
-            tokenizer::encode(&tokenizer::apply_chat_template(&messages, add))
-        }
-    };
-    if ids.is_empty() {
-        return Err(bad_request("the prompt is empty", "prompt"));
-    }
+    let (include_usage, continuous_usage) = usage_options(&v, stream)?;
+    let ids = prompt_ids(&v, kind)?;
     let prompt = ids.len() as u32;
-    let max_len = s.max_sequence_tokens;
-    let requested = match kind {
-        Kind::Completion => as_u32(&v, "max_tokens")?.or(Some(16)),
-        Kind::Chat => match as_u32(&v, "max_completion_tokens")? {
-            Some(n) => Some(n),
-            None => as_u32(&v, "max_tokens")?,
-        },
-    };
-    let max_tokens = match requested {
-        Some(0) => return Err(bad_request("`max_tokens` must be at least 1", "max_tokens")),
-        Some(n) => n,
-        None => (max_len.saturating_sub(u64::from(prompt))).min(u64::from(u32::MAX)) as u32,
-    };
-    if u64::from(prompt) + u64::from(max_tokens) > max_len || max_tokens == 0 {
-        return Err(bad_request(
-            format!(
-                "This model's maximum context length is {max_len} tokens. However, you requested {} tokens \
-                 ({prompt} in the prompt, {max_tokens} in the completion). Please reduce the length of the \
-                 prompt or completion.",
-                u64::from(prompt) + u64::from(max_tokens)
-            ),
-            "max_tokens",
-        ));
-    }
+    let max_tokens = max_tokens(&v, kind, prompt, s.max_sequence_tokens)?;
     let min_tokens = as_u32(&v, "min_tokens")?.unwrap_or(0);
     if min_tokens > max_tokens {
         return Err(bad_request(
@@ -797,6 +747,75 @@ fn prepare(
         },
     };
     Ok((job, spec, stream))
+}
+
+/// `stream_options`: whether usage comes with the last chunk, and with every chunk.
+fn usage_options(v: &Value, stream: bool) -> Result<(bool, bool), Rejection> {
+    let options = v.get("stream_options").filter(|o| !o.is_null());
+    if options.is_some() && !stream {
+        return Err(bad_request(
+            "`stream_options` can only be set when `stream` is true",
+            "stream_options",
+        ));
+    }
+    let include_usage = options
+        .and_then(|o| o.get("include_usage"))
+        .and_then(Value::as_bool)
+        == Some(true);
+    let continuous_usage = include_usage
+        && options
+            .and_then(|o| o.get("continuous_usage_stats"))
+            .and_then(Value::as_bool)
+            == Some(true);
+    Ok((include_usage, continuous_usage))
+}
+
+/// The prompt's tokens: a completion's prompt, or the chat with its template applied.
+fn prompt_ids(v: &Value, kind: Kind) -> Result<Vec<u32>, Rejection> {
+    let ids = match kind {
+        Kind::Completion => completion_prompt(v)?,
+        Kind::Chat => {
+            let messages = parse_messages(v)?;
+            let add = v
+                .get("add_generation_prompt")
+                .and_then(Value::as_bool)
+                .unwrap_or(true);
+            tokenizer::encode(&tokenizer::apply_chat_template(&messages, add))
+        }
+    };
+    if ids.is_empty() {
+        return Err(bad_request("the prompt is empty", "prompt"));
+    }
+    Ok(ids)
+}
+
+/// The most tokens the request may produce: as asked (completions default to 16), else what
+/// the context leaves after the prompt; refused when prompt and output exceed the context.
+fn max_tokens(v: &Value, kind: Kind, prompt: u32, max_len: u64) -> Result<u32, Rejection> {
+    let requested = match kind {
+        Kind::Completion => as_u32(v, "max_tokens")?.or(Some(16)),
+        Kind::Chat => match as_u32(v, "max_completion_tokens")? {
+            Some(n) => Some(n),
+            None => as_u32(v, "max_tokens")?,
+        },
+    };
+    let max_tokens = match requested {
+        Some(0) => return Err(bad_request("`max_tokens` must be at least 1", "max_tokens")),
+        Some(n) => n,
+        None => (max_len.saturating_sub(u64::from(prompt))).min(u64::from(u32::MAX)) as u32,
+    };
+    if u64::from(prompt) + u64::from(max_tokens) > max_len || max_tokens == 0 {
+        return Err(bad_request(
+            format!(
+                "This model's maximum context length is {max_len} tokens. However, you requested {} tokens \
+                 ({prompt} in the prompt, {max_tokens} in the completion). Please reduce the length of the \
+                 prompt or completion.",
+                u64::from(prompt) + u64::from(max_tokens)
+            ),
+            "max_tokens",
+        ));
+    }
+    Ok(max_tokens)
 }
 
 /// Sends `Cancel` when a request's response is dropped (client gone, or done), freeing its KV.

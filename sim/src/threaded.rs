@@ -4,36 +4,34 @@
 
 use std::thread::JoinHandle;
 
-use anyhow::Context;
 use tokio::sync::oneshot;
 
-use crate::SimArgs;
+use crate::{SimArgs, SimError};
 
 /// A running simulator on its own thread; [`ThreadedSim::stop`] shuts it down and joins it.
 pub struct ThreadedSim {
     base_url: String,
     stop: oneshot::Sender<()>,
-    thread: JoinHandle<anyhow::Result<()>>,
+    thread: JoinHandle<Result<(), SimError>>,
 }
 
 impl ThreadedSim {
     /// Starts the simulator on a new thread with a multi-threaded runtime (`multi_thread`) or a
     /// current-thread one, and returns once it serves.
-    pub async fn start(args: SimArgs, multi_thread: bool) -> anyhow::Result<ThreadedSim> {
+    pub async fn start(args: SimArgs, multi_thread: bool) -> Result<ThreadedSim, SimError> {
         let (url_tx, url_rx) = oneshot::channel();
         let (stop, stop_rx) = oneshot::channel::<()>();
-        let thread = std::thread::spawn(move || -> anyhow::Result<()> {
+        let thread = std::thread::spawn(move || -> Result<(), SimError> {
             let rt = if multi_thread {
-                tokio::runtime::Runtime::new()?
+                tokio::runtime::Runtime::new()
             } else {
                 tokio::runtime::Builder::new_current_thread()
                     .enable_all()
-                    .build()?
-            };
+                    .build()
+            }
+            .map_err(SimError::Runtime)?;
             rt.block_on(async move {
-                let sim = crate::start(args)
-                    .await
-                    .context("cannot start the simulator")?;
+                let sim = crate::start(args).await?;
                 let _ = url_tx.send(sim.base_url());
                 let _ = stop_rx.await;
                 sim.shutdown().await;
@@ -49,9 +47,9 @@ impl ThreadedSim {
             // The thread ended before serving: its error says why.
             Err(_) => Err(thread
                 .join()
-                .map_err(|_| anyhow::anyhow!("the simulator thread panicked"))?
+                .map_err(|_| SimError::Panicked)?
                 .err()
-                .unwrap_or_else(|| anyhow::anyhow!("the simulator stopped early"))),
+                .unwrap_or(SimError::StoppedEarly)),
         }
     }
 

@@ -76,10 +76,15 @@ pub async fn infermeter(args: &[impl AsRef<OsStr>], envs: &[(&str, &str)]) -> Ou
     cmd.output().await.expect("infermeter runs")
 }
 
-pub fn read_records(report: &Path) -> Vec<RequestRecord> {
+/// `<report>.records.jsonl`.
+pub fn records_file(report: &Path) -> PathBuf {
     let mut name = report.file_name().unwrap().to_os_string();
     name.push(".records.jsonl");
-    read_jsonl(&report.with_file_name(name))
+    report.with_file_name(name)
+}
+
+pub fn read_records(report: &Path) -> Vec<RequestRecord> {
+    read_jsonl(&records_file(report))
 }
 
 /// The records in a JSONL file, one per line.
@@ -89,6 +94,34 @@ pub fn read_jsonl(path: &Path) -> Vec<RequestRecord> {
     text.lines()
         .map(|l| serde_json::from_str(l).expect("every line is a record"))
         .collect()
+}
+
+/// Checks the report, and each line of its records file, against the JSON Schemas the
+/// repository ships (data/schema, kept current by the report crate's tests).
+pub fn check_json_schema(report: &Path) {
+    let validator = |file: &str| {
+        let path = manifest_dir().join("../data/schema").join(file);
+        let schema =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let schema: serde_json::Value = serde_json::from_str(&schema).unwrap();
+        jsonschema::validator_for(&schema).expect("schema compiles")
+    };
+    let violations = |validator: &jsonschema::Validator, instance: &serde_json::Value| {
+        let errors: Vec<String> = validator
+            .iter_errors(instance)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "schema violations: {errors:#?}");
+    };
+    let instance = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
+    violations(&validator("report.schema.json"), &instance);
+    let records = validator("record.schema.json");
+    for line in std::fs::read_to_string(records_file(report))
+        .unwrap()
+        .lines()
+    {
+        violations(&records, &serde_json::from_str(line).unwrap());
+    }
 }
 
 pub fn text(out: &Output) -> String {

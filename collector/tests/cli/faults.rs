@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use infermeter_report::Outcome;
+use infermeter_report::{ErrorKind, Outcome};
 
 use crate::common::*;
 
@@ -36,14 +36,16 @@ async fn outcomes(faults: &str, extra: &[&str]) -> Vec<(String, String)> {
         .unwrap_or_else(|_| panic!("fault {faults}: the run hung"));
     assert!(out.status.success(), "fault {faults}: {}", text(&out));
     sim.shutdown().await;
+    // Every kind is one the schemas name.
+    check_json_schema(&report);
     let records = read_records(&report);
     assert_eq!(records.len(), 3, "fault {faults}");
     records
         .into_iter()
         .map(|r| match r.outcome {
             Outcome::Ok => ("ok".to_string(), String::new()),
-            Outcome::Incomplete { kind, .. } => ("incomplete".to_string(), kind),
-            Outcome::Errored { kind, .. } => ("errored".to_string(), kind),
+            Outcome::Incomplete { kind, .. } => ("incomplete".to_string(), kind.to_string()),
+            Outcome::Errored { kind, .. } => ("errored".to_string(), kind.to_string()),
         })
         .collect()
 }
@@ -159,7 +161,13 @@ async fn refused_connections_are_connect_errors() {
     assert_eq!(records.len(), 3, "{records:?}");
     for r in records {
         assert!(
-            matches!(&r.outcome, Outcome::Errored { kind, .. } if kind == "connect"),
+            matches!(
+                &r.outcome,
+                Outcome::Errored {
+                    kind: ErrorKind::Connect,
+                    ..
+                }
+            ),
             "{:?}",
             r.outcome
         );

@@ -84,7 +84,9 @@ async fn api_key_never_appears_in_outputs_or_logs() {
         assert!(
             records.iter().all(|r| match &r.outcome {
                 infermeter_report::Outcome::Ok => accepted,
-                infermeter_report::Outcome::Errored { kind, .. } => !accepted && kind == "http_401",
+                infermeter_report::Outcome::Errored { kind, .. } => {
+                    !accepted && *kind == infermeter_report::ErrorKind::Http(401)
+                }
                 _ => false,
             }),
             "key accepted: {accepted}; {records:?}"

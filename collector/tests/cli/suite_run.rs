@@ -1,7 +1,5 @@
 //! Acceptance 1: the four-scenario suite (quick) in peak and burst mode, validated and summarised.
 
-use std::path::Path;
-
 use infermeter_report::{load_report, LoadMode, RunStatus};
 
 use crate::common::*;
@@ -115,23 +113,6 @@ async fn four_scenario_quick_runs_validates_and_summarises() {
     assert!(!again.status.success());
     assert!(text(&again).contains("--force") && text(&again).contains("report.json"));
     sim.shutdown().await;
-}
-
-/// Checks the report against the JSON Schema the repository ships (data/schema, kept current by
-/// the report crate's tests).
-fn check_json_schema(report: &Path) {
-    let schema_path = manifest_dir().join("../data/schema/report.schema.json");
-    let schema = std::fs::read_to_string(&schema_path)
-        .unwrap_or_else(|e| panic!("{}: {e}", schema_path.display()));
-    let schema: serde_json::Value = serde_json::from_str(&schema).unwrap();
-    let instance: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(&instance)
-        .map(|e| e.to_string())
-        .collect();
-    assert!(errors.is_empty(), "schema violations: {errors:#?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 use std::process::Stdio;
 
-use infermeter::viewer_files::ViewerFiles;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::common::*;
@@ -17,7 +16,16 @@ fn sample_report() -> PathBuf {
 /// Whether this build embedded the viewer. `scripts/test.sh` builds the viewer first, so under
 /// `CI=true` it must have; a bare `cargo test` before any viewer build checks the other path.
 fn embedded() -> bool {
-    let embedded = !ViewerFiles::Embedded.paths().unwrap().is_empty();
+    let out = std::process::Command::new(BIN)
+        .arg("--version")
+        .output()
+        .unwrap();
+    let version = String::from_utf8_lossy(&out.stdout);
+    let embedded = version.contains("viewer built in");
+    assert!(
+        embedded || version.contains("built without the viewer"),
+        "--version says whether the viewer is built in: {version}"
+    );
     if std::env::var("CI").is_ok_and(|v| v == "true") {
         assert!(
             embedded,

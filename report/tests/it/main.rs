@@ -1,6 +1,7 @@
 //! Integration tests of the report crate against the files in `data/`.
 
 mod data_files;
+mod error_kinds;
 mod load;
 mod schema_files;
 

@@ -1,13 +1,14 @@
-//! Reduces the records of one level to a [`Level`]: raw samples in, distributions out, all
-//! statistics through `infermeter_report`.
+//! Reduces the records of one level to a [`Level`]: raw samples in, distributions out. Pure:
+//! records and each trial's measurement window in, the level out, so the collector measuring a
+//! level and anything rebuilding levels from records files compute them the same way.
 
 use std::collections::BTreeMap;
 
-use infermeter_report::stats::confidence_interval_95;
-use infermeter_report::{
-    Distribution, EngineTimings, Level, LevelMetrics, Outcome, RequestCounts, RequestRecord,
-    ServerMetrics, TrialSummary,
+use crate::schema::{
+    EngineTimings, Level, LevelMetrics, Outcome, RequestCounts, RequestRecord, ServerMetrics,
+    TrialSummary,
 };
+use crate::stats::{confidence_interval_95, Distribution};
 
 /// The measurement window of one trial of a level, seconds after that trial's start.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -236,7 +237,7 @@ fn trial_summary(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use infermeter_report::{ChunkArrival, LoadMode};
+    use crate::schema::{ChunkArrival, ErrorKind, LoadMode};
 
     fn ok(index: u64, sent_s: f64, chunk_ts: &[(f64, u32)]) -> RequestRecord {
         let ttft = chunk_ts[0].0;
@@ -300,7 +301,7 @@ mod tests {
     fn errors_count_but_do_not_enter_statistics() {
         let mut failed = ok(1, 0.0, &[(0.1, 1), (0.2, 1)]);
         failed.outcome = Outcome::Incomplete {
-            kind: "disconnect".into(),
+            kind: ErrorKind::Disconnect,
             detail: String::new(),
         };
         failed.ttft_s = Some(99.0);
@@ -320,7 +321,7 @@ mod tests {
             }],
         );
         assert_eq!((l.requests.ok, l.requests.incomplete), (2, 1));
-        assert_eq!(l.requests.error_kinds["disconnect"], 1);
+        assert_eq!(l.requests.error_kinds[&ErrorKind::Disconnect], 1);
         assert_eq!(l.metrics.ttft_s.unwrap().count, 1);
         // Tokens inside [0, 2]: 2 + 2 from the failed stream, none from the late one.
         assert!((l.system_output_tok_s - 2.0).abs() < 1e-12);

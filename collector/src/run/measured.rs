@@ -1,0 +1,140 @@
+//! One measured level: its trials as the scheduler ran them, with what the side channels saw
+//! meanwhile, reduced to the report's `Level` and the warnings it deserves.
+
+use infermeter_report::aggregate::{self, Trial};
+use infermeter_report::{
+    ClientHealth, Level, Outcome, PowerStats, RequestRecord, Scenario, ServerMetrics, TokenSource,
+};
+
+use super::plan::PlannedLevel;
+use crate::arrival::{ClockCounts, MIXED_CLOCKS};
+use crate::scheduler::LevelRun;
+
+pub struct Measured {
+    /// One per trial, in order; the last may have been cut short by a stop.
+    pub runs: Vec<LevelRun>,
+    /// The server's `/metrics` over the level, when it has them.
+    pub server: Option<ServerMetrics>,
+    pub power: Option<PowerStats>,
+}
+
+impl Measured {
+    /// Whether a stop cut the level short.
+    pub fn interrupted(&self) -> bool {
+        self.runs.iter().any(|r| r.interrupted)
+    }
+
+    /// Where the output token counts came from, as the first trial that had a success says.
+    pub fn token_source(&self) -> Option<TokenSource> {
+        self.runs.iter().find_map(|r| r.token_source)
+    }
+
+    fn trials(&self) -> Vec<Trial<'_>> {
+        self.runs
+            .iter()
+            .map(|r| Trial {
+                records: &r.records,
+                window: r.window,
+            })
+            .collect()
+    }
+
+    /// Which clock stamped the events, over every trial.
+    fn clocks(&self) -> ClockCounts {
+        self.runs
+            .iter()
+            .fold(ClockCounts::default(), |all, r| all.merge(r.clocks))
+    }
+
+    /// The level's figures: the records' statistics (pooled over trials), the server's own
+    /// speeds where the engine reports them, power and the client's health. `previous` is the
+    /// report concurrency of the series' last level.
+    pub fn level(&self, planned: &PlannedLevel, previous: Option<u32>) -> Level {
+        let trials = self.trials();
+        let max_in_flight = self.runs.iter().map(|r| r.max_in_flight).max();
+        let concurrency = planned.report_concurrency(max_in_flight.unwrap_or(1), previous);
+        let mut level = aggregate::level(concurrency, planned.request_rate, &trials);
+        level.server = match (self.server.clone(), aggregate::engine_speeds(&trials)) {
+            (Some(scraped), Some(speeds)) => Some(ServerMetrics {
+                engine_prefill_tok_s: speeds.engine_prefill_tok_s,
+                engine_decode_tok_s: speeds.engine_decode_tok_s,
+                ..scraped
+            }),
+            (scraped, speeds) => scraped.or(speeds),
+        };
+        level.power = self.power.clone();
+        level.client = self.runs.last().map(|r| ClientHealth {
+            // Over every trial, not just the last.
+            event_clock: self.clocks().summary().map(str::to_string),
+            ..r.client.clone()
+        });
+        level
+    }
+
+    /// Warnings about what the level measured versus what was asked.
+    pub fn warnings(
+        &self,
+        label: &str,
+        scenario: &Scenario,
+        prompt_caching: bool,
+        level: &Level,
+    ) -> Vec<String> {
+        let ok: Vec<&RequestRecord> = self
+            .runs
+            .iter()
+            .flat_map(|r| r.records.iter())
+            .filter(|r| r.outcome == Outcome::Ok)
+            .collect();
+        let mut warnings = Vec::new();
+        let cached = ok
+            .iter()
+            .filter(|r| r.cached_tokens.unwrap_or(0) > 0)
+            .count();
+        if cached > 0 && !prompt_caching {
+            warnings.push(format!(
+                "{label}: {cached} request(s) reported cached prompt tokens in a no-cache suite; TTFT may be optimistic"
+            ));
+        }
+        let wrong_output = ok
+            .iter()
+            .filter(|r| r.output_tokens.is_some_and(|n| n != scenario.output_tokens))
+            .count();
+        if wrong_output > 0 {
+            warnings.push(format!(
+                "{label}: {wrong_output} request(s) produced a different number of output tokens than the {} asked (the engine may ignore ignore_eos/min_tokens)",
+                scenario.output_tokens
+            ));
+        }
+        let target = f64::from(scenario.input_tokens);
+        let off_input = ok
+            .iter()
+            .filter(|r| {
+                r.input_tokens
+                    .is_some_and(|n| (f64::from(n) - target).abs() > target * 0.02 + 2.0)
+            })
+            .count();
+        if off_input > 0 {
+            warnings.push(format!(
+                "{label}: {off_input} request(s) had an input length more than 2% away from {}; pass --tokenizer for exact prompts",
+                scenario.input_tokens
+            ));
+        }
+        if level.client.as_ref().is_some_and(|c| c.distorted) {
+            warnings.push(format!(
+                "{label}: the client sent requests late (scheduling lag p99 above 5 ms); its figures may be distorted"
+            ));
+        }
+        if level.requests.ok == 0 && level.requests.total() > 0 {
+            warnings.push(format!("{label}: every request failed"));
+        }
+        let clocks = self.clocks();
+        if clocks.summary() == Some(MIXED_CLOCKS) {
+            warnings.push(format!(
+                "{label}: {} of {} request(s) were timed when parsed, not by the kernel's receive timestamp",
+                clocks.parse,
+                clocks.parse + clocks.kernel_receive
+            ));
+        }
+        warnings
+    }
+}

@@ -1,0 +1,119 @@
+//! The report a fresh run starts from: what was measured, on what, by whom; no level yet.
+
+use std::collections::BTreeMap;
+
+use infermeter_report::{
+    EngineInfo, HardwareInfo, Measurement, Metadata, ModelInfo, Report, RunStatus, TestParameters,
+    SCHEMA_VERSION,
+};
+
+use crate::adapters::EngineKind;
+use crate::cli::RunArgs;
+use crate::endpoint::ServerInfo;
+use crate::suite::Suite;
+
+/// The report's metadata from the options, the suite and what the server said about itself.
+pub fn new_report(
+    args: &RunArgs,
+    suite: &Suite,
+    model: &str,
+    engine: EngineKind,
+    info: &ServerInfo,
+) -> Report {
+    let mut labels: BTreeMap<String, String> = args.labels.iter().cloned().collect();
+    if let Some(len) = info.max_model_len {
+        labels
+            .entry("max_model_len".into())
+            .or_insert(len.to_string());
+    }
+    let simulated = engine.is_simulator();
+    let card = info.simulated.as_ref();
+    Report {
+        schema_version: SCHEMA_VERSION.into(),
+        metadata: Metadata {
+            title: args.title.clone(),
+            synthetic: simulated,
+            source: simulated.then(|| "infermeter simulator".to_string()),
+            model: ModelInfo {
+                id: model.into(),
+                // "Qwen/Qwen3-..." -> "Qwen"; `owned_by` names the engine ("vllm"), not the maker.
+                organization: model.split_once('/').map(|(org, _)| org.to_string()),
+                architecture: card.map(|c| c.architecture.clone()),
+                total_params_b: card.map(|c| c.total_params_b),
+                active_params_b: card.map(|c| c.active_params_b),
+                precision: args
+                    .precision
+                    .clone()
+                    .or_else(|| card.map(|c| c.precision.clone())),
+            },
+            engine: EngineInfo {
+                name: engine.display_name().into(),
+                version: info.version.clone(),
+                flags: Vec::new(),
+                api: Some(args.api.label().into()),
+                base_url: Some(redact_url(&args.base_url)),
+            },
+            hardware: HardwareInfo {
+                gpu_model: args
+                    .gpu
+                    .clone()
+                    .or_else(|| card.map(|c| c.gpu.clone()))
+                    .unwrap_or_else(|| "unknown (pass --gpu)".into()),
+                gpu_count: args
+                    .gpu_count
+                    .or_else(|| card.map(|c| c.gpu_count))
+                    .unwrap_or(1),
+                // A datasheet's "80GB" is the simulator's 80 GiB; reports quote the datasheet.
+                vram_gb: card.map(|c| c.vram_gib),
+                host: None,
+            },
+            test: TestParameters {
+                suite: Some(suite.name.clone()),
+                prompt_caching: Some(suite.prompt_caching),
+                kv_cache_dtype: card.map(|c| c.kv_cache_dtype.clone()),
+                ..TestParameters::default()
+            },
+            started_at: chrono::Utc::now().to_rfc3339(),
+            finished_at: None,
+            collector_version: env!("CARGO_PKG_VERSION").into(),
+            labels,
+        },
+        status: RunStatus::Partial {
+            reason: "run in progress".into(),
+        },
+        measurement: Measurement {
+            steady_state: Some("peak mode: the first wave of N requests (started together) and requests still running when the first slot drains are excluded; throughput counts tokens arriving inside the window".into()),
+            ..Measurement::default()
+        },
+        scenarios: suite.scenarios.clone(),
+        series: Vec::new(),
+        records: None,
+        warnings: Vec::new(),
+    }
+}
+
+/// The base URL as written to the report: no user name or password.
+fn redact_url(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+            format!("{scheme}://{host}{path}")
+        }
+        None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_never_reach_the_report() {
+        assert_eq!(
+            redact_url("http://user:pw@host:8000/v1"),
+            "http://host:8000/v1"
+        );
+        assert_eq!(redact_url("http://host/v1"), "http://host/v1");
+    }
+}

@@ -1,0 +1,150 @@
+//! The level plan: which levels a run measures, in order, and what each mode means for a level
+//! beyond its load (its number in the records, its key in the report). A new load mode adds a
+//! `Load` variant (scheduler) and its levels here; a search would hand the run levels one at a
+//! time instead of this fixed list.
+
+use std::time::Duration;
+
+use infermeter_report::LoadMode;
+
+use crate::cli::ModeName;
+use crate::scheduler::Load;
+use crate::suite::Suite;
+
+/// One level of the plan.
+#[derive(Debug, Clone)]
+pub struct PlannedLevel {
+    /// Index of its scenario in the suite.
+    pub scenario: usize,
+    pub load: Load,
+    /// Written into records: the concurrency, or the 1-based level number in rate mode.
+    pub record_label: u32,
+    pub request_rate: Option<f64>,
+    /// Its place among the levels of its series (scenario and mode), from 0: a resumed run
+    /// skips the levels its partial report completed.
+    pub position: usize,
+}
+
+/// Every level of `suite` for the `modes` asked (all when empty): scenario by scenario, peak
+/// then burst then rate, levels in the suite's order.
+pub fn plan(suite: &Suite, modes: &[ModeName]) -> Vec<PlannedLevel> {
+    let wanted = |m: ModeName| modes.is_empty() || modes.contains(&m);
+    let mut levels = Vec::new();
+    for scenario in 0..suite.scenarios.len() {
+        if let (Some(p), true) = (&suite.peak, wanted(ModeName::Peak)) {
+            for (position, &n) in p.levels.iter().enumerate() {
+                levels.push(PlannedLevel {
+                    scenario,
+                    load: Load::Peak {
+                        concurrency: n,
+                        requests_per_slot: p.requests_per_slot,
+                        min_duration: Duration::from_secs_f64(p.min_seconds),
+                    },
+                    record_label: n,
+                    request_rate: None,
+                    position,
+                });
+            }
+        }
+        if let (Some(b), true) = (&suite.burst, wanted(ModeName::Burst)) {
+            for (position, &n) in b.levels.iter().enumerate() {
+                levels.push(PlannedLevel {
+                    scenario,
+                    load: Load::Burst { concurrency: n },
+                    record_label: n,
+                    request_rate: None,
+                    position,
+                });
+            }
+        }
+        if let (Some(r), true) = (&suite.rate, wanted(ModeName::Rate)) {
+            for (position, &rate) in r.rates.iter().enumerate() {
+                levels.push(PlannedLevel {
+                    scenario,
+                    load: Load::Rate {
+                        rate,
+                        arrivals: r.arrivals,
+                        duration: Duration::from_secs_f64(r.duration_s),
+                        seed: r.seed.wrapping_add(position as u64),
+                    },
+                    record_label: position as u32 + 1,
+                    request_rate: Some(rate),
+                    position,
+                });
+            }
+        }
+    }
+    levels
+}
+
+/// Most requests any level of the plan has in flight, to size the connection pool.
+pub fn max_in_flight(levels: &[PlannedLevel]) -> usize {
+    levels
+        .iter()
+        .map(|l| match l.load {
+            Load::Peak { concurrency, .. } | Load::Burst { concurrency } => concurrency as usize,
+            Load::Rate { .. } => 64,
+        })
+        .max()
+        .unwrap_or(1)
+}
+
+/// How progress lines and warnings name a level, e.g. "chatbot peak @4" (`record_label`: the
+/// records' `concurrency`, a rate level's number for rate mode).
+pub fn level_label(scenario: &str, mode: LoadMode, record_label: u32) -> String {
+    format!("{scenario} {} @{record_label}", mode.label())
+}
+
+impl PlannedLevel {
+    /// Requests the level sends over `trials` trials when known in advance (burst), for the
+    /// progress bar.
+    pub fn expected_requests(&self, trials: u32) -> Option<u64> {
+        match self.load {
+            Load::Burst { concurrency } => Some(u64::from(concurrency) * u64::from(trials)),
+            _ => None,
+        }
+    }
+
+    /// The level's `concurrency` in the report. Rate levels are keyed by the most requests the
+    /// trials had in flight, kept increasing along the series (`previous`) as the schema wants.
+    pub fn report_concurrency(&self, max_in_flight: u32, previous: Option<u32>) -> u32 {
+        match self.load {
+            Load::Rate { .. } => max_in_flight.max(1).max(previous.map_or(0, |p| p + 1)),
+            _ => self.record_label,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_orders_scenarios_then_modes() {
+        let suite = Suite::load("four-scenario").unwrap().quick();
+        let levels = plan(&suite, &[ModeName::Burst]);
+        assert_eq!(levels.len(), 4 * 3);
+        assert!(levels.iter().all(|l| l.load.mode() == LoadMode::Burst));
+        let all = plan(&suite, &[]);
+        assert_eq!(all.len(), 4 * 6);
+        // Each series counts its own levels.
+        let positions: Vec<usize> = all.iter().take(6).map(|l| l.position).collect();
+        assert_eq!(positions, [0, 1, 2, 0, 1, 2]);
+    }
+
+    #[test]
+    fn rate_levels_are_keyed_by_load_and_keep_increasing() {
+        let suite: Suite = toml::from_str(
+            "name = \"r\"\n[[scenario]]\nid = \"s\"\nname = \"S\"\ninput_tokens = 8\n\
+             output_tokens = 8\n[rate]\nrates = [1.0, 2.0]\nduration_s = 1.0\n",
+        )
+        .unwrap();
+        let levels = plan(&suite, &[]);
+        assert_eq!(levels[1].record_label, 2);
+        assert_eq!(levels[1].request_rate, Some(2.0));
+        assert_eq!(levels[1].report_concurrency(5, Some(3)), 5);
+        assert_eq!(levels[1].report_concurrency(2, Some(3)), 4);
+        assert_eq!(levels[0].report_concurrency(0, None), 1);
+        assert_eq!(levels[1].expected_requests(2), None);
+    }
+}
