@@ -71,11 +71,21 @@ impl Api {
             Api::Completions => "completions",
         }
     }
+
+    /// The endpoint's path under the API base.
+    pub fn path(self) -> &'static str {
+        match self {
+            Api::Chat => "chat/completions",
+            Api::Completions => "completions",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// Endpoint base URL, e.g. http://localhost:8000/v1.
+    /// The server as you would type it: its root (http://localhost:8000), its API base
+    /// (http://localhost:8000/v1) or a full endpoint URL (…/v1/chat/completions,
+    /// …/v1/completions, which also sets --api).
     #[arg(long)]
     pub base_url: String,
     /// Model id; discovered from /v1/models when omitted.
@@ -87,8 +97,9 @@ pub struct RunArgs {
     /// Report path; per-request records go to `<out>.records.jsonl`.
     #[arg(long)]
     pub out: PathBuf,
-    #[arg(long, value_enum, default_value_t = Api::Chat)]
-    pub api: Api,
+    /// The API to measure (default: the one a full endpoint URL names, else chat).
+    #[arg(long, value_enum)]
+    pub api: Option<Api>,
     /// Engine adapter (request extras, metric names); `auto` detects it.
     #[arg(long, value_enum, default_value_t = EngineKind::Auto)]
     pub engine: EngineKind,

@@ -20,6 +20,7 @@ use serde_json::{json, Map, Value};
 
 use crate::adapters::EngineKind;
 use crate::arrival::{ArrivalClock, EventClock};
+use crate::base_url::without_credentials;
 use crate::cli::Api;
 use crate::transport::{error_chain, stream_client, StreamClient};
 
@@ -86,7 +87,7 @@ impl fmt::Debug for Driver {
 /// Why a [`Driver`] cannot be built.
 #[derive(Debug, thiserror::Error)]
 pub enum DriverError {
-    #[error("--base-url {url:?} is not an http:// or https:// URL with a host ({reason}); use e.g. http://localhost:8000/v1")]
+    #[error("the endpoint {url:?} is not an http:// or https:// URL with a host ({reason}); use e.g. http://localhost:8000/v1")]
     BaseUrl { url: String, reason: String },
     #[error("the API key holds characters an HTTP header cannot carry (control or non-ASCII characters); check the key's file or variable")]
     ApiKey,
@@ -97,6 +98,7 @@ pub enum DriverError {
 /// Endpoint settings for [`Driver::new`].
 #[derive(Debug, Clone)]
 pub struct DriverConfig {
+    /// The API base, e.g. `http://localhost:8000/v1`: the endpoint is the API's path under it.
     pub base_url: String,
     pub api: Api,
     pub model: String,
@@ -213,13 +215,13 @@ enum Stop {
 
 impl Driver {
     pub fn new(config: DriverConfig) -> Result<Driver, DriverError> {
-        let path = match config.api {
-            Api::Chat => "chat/completions",
-            Api::Completions => "completions",
-        };
-        let url = format!("{}/{path}", config.base_url.trim_end_matches('/'));
+        let url = format!(
+            "{}/{}",
+            config.base_url.trim_end_matches('/'),
+            config.api.path()
+        );
         let bad_url = |reason: String| DriverError::BaseUrl {
-            url: config.base_url.clone(),
+            url: without_credentials(&url),
             reason,
         };
         let uri: http::Uri = url.parse().map_err(|e| bad_url(format!("{e}")))?;

@@ -5,6 +5,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::adapters::EngineKind;
+use crate::base_url::{without_credentials, BaseUrl};
 use crate::driver::ApiKey;
 use crate::scrape::{self, server_root};
 
@@ -36,10 +37,18 @@ struct ModelEntry {
 /// Why the server's `/v1/models` gave no model.
 #[derive(Debug, thiserror::Error)]
 pub enum DiscoveryError {
-    #[error("cannot discover the model from {url}: {cause}; pass --model")]
-    Models { url: String, cause: FetchError },
+    #[error("cannot discover the model: {}; pass --model, or check --base-url (the server's root, e.g. http://host:8000, or its API base, e.g. http://host:8000/v1)", tried_list(.tried))]
+    Models {
+        /// Each models URL tried (without credentials) and why it gave no model list.
+        tried: Vec<(String, FetchError)>,
+    },
     #[error("{url} lists no model; pass --model")]
     NoModel { url: String },
+}
+
+fn tried_list(tried: &[(String, FetchError)]) -> String {
+    let each: Vec<String> = tried.iter().map(|(url, e)| format!("{url}: {e}")).collect();
+    each.join("; ")
 }
 
 /// Why one of the server's self-descriptions could not be read.
@@ -74,41 +83,84 @@ async fn get_text(
     }
 }
 
-/// Asks the server about itself. Only `/v1/models` failing is an error, and only when the
-/// model must be discovered.
+/// The API base found and what the server said about itself.
+#[derive(Debug, Clone)]
+pub struct Discovered {
+    /// The API base whose `/models` answered (the first candidate when none did).
+    pub api_base: String,
+    /// The server's `/metrics` (or the `metrics_url` given).
+    pub metrics_url: String,
+    pub info: ServerInfo,
+}
+
+/// Asks the server about itself: finds the API base among `base_url`'s candidates (the first
+/// whose `/models` lists the served models), then its version and metrics dialect. Only
+/// `/models` failing everywhere is an error, and only when the model must be discovered.
+/// `metrics_url` overrides `/metrics` at the server's root.
 pub async fn discover(
     client: &reqwest::Client,
-    base_url: &str,
-    metrics_url: &str,
+    base_url: &BaseUrl,
+    metrics_url: Option<&str>,
     key: Option<&ApiKey>,
     need_model: bool,
-) -> Result<ServerInfo, DiscoveryError> {
-    let models_url = format!("{}/models", base_url.trim_end_matches('/'));
-    let models = get_text(client, &models_url, key)
-        .await
-        .and_then(|t| serde_json::from_str::<ModelList>(&t).map_err(FetchError::Json));
+) -> Result<Discovered, DiscoveryError> {
+    let mut tried = Vec::new();
+    let mut found = None;
+    for base in base_url.candidates() {
+        let models_url = format!("{base}/models");
+        let models = get_text(client, &models_url, key)
+            .await
+            .and_then(|t| serde_json::from_str::<ModelList>(&t).map_err(FetchError::Json));
+        match models {
+            Ok(list) => {
+                found = Some((base.clone(), list));
+                break;
+            }
+            Err(e) => tried.push((without_credentials(&models_url), e)),
+        }
+    }
     let mut info = ServerInfo::default();
-    match models {
-        Ok(list) => {
+    let api_base = match found {
+        Some((api_base, list)) => {
             if let Some(first) = list.data.into_iter().next() {
                 info.model = Some(first.id);
                 info.owned_by = first.owned_by;
                 info.max_model_len = first.max_model_len;
                 info.simulated = first.infermeter_sim;
             }
+            api_base
         }
-        Err(cause) if need_model => {
-            return Err(DiscoveryError::Models {
-                url: models_url,
-                cause,
-            })
+        None if need_model => return Err(DiscoveryError::Models { tried }),
+        None => {
+            for (url, e) in &tried {
+                tracing::debug!("{url}: {e}");
+            }
+            base_url.candidates()[0].clone()
         }
-        Err(e) => tracing::debug!("{models_url}: {e}"),
-    }
+    };
     if need_model && info.model.is_none() {
-        return Err(DiscoveryError::NoModel { url: models_url });
+        return Err(DiscoveryError::NoModel {
+            url: without_credentials(&format!("{api_base}/models")),
+        });
     }
-    let version_body = get_text(client, &format!("{}/version", server_root(base_url)), key)
+    let metrics_url = metrics_url.map_or_else(|| scrape::metrics_url(&api_base), String::from);
+    describe(client, &api_base, &metrics_url, key, &mut info).await;
+    Ok(Discovered {
+        api_base,
+        metrics_url,
+        info,
+    })
+}
+
+/// The server's version (`/version`) and engine (from it, `owned_by` and `/metrics`).
+async fn describe(
+    client: &reqwest::Client,
+    api_base: &str,
+    metrics_url: &str,
+    key: Option<&ApiKey>,
+    info: &mut ServerInfo,
+) {
+    let version_body = get_text(client, &format!("{}/version", server_root(api_base)), key)
         .await
         .ok();
     info.version = version_body.as_deref().and_then(|body| {
@@ -128,5 +180,4 @@ pub async fn discover(
     );
     let engine = EngineKind::detect(dialect, Some(&identity));
     info.engine = (engine != EngineKind::Auto).then_some(engine);
-    Ok(info)
 }

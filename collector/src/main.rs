@@ -21,6 +21,7 @@ mod viewer_files;
 // and its clock, the load scheduler, and what becomes of each request.
 mod adapters;
 mod arrival;
+mod base_url;
 mod driver;
 mod endpoint;
 mod output;

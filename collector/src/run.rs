@@ -18,7 +18,8 @@ use infermeter_report::{
 };
 
 use crate::adapters::{self, EngineKind};
-use crate::cli::RunArgs;
+use crate::base_url::{without_credentials, BaseUrl, BaseUrlError};
+use crate::cli::{Api, RunArgs};
 use crate::driver::{ApiKey, Driver, DriverConfig, DriverError};
 use crate::endpoint::{self, DiscoveryError, ServerInfo};
 use crate::output::{self, OutputError, Start};
@@ -28,7 +29,7 @@ use crate::prompt::{Tokenizer, TokenizerError};
 use crate::prompt_plan::{PromptError, PromptPlan};
 use crate::records::{self, RecordWriter, RecordsError};
 use crate::scheduler::{self, LevelContext, LevelRun};
-use crate::scrape::{self, Scraper};
+use crate::scrape::Scraper;
 use crate::suite::{Suite, SuiteError};
 use crate::transport::{self, error_chain};
 use measured::Measured;
@@ -64,6 +65,8 @@ pub enum RunError {
     KeyEnv(String),
     #[error("cannot build the HTTP client")]
     HttpClient(#[source] reqwest::Error),
+    #[error(transparent)]
+    BaseUrl(#[from] BaseUrlError),
     #[error(transparent)]
     Discovery(#[from] DiscoveryError),
     #[error(transparent)]
@@ -137,6 +140,7 @@ impl Run {
         let start = output::prepare(&args.out, args.force, args.resume)?;
         let endpoint = Endpoint::discover(&args).await?;
         tracing::info!(
+            endpoint = without_credentials(&endpoint.url()),
             model = endpoint.model,
             engine = endpoint.engine.display_name(),
             suite = suite.name,
@@ -144,17 +148,11 @@ impl Run {
         );
         let driver = endpoint.driver(&args, &suite, &levels)?;
         let tokenizer = endpoint.tokenizer(&args).await?;
-        let prompts = PromptPlan::new(&driver, &suite, tokenizer, args.api).await?;
+        let prompts = PromptPlan::new(&driver, &suite, tokenizer, endpoint.api).await?;
         let records_path = records::records_path(&args.out);
         let (report, done) = match start {
             Start::Fresh => (
-                metadata::new_report(
-                    &args,
-                    &suite,
-                    &endpoint.model,
-                    endpoint.engine,
-                    &endpoint.info,
-                ),
+                metadata::new_report(&args, &suite, &endpoint),
                 DoneLevels::new(),
             ),
             Start::Resume(partial) => resume::resume(*partial, &records_path)?,
@@ -382,6 +380,9 @@ impl Run {
 struct Endpoint {
     /// For everything but the measured requests: discovery, tokenizer, metrics.
     side_client: reqwest::Client,
+    /// The API base, e.g. `http://host:8000/v1`, whatever form `--base-url` took.
+    api_base: String,
+    api: Api,
     metrics_url: String,
     key: Option<ApiKey>,
     info: ServerInfo,
@@ -390,23 +391,23 @@ struct Endpoint {
 }
 
 impl Endpoint {
-    /// Reads the API key and asks the server about itself (model, engine, version).
+    /// Reads the API key and `--base-url`, and asks the server about itself (where its API
+    /// is, model, engine, version).
     async fn discover(args: &RunArgs) -> Result<Endpoint, RunError> {
         let key = api_key(args)?;
-        let metrics_url = args
-            .metrics_url
-            .clone()
-            .unwrap_or_else(|| scrape::metrics_url(&args.base_url));
+        let base_url = BaseUrl::parse(&args.base_url)?;
+        let api = base_url.api(args.api)?;
         let side_client =
             transport::http_client(args.connect_timeout(), 4).map_err(RunError::HttpClient)?;
-        let mut info = endpoint::discover(
+        let discovered = endpoint::discover(
             &side_client,
-            &args.base_url,
-            &metrics_url,
+            &base_url,
+            args.metrics_url.as_deref(),
             key.as_ref(),
             args.model.is_none(),
         )
         .await?;
+        let mut info = discovered.info;
         let model = args
             .model
             .clone()
@@ -416,18 +417,25 @@ impl Endpoint {
             args.engine,
             &mut info,
             &side_client,
-            &args.base_url,
+            &discovered.api_base,
             key.as_ref(),
         )
         .await;
         Ok(Endpoint {
             side_client,
-            metrics_url,
+            api_base: discovered.api_base,
+            api,
+            metrics_url: discovered.metrics_url,
             key,
             info,
             model,
             engine,
         })
+    }
+
+    /// The measured endpoint's URL, e.g. `http://host:8000/v1/chat/completions`.
+    fn url(&self) -> String {
+        format!("{}/{}", self.api_base, self.api.path())
     }
 
     /// The driver of the measured requests, its pool sized for the plan's largest level.
@@ -438,8 +446,8 @@ impl Endpoint {
         levels: &[PlannedLevel],
     ) -> Result<Driver, DriverError> {
         Driver::new(DriverConfig {
-            base_url: args.base_url.clone(),
-            api: args.api,
+            base_url: self.api_base.clone(),
+            api: self.api,
             model: self.model.clone(),
             engine: self.engine,
             prompt_caching: suite.prompt_caching,
@@ -458,7 +466,7 @@ impl Endpoint {
         }
         let key = self.key.as_ref().map(ApiKey::expose);
         let server =
-            Tokenizer::from_server(self.side_client.clone(), &args.base_url, &self.model, key);
+            Tokenizer::from_server(self.side_client.clone(), &self.api_base, &self.model, key);
         Ok(server.await.unwrap_or_else(|e| {
             tracing::debug!("no server tokenizer: {}", error_chain(&e));
             Tokenizer::estimate()

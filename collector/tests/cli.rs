@@ -2,6 +2,8 @@
 
 #[path = "cli/common.rs"]
 mod common;
+#[path = "cli/connections.rs"]
+mod connections;
 #[path = "cli/faults.rs"]
 mod faults;
 #[path = "cli/interrupt.rs"]

@@ -7,19 +7,14 @@ use infermeter_report::{
     SCHEMA_VERSION,
 };
 
-use crate::adapters::EngineKind;
+use super::Endpoint;
+use crate::base_url::without_credentials;
 use crate::cli::RunArgs;
-use crate::endpoint::ServerInfo;
 use crate::suite::Suite;
 
 /// The report's metadata from the options, the suite and what the server said about itself.
-pub fn new_report(
-    args: &RunArgs,
-    suite: &Suite,
-    model: &str,
-    engine: EngineKind,
-    info: &ServerInfo,
-) -> Report {
+pub fn new_report(args: &RunArgs, suite: &Suite, endpoint: &Endpoint) -> Report {
+    let (model, engine, info) = (endpoint.model.as_str(), endpoint.engine, &endpoint.info);
     let mut labels: BTreeMap<String, String> = args.labels.iter().cloned().collect();
     if let Some(len) = info.max_model_len {
         labels
@@ -50,8 +45,8 @@ pub fn new_report(
                 name: engine.display_name().into(),
                 version: info.version.clone(),
                 flags: Vec::new(),
-                api: Some(args.api.label().into()),
-                base_url: Some(redact_url(&args.base_url)),
+                api: Some(endpoint.api.label().into()),
+                base_url: Some(without_credentials(&endpoint.api_base)),
             },
             hardware: HardwareInfo {
                 gpu_model: args
@@ -89,31 +84,5 @@ pub fn new_report(
         series: Vec::new(),
         records: None,
         warnings: Vec::new(),
-    }
-}
-
-/// The base URL as written to the report: no user name or password.
-fn redact_url(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-            let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-            format!("{scheme}://{host}{path}")
-        }
-        None => url.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn credentials_never_reach_the_report() {
-        assert_eq!(
-            redact_url("http://user:pw@host:8000/v1"),
-            "http://host:8000/v1"
-        );
-        assert_eq!(redact_url("http://host/v1"), "http://host/v1");
     }
 }
