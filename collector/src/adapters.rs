@@ -80,13 +80,6 @@ impl EngineKind {
         }
     }
 
-    /// False for llama.cpp: it closes the connection after every streamed response, and a
-    /// request sent on the pooled connection as the close arrives fails before it starts
-    /// ("connection closed before message completed").
-    pub fn reuses_connections(self) -> bool {
-        self != EngineKind::Llamacpp
-    }
-
     /// True for the infermeter simulator, whose reports are marked synthetic.
     pub fn is_simulator(self) -> bool {
         self == EngineKind::Sim

@@ -15,7 +15,7 @@ use infermeter_sim::SimError;
 
 use crate::adapters::EngineKind;
 use crate::arrival::{self, EventClock};
-use crate::cli::{Api, BenchTimingArgs};
+use crate::cli::{Api, BenchTimingArgs, ConnectionReuse};
 use crate::driver::{Driver, DriverConfig, DriverError, Exchange};
 
 /// Why the timing benchmark could not run.
@@ -148,6 +148,7 @@ pub async fn run(args: BenchTimingArgs) -> Result<Vec<TimingRow>, BenchTimingErr
         first_token_timeout: Duration::from_secs(120),
         total_timeout: Duration::from_secs(600),
         max_in_flight: max as usize,
+        connection_reuse: ConnectionReuse::Pooled,
     })?;
     let body = driver.body("Tell me a story about timing.", args.tokens);
     let clock = ClockMap::calibrate();

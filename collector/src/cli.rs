@@ -81,6 +81,25 @@ impl Api {
     }
 }
 
+/// How the measured requests reuse connections (AIPerf's `--connection-reuse-strategy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConnectionReuse {
+    /// Keep connections alive and reuse them across requests, as most clients do.
+    Pooled,
+    /// A new connection for every request, closed after its response.
+    Never,
+}
+
+impl ConnectionReuse {
+    /// The name written to the report (`measurement.connection_reuse`).
+    pub fn label(self) -> &'static str {
+        match self {
+            ConnectionReuse::Pooled => "pooled",
+            ConnectionReuse::Never => "never",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// The server as you would type it: its root (http://localhost:8000), its API base
@@ -146,6 +165,11 @@ pub struct RunArgs {
     /// Connect timeout, seconds.
     #[arg(long, default_value_t = 10.0)]
     pub connect_timeout: f64,
+    /// Reuse connections across requests (pooled) or open one per request (never). A request
+    /// that fails on a reused connection before any response byte (the server had closed it)
+    /// goes again, once, on a new one; its record says so.
+    #[arg(long, value_enum, default_value_t = ConnectionReuse::Pooled)]
+    pub connection_reuse: ConnectionReuse,
     /// Time allowed until the first token, seconds (long contexts prefill for minutes).
     #[arg(long, default_value_t = 1800.0)]
     pub first_token_timeout: f64,

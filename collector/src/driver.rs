@@ -13,7 +13,7 @@ use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use http::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use http_body_util::{BodyExt, Full};
-use infermeter_report::{EngineTimings, ErrorKind, Outcome, TokenSource};
+use infermeter_report::{EngineTimings, ErrorKind, Outcome, Retried, RetryReason, TokenSource};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -21,7 +21,8 @@ use serde_json::{json, Map, Value};
 use crate::adapters::EngineKind;
 use crate::arrival::{ArrivalClock, EventClock};
 use crate::base_url::without_credentials;
-use crate::cli::Api;
+use crate::cli::{Api, ConnectionReuse};
+use crate::connection_log::ConnectionLog;
 use crate::transport::{error_chain, stream_client, StreamClient};
 
 /// An API key that never prints itself.
@@ -61,7 +62,11 @@ impl fmt::Debug for ApiKey {
 /// Everything needed to talk to one endpoint.
 #[derive(Clone)]
 pub struct Driver {
+    /// Pooled or not, as `--connection-reuse` says.
     client: StreamClient,
+    /// Never pooled: where a request goes again when a reused connection failed it before
+    /// any response byte.
+    fresh_client: StreamClient,
     uri: http::Uri,
     api: Api,
     model: String,
@@ -111,6 +116,7 @@ pub struct DriverConfig {
     pub total_timeout: Duration,
     /// Largest number of requests in flight, to size the connection pool.
     pub max_in_flight: usize,
+    pub connection_reuse: ConnectionReuse,
 }
 
 /// One content-carrying stream event, or a final event counting tokens that decoded to no text.
@@ -139,6 +145,8 @@ pub struct Exchange {
     /// Where `chunks[].at`, `first_token` and a successful `end` came from (`Parse` if any of
     /// them had to fall back to parse time).
     pub clock: EventClock,
+    /// Set when the request went a second time (then `sent` is the second attempt's).
+    pub retried: Option<Retried>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -213,6 +221,28 @@ enum Stop {
     Failed { kind: ErrorKind, detail: String },
 }
 
+/// Why an attempt got no response head.
+enum AttemptError {
+    /// It failed on a reused connection before any response byte: it never reached the
+    /// engine (the detail is the connection's error).
+    StaleConnection(String),
+    Failed(Stop),
+}
+
+impl AttemptError {
+    /// The failure of an attempt that is not sent again. (A retry goes on a new connection,
+    /// which cannot be stale; were it, the connection broke before the stream ended.)
+    fn into_stop(self) -> Stop {
+        match self {
+            AttemptError::Failed(stop) => stop,
+            AttemptError::StaleConnection(detail) => Stop::Failed {
+                kind: ErrorKind::Disconnect,
+                detail,
+            },
+        }
+    }
+}
+
 impl Driver {
     pub fn new(config: DriverConfig) -> Result<Driver, DriverError> {
         let url = format!(
@@ -232,15 +262,13 @@ impl Driver {
             Some(key) => Some(key.bearer().ok_or(DriverError::ApiKey)?),
             None => None,
         };
+        let pool = match config.connection_reuse {
+            ConnectionReuse::Pooled => config.max_in_flight.max(1),
+            ConnectionReuse::Never => 0,
+        };
         Ok(Driver {
-            client: stream_client(
-                config.connect_timeout,
-                if config.engine.reuses_connections() {
-                    config.max_in_flight.max(1)
-                } else {
-                    0
-                },
-            )?,
+            client: stream_client(config.connect_timeout, pool)?,
+            fresh_client: stream_client(config.connect_timeout, 0)?,
             uri,
             api: config.api,
             model: config.model,
@@ -296,6 +324,7 @@ impl Driver {
             token_source: TokenSource::Chunks,
             engine_timings: None,
             clock: EventClock::Parse,
+            retried: None,
         };
         match self.stream(body, &mut exchange).await {
             Ok(done) => exchange.end = done,
@@ -320,7 +349,7 @@ impl Driver {
             first_token: tokio::time::Instant::from_std(ex.sent + self.first_token_timeout),
             total: tokio::time::Instant::from_std(ex.sent + self.total_timeout),
         };
-        let response = self.respond(body, &deadlines).await?;
+        let response = self.respond(Bytes::from(body), ex, &deadlines).await?;
         let arrival = response.extensions().get::<ArrivalClock>().cloned();
         let mut events = response.into_body().into_data_stream().eventsource();
         let mut read = StreamRead::new(ex, arrival);
@@ -343,7 +372,9 @@ impl Driver {
             match parse(&event)? {
                 Parsed::Done => {
                     read.ex.clock = stamp.clock;
-                    return read.finish(Some(stamp.at));
+                    let done = read.finish(Some(stamp.at));
+                    read_to_end(&mut events).await;
+                    return done;
                 }
                 Parsed::Nothing => {}
                 Parsed::Chunk(chunk) => read.classify(*chunk, stamp),
@@ -351,12 +382,41 @@ impl Driver {
         }
     }
 
-    /// Sends the request and waits for the head of a successful response.
+    /// Sends the request and waits for the head of a successful response. A first attempt
+    /// that failed on a reused connection before any response byte never reached the engine:
+    /// it goes again, once, on a new connection, and the exchange's times start from there.
     async fn respond(
         &self,
-        body: Vec<u8>,
+        body: Bytes,
+        ex: &mut Exchange,
         deadlines: &Deadlines,
     ) -> Result<http::Response<hyper::body::Incoming>, Stop> {
+        let detail = match self.attempt(&self.client, body.clone(), deadlines).await {
+            Ok(response) => return successful(response).await,
+            Err(AttemptError::Failed(stop)) => return Err(stop),
+            Err(AttemptError::StaleConnection(detail)) => detail,
+        };
+        let again = Instant::now();
+        ex.retried = Some(Retried {
+            reason: RetryReason::StaleConnection,
+            detail,
+            lost_s: (again - ex.sent).as_secs_f64(),
+        });
+        ex.sent = again;
+        let response = self
+            .attempt(&self.fresh_client, body, deadlines)
+            .await
+            .map_err(AttemptError::into_stop)?;
+        successful(response).await
+    }
+
+    /// Sends the request once on `client`; the response's head, or why none came.
+    async fn attempt(
+        &self,
+        client: &StreamClient,
+        body: Bytes,
+        deadlines: &Deadlines,
+    ) -> Result<http::Response<hyper::body::Incoming>, AttemptError> {
         let mut request = http::Request::post(self.uri.clone())
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "text/event-stream");
@@ -364,33 +424,39 @@ impl Driver {
             request = request.header(AUTHORIZATION, authorization.clone());
         }
         let request = request
-            .body(Full::new(Bytes::from(body)))
+            .body(Full::new(body))
             .expect("the URI and headers were checked in Driver::new");
-        let response = match tokio::time::timeout_at(
-            deadlines.next(false),
-            self.client.request(request),
-        )
-        .await
-        {
-            Err(_) => return Err(timeout_stop(false)),
-            Ok(Err(e)) => return Err(request_error(e)),
-            Ok(Ok(r)) => r,
-        };
-        let status = response.status();
-        if !status.is_success() {
-            let text = tokio::time::timeout(Duration::from_secs(5), response.into_body().collect())
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .map(|body| String::from_utf8_lossy(&body.to_bytes()).into_owned())
-                .unwrap_or_default();
-            return Err(Stop::Failed {
-                kind: ErrorKind::Http(status.as_u16()),
-                detail: format!("HTTP {status}: {}", snippet(&text)),
-            });
+        match tokio::time::timeout_at(deadlines.next(false), client.request(request)).await {
+            Err(_) => Err(AttemptError::Failed(timeout_stop(false))),
+            Ok(Err(e)) => Err(request_error(e)),
+            Ok(Ok(response)) => {
+                if let Some(log) = response.extensions().get::<ConnectionLog>() {
+                    log.answered();
+                }
+                Ok(response)
+            }
         }
-        Ok(response)
     }
+}
+
+/// The response if its status is a success; else the failure, with the body's start.
+async fn successful(
+    response: http::Response<hyper::body::Incoming>,
+) -> Result<http::Response<hyper::body::Incoming>, Stop> {
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
+    let text = tokio::time::timeout(Duration::from_secs(5), response.into_body().collect())
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .map(|body| String::from_utf8_lossy(&body.to_bytes()).into_owned())
+        .unwrap_or_default();
+    Err(Stop::Failed {
+        kind: ErrorKind::Http(status.as_u16()),
+        detail: format!("HTTP {status}: {}", snippet(&text)),
+    })
 }
 
 /// When a request gives up: no token by `first_token`, or not done by `total`.
@@ -634,6 +700,19 @@ impl<'a> StreamRead<'a> {
     }
 }
 
+/// After `[DONE]`, how long the body's end (the last chunk's framing) may take to arrive.
+const BODY_END_WAIT: Duration = Duration::from_millis(50);
+
+/// Reads the body past `[DONE]` to its end, so the connection goes back to the pool: dropped
+/// unfinished, hyper closes it, and the next request pays for a new one. Events after
+/// `[DONE]` are ignored.
+async fn read_to_end<S: futures::Stream + Unpin>(events: &mut S) {
+    let _ = tokio::time::timeout(BODY_END_WAIT, async {
+        while events.next().await.is_some() {}
+    })
+    .await;
+}
+
 fn timeout_stop(streaming: bool) -> Stop {
     if streaming {
         Stop::Failed {
@@ -648,18 +727,29 @@ fn timeout_stop(streaming: bool) -> Stop {
     }
 }
 
-/// Classifies a failure before a response arrived. Only the error and its sources are
-/// reported: never the request (its headers hold the API key).
-fn request_error(e: hyper_util::client::legacy::Error) -> Stop {
+/// Classifies a failure before a response arrived: a connect error, a request the server
+/// never saw (a reused connection it had closed, failing before any response byte), or a
+/// disconnect. Only the error and its sources are reported: never the request (its headers
+/// hold the API key).
+fn request_error(e: hyper_util::client::legacy::Error) -> AttemptError {
+    let detail = error_chain(&e);
     // Timeouts are ours (`timeout_stop`), and a connect timeout is a connect error.
-    let kind = if e.is_connect() {
-        ErrorKind::Connect
-    } else {
-        ErrorKind::Disconnect
-    };
-    Stop::Failed {
-        kind,
-        detail: error_chain(&e),
+    if e.is_connect() {
+        return AttemptError::Failed(Stop::Failed {
+            kind: ErrorKind::Connect,
+            detail,
+        });
+    }
+    let facts = e
+        .connect_info()
+        .and_then(ConnectionLog::of)
+        .map(|log| log.attempt());
+    match facts {
+        Some(facts) if facts.never_reached_the_server() => AttemptError::StaleConnection(detail),
+        _ => AttemptError::Failed(Stop::Failed {
+            kind: ErrorKind::Disconnect,
+            detail,
+        }),
     }
 }
 
@@ -728,6 +818,151 @@ mod tests {
         assert!(detail.contains("boom"), "{detail}");
     }
 
+    /// A pooled driver of the completions API at `base_url`, with 5 s timeouts.
+    fn test_driver(base_url: String, engine: EngineKind) -> Driver {
+        Driver::new(DriverConfig {
+            base_url,
+            api: Api::Completions,
+            model: "m".into(),
+            engine,
+            prompt_caching: false,
+            api_key: None,
+            connect_timeout: Duration::from_secs(5),
+            first_token_timeout: Duration::from_secs(5),
+            total_timeout: Duration::from_secs(5),
+            max_in_flight: 1,
+            connection_reuse: ConnectionReuse::Pooled,
+        })
+        .unwrap()
+    }
+
+    /// What a keep-alive test server does with a request.
+    #[derive(Debug, Clone, Copy)]
+    enum Answer {
+        /// A one-token stream, chunked; the body's last chunk 5 ms after `[DONE]`.
+        Stream,
+        /// The status line alone, then close.
+        PartialHead,
+        /// Close without a byte.
+        Close,
+    }
+
+    /// Serves each connection's requests in turn as `answer(connection, request)` says, with
+    /// keep-alive; returns the API base and the count of connections accepted.
+    async fn keep_alive_server(
+        answer: fn(usize, usize) -> Answer,
+    ) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use tokio::io::AsyncWriteExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let accepted = std::sync::Arc::new(AtomicUsize::new(0));
+        let counter = accepted.clone();
+        tokio::spawn(async move {
+            loop {
+                let (mut tcp, _) = listener.accept().await.unwrap();
+                let connection = counter.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    for request in 0.. {
+                        crate::transport::read_request(&mut tcp).await;
+                        match answer(connection, request) {
+                            Answer::Stream => {
+                                let events =
+                                    "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: [DONE]\n\n";
+                                let head = "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n";
+                                let chunk = format!("{head}{:x}\r\n{events}\r\n", events.len());
+                                tcp.write_all(chunk.as_bytes()).await.unwrap();
+                                tokio::time::sleep(Duration::from_millis(5)).await;
+                                tcp.write_all(b"0\r\n\r\n").await.unwrap();
+                            }
+                            Answer::PartialHead => {
+                                tcp.write_all(b"HTTP/1.1 200 OK\r\n").await.unwrap();
+                                return;
+                            }
+                            Answer::Close => return,
+                        }
+                    }
+                });
+            }
+        });
+        (base_url, accepted)
+    }
+
+    /// Two requests in turn, the second once the first's connection is idle in the pool.
+    async fn two_in_turn(base_url: String) -> (Exchange, Exchange) {
+        let driver = test_driver(base_url, EngineKind::Vllm);
+        let first = driver.send(driver.body("hi", 1)).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        (first, driver.send(driver.body("hi", 1)).await)
+    }
+
+    /// A disconnect before any output, sent once.
+    fn assert_disconnected_once(ex: &Exchange) {
+        assert!(ex.retried.is_none());
+        let disconnect =
+            matches!(&ex.outcome, Outcome::Errored { kind, .. } if *kind == ErrorKind::Disconnect);
+        assert!(disconnect, "{:?}", ex.outcome);
+    }
+
+    fn connections(accepted: &std::sync::atomic::AtomicUsize) -> usize {
+        accepted.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    #[tokio::test]
+    async fn the_next_request_reuses_a_streams_connection() {
+        let (base_url, accepted) = keep_alive_server(|_, _| Answer::Stream).await;
+        let (first, second) = two_in_turn(base_url).await;
+        assert_eq!((first.outcome, second.outcome), (Outcome::Ok, Outcome::Ok));
+        assert!(second.retried.is_none());
+        // The body was read to its end after [DONE], so the connection went back to the pool.
+        assert_eq!(connections(&accepted), 1);
+    }
+
+    #[tokio::test]
+    async fn a_reused_connection_closed_before_any_byte_is_retried_on_a_new_one() {
+        let (base_url, accepted) =
+            keep_alive_server(|connection, request| match (connection, request) {
+                (0, 1) => Answer::Close,
+                _ => Answer::Stream,
+            })
+            .await;
+        let (first, second) = two_in_turn(base_url).await;
+        assert!(first.retried.is_none());
+        assert_eq!(second.outcome, Outcome::Ok);
+        let retried = second.retried.expect("the second request went again");
+        assert_eq!(retried.reason, RetryReason::StaleConnection);
+        assert!(
+            retried.detail.contains("connection closed"),
+            "{}",
+            retried.detail
+        );
+        // Its times are the second attempt's.
+        assert!(second.sent >= first.end);
+        assert_eq!(connections(&accepted), 2);
+    }
+
+    #[tokio::test]
+    async fn a_failure_after_any_response_byte_is_never_retried() {
+        let (base_url, accepted) =
+            keep_alive_server(|connection, request| match (connection, request) {
+                (0, 1) => Answer::PartialHead,
+                _ => Answer::Stream,
+            })
+            .await;
+        let (_, second) = two_in_turn(base_url).await;
+        assert_disconnected_once(&second);
+        assert_eq!(connections(&accepted), 1);
+    }
+
+    #[tokio::test]
+    async fn a_new_connection_closed_before_any_byte_is_a_failure() {
+        let (base_url, accepted) = keep_alive_server(|_, _| Answer::Close).await;
+        let driver = test_driver(base_url, EngineKind::Vllm);
+        let ex = driver.send(driver.body("hi", 1)).await;
+        assert_disconnected_once(&ex);
+        assert_eq!(connections(&accepted), 1);
+    }
+
     /// Serves one request with `events` as a close-delimited SSE body, as llama.cpp does.
     async fn serve_once(events: &'static [&'static str]) -> String {
         use tokio::io::AsyncWriteExt;
@@ -757,19 +992,7 @@ mod tests {
             "[DONE]",
         ])
         .await;
-        let driver = Driver::new(DriverConfig {
-            base_url,
-            api: Api::Completions,
-            model: "m".into(),
-            engine: EngineKind::Llamacpp,
-            prompt_caching: false,
-            api_key: None,
-            connect_timeout: Duration::from_secs(5),
-            first_token_timeout: Duration::from_secs(5),
-            total_timeout: Duration::from_secs(5),
-            max_in_flight: 1,
-        })
-        .unwrap();
+        let driver = test_driver(base_url, EngineKind::Llamacpp);
         let ex = driver.send(driver.body("hi", 5)).await;
         assert_eq!(ex.outcome, Outcome::Ok);
         assert_eq!(ex.token_source, TokenSource::ContinuousUsage);

@@ -22,6 +22,7 @@ mod viewer_files;
 mod adapters;
 mod arrival;
 mod base_url;
+mod connection_log;
 mod driver;
 mod endpoint;
 mod output;

@@ -327,6 +327,7 @@ mod tests {
                 first_token_timeout: Duration::from_secs(30),
                 total_timeout: Duration::from_secs(60),
                 max_in_flight: 4,
+                connection_reuse: crate::cli::ConnectionReuse::Pooled,
             })
             .unwrap();
             let tokenizer = Tokenizer::from_server(client.clone(), &base_url, &model, None)

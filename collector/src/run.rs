@@ -143,6 +143,7 @@ impl Run {
             endpoint = without_credentials(&endpoint.url()),
             model = endpoint.model,
             engine = endpoint.engine.display_name(),
+            connections = args.connection_reuse.label(),
             suite = suite.name,
             "starting"
         );
@@ -309,6 +310,7 @@ impl Run {
                 queue_wait_s: None,
                 engine_timings: ex.engine_timings,
                 outcome: ex.outcome,
+                retried: ex.retried,
             };
             if record.outcome != Outcome::Ok {
                 tracing::warn!(
@@ -456,6 +458,7 @@ impl Endpoint {
             first_token_timeout: args.first_token_timeout(),
             total_timeout: args.total_timeout(),
             max_in_flight: plan::max_in_flight(levels),
+            connection_reuse: args.connection_reuse,
         })
     }
 

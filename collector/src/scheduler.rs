@@ -135,6 +135,7 @@ pub async fn run_level(ctx: LevelContext<'_>, load: Load) -> LevelRun {
         event_loop_delay_p99_s,
         distorted: scheduling_lag_p99_s > DISTORTION_THRESHOLD_S,
         event_clock: run.clocks.summary().map(str::to_string),
+        retried: run.records.iter().filter(|r| r.retried.is_some()).count() as u64,
     };
     run
 }
@@ -456,6 +457,7 @@ fn to_record(
         queue_wait_s: None,
         engine_timings: ex.engine_timings,
         outcome: ex.outcome,
+        retried: ex.retried,
     }
 }
 

@@ -25,6 +25,7 @@ use tokio::io::Interest;
 use tokio::net::TcpStream;
 
 use crate::arrival::{self, ArrivalClock};
+use crate::connection_log::LoggedConnector;
 
 /// Servers close idle keep-alive connections after 5 s (llama.cpp's cpp-httplib, uvicorn under
 /// vLLM); reusing one as it closes fails the request before it is sent ("connection closed
@@ -56,11 +57,12 @@ pub fn http_client(connect_timeout: Duration, pool: usize) -> reqwest::Result<re
         .build()
 }
 
-/// The measured requests' client: HTTP/1.1 over plain TCP or rustls.
-pub type StreamClient = Client<HttpsConnector<TcpConnector>, Full<Bytes>>;
+/// The measured requests' client: HTTP/1.1 over plain TCP or rustls, each connection logged
+/// ([`crate::connection_log::ConnectionLog`]).
+pub type StreamClient = Client<LoggedConnector<HttpsConnector<TcpConnector>>, Full<Bytes>>;
 
 /// Builds the streaming client; `pool` idle connections are kept for reuse (0: a new
-/// connection per request).
+/// connection per request, closed after its response).
 pub fn stream_client(
     connect_timeout: Duration,
     pool: usize,
@@ -86,7 +88,7 @@ pub fn stream_client(
         .pool_timer(TokioTimer::new())
         .pool_max_idle_per_host(pool)
         .pool_idle_timeout(POOL_IDLE_TIMEOUT)
-        .build(connector))
+        .build(LoggedConnector(connector)))
 }
 
 /// Opens TCP connections (no-delay, bounded connect time) with receive timestamps on.
@@ -243,18 +245,27 @@ impl Write for TimestampedTcp {
         Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
     }
 
-    fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
-    }
+    write_through!();
 }
+
+/// The `hyper::rt::Write` methods a connection wrapper passes straight to its `io` field (the
+/// ones it does not watch).
+macro_rules! write_through {
+    () => {
+        fn is_write_vectored(&self) -> bool {
+            self.io.is_write_vectored()
+        }
+
+        fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Pin::new(&mut self.get_mut().io).poll_flush(cx)
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+        }
+    };
+}
+pub(crate) use write_through;
 
 /// Reads one whole HTTP request (head and `content-length` body) on a test server's socket:
 /// closing a connection with unread bytes would reset it.

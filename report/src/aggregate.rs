@@ -264,6 +264,7 @@ mod tests {
                 .collect(),
             queue_wait_s: None,
             engine_timings: None,
+            retried: None,
         }
     }
 

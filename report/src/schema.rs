@@ -16,8 +16,9 @@ use crate::stats::Distribution;
 
 /// Version of the report format written by this build. Semver: a reader accepts any
 /// minor version of its own major version and refuses a newer major version.
-/// 1.1.0: `ClientHealth::event_clock`.
-pub const SCHEMA_VERSION: &str = "1.1.0";
+/// 1.1.0: `ClientHealth::event_clock`. 1.2.0: `RequestRecord::retried`,
+/// `ClientHealth::retried`, `Measurement::connection_reuse`.
+pub const SCHEMA_VERSION: &str = "1.2.0";
 
 /// One benchmark run: what was measured, on what, and every measured level.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -159,6 +160,11 @@ pub struct Measurement {
     /// Fraction of a peak-mode level excluded at each end (ramp-up and drain), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<String>,
+    /// How the client reused its connections: "pooled" (kept alive across requests, as most
+    /// clients do) or "never" (a new connection per request, closed after its response). A
+    /// string so later values load in older readers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_reuse: Option<String>,
 }
 
 impl Default for Measurement {
@@ -196,6 +202,7 @@ impl Default for Measurement {
             ttft_definition: "from request start (scheduled start in rate mode) to the first stream event carrying content, reasoning or a tool-call delta".into(),
             pooling,
             steady_state: None,
+            connection_reuse: None,
         }
     }
 }
@@ -417,6 +424,15 @@ pub struct ClientHealth {
     /// the client parsed the event) or "mixed". A string so later values load in older readers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event_clock: Option<String>,
+    /// Requests sent a second time, on a new connection, because their first attempt failed on
+    /// a reused connection before any response byte (see [`RequestRecord::retried`]). They are
+    /// counted by their second attempt's outcome, never as failures of the first.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retried: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Mean and 95% confidence interval across repeat trials of a level.
@@ -485,10 +501,42 @@ pub struct RequestRecord {
     /// Engine-reported timings (e.g. llama.cpp), passed through.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine_timings: Option<EngineTimings>,
+    /// Set when the request was sent twice: its first attempt failed on a reused connection
+    /// before any response byte, so it never reached the engine, and the second went on a new
+    /// connection. `sent_s` and the latencies are the second attempt's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retried: Option<Retried>,
 }
 
 fn yes() -> bool {
     true
+}
+
+/// Why and at what cost a request was sent a second time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Retried {
+    pub reason: RetryReason,
+    /// The first attempt's failure, as the connection reported it.
+    pub detail: String,
+    /// Seconds from the first attempt's send to its failure: the client's cost, not the
+    /// server's, and outside the recorded latencies.
+    pub lost_s: f64,
+}
+
+/// Why a request was retried. Only a failure that proves the request never reached the
+/// engine is retried: a failure after any response byte, or on a new connection, never is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RetryReason {
+    /// `stale_connection`: a kept-alive connection the server had closed (without
+    /// `Connection: close`, or as its idle timeout ran out) failed the request before any
+    /// response byte. The client's connection handling, not the server's failure.
+    StaleConnection,
+    /// A reason this build does not know (a newer collector's), so its records still load.
+    /// Never written.
+    #[serde(other)]
+    #[schemars(skip)]
+    Unknown,
 }
 
 /// How a request ended.
@@ -517,10 +565,11 @@ pub enum ErrorKind {
     /// `--connect-timeout` passed). The request never reached the server: the endpoint is down
     /// or unreachable from the client, not a request the server failed.
     Connect,
-    /// `disconnect`: the connection closed or broke before the stream ended. Mid-stream, the
-    /// server or something between (a proxy) dropped it. Before any response byte on a reused
-    /// keep-alive connection, it is usually the client's pool sending on a connection the
-    /// server had just closed: the client's connection handling, not the server's failure.
+    /// `disconnect`: the connection closed or broke before the stream ended: the server or
+    /// something between (a proxy) dropped it. (Before any response byte on a reused keep-alive
+    /// connection, the client's pool had sent on a connection the server had just closed: the
+    /// client's connection handling. Such a request goes again on a new connection, recorded in
+    /// `RequestRecord::retried`, and counts by that attempt's outcome: never as a disconnect.)
     Disconnect,
     /// `http_<code>`, e.g. `http_429`: the server answered with this non-success status (the
     /// detail holds the start of its body). 429 and 5xx are the server refusing or failing

@@ -66,6 +66,7 @@ impl Measured {
         level.client = self.runs.last().map(|r| ClientHealth {
             // Over every trial, not just the last.
             event_clock: self.clocks().summary().map(str::to_string),
+            retried: self.runs.iter().map(|r| r.client.retried).sum(),
             ..r.client.clone()
         });
         level

@@ -78,6 +78,7 @@ pub fn new_report(args: &RunArgs, suite: &Suite, endpoint: &Endpoint) -> Report 
         },
         measurement: Measurement {
             steady_state: Some("peak mode: the first wave of N requests (started together) and requests still running when the first slot drains are excluded; throughput counts tokens arriving inside the window".into()),
+            connection_reuse: Some(args.connection_reuse.label().into()),
             ..Measurement::default()
         },
         scenarios: suite.scenarios.clone(),
