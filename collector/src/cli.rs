@@ -45,6 +45,10 @@ pub enum Command {
     View(crate::view::ViewArgs),
     /// Measure the collector's own timing error against the simulator's send timestamps.
     BenchTiming(BenchTimingArgs),
+    /// Run thousands of streams against the simulator for minutes, print the collector's memory
+    /// every few seconds, then kill it mid-level and check that its records and partial report
+    /// load (exit 1 if not, or if memory grew over 5% after the first minute).
+    BenchSoak(BenchSoakArgs),
     /// Measure the simulator's calibration figures in real time and compare them with the
     /// published reference reports (exit 1 if any is off by more than 15%).
     Calibrate(CalibrateArgs),
@@ -240,6 +244,44 @@ pub struct BenchTimingArgs {
     /// Output tokens per stream.
     #[arg(long, default_value_t = 64)]
     pub tokens: u32,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct BenchSoakArgs {
+    /// Concurrent streams (each level is a peak level of this many).
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub streams: u32,
+    /// How long the collector runs before it is killed, minutes.
+    #[arg(long, default_value_t = 10.0)]
+    pub minutes: f64,
+    /// Shortest duration of each level, seconds: a level keeps its records until it ends.
+    #[arg(long, default_value_t = 60.0)]
+    pub level_seconds: f64,
+    /// Seconds between two readings of the collector's memory.
+    #[arg(long, default_value_t = 10.0)]
+    pub sample_seconds: f64,
+    /// Memory growth compares the peak of the window that starts here, seconds, with the peak
+    /// of the last window.
+    #[arg(long, default_value_t = 60.0)]
+    pub baseline_seconds: f64,
+    /// The length of those two windows, seconds: at least one level's rise and fall (a level
+    /// of 60 s lasts about 75 with its last requests).
+    #[arg(long, default_value_t = 90.0)]
+    pub window_seconds: f64,
+    /// Input and output tokens of every request.
+    #[arg(long, default_value_t = 128)]
+    pub input_tokens: u32,
+    #[arg(long, default_value_t = 64)]
+    pub output_tokens: u32,
+    /// Extra simulated time of every engine step, milliseconds: the tokens each stream gets per
+    /// second, and so the events per second the collector reads (2,000 streams at 100 ms: at
+    /// most 20,000 events/s).
+    #[arg(long, default_value_t = 100.0)]
+    pub step_ms: f64,
+    /// Where the suite, report, records and the collector's log go (default: infermeter-soak
+    /// in the temp directory).
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

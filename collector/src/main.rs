@@ -3,6 +3,7 @@
 //! binary).
 
 // Commands, one module each (`dispatch` calls them); `cli` holds their options.
+mod bench_soak;
 mod bench_timing;
 mod calibrate;
 mod cli;
@@ -101,6 +102,10 @@ async fn dispatch(command: Command, show_progress: bool) -> anyhow::Result<ExitC
             Ok(ExitCode::SUCCESS)
         }
         Command::View(args) => view::run(args).await.map(|()| ExitCode::SUCCESS),
+        Command::BenchSoak(args) => match bench_soak::run(args).await? {
+            true => Ok(ExitCode::SUCCESS),
+            false => Ok(ExitCode::FAILURE),
+        },
         Command::BenchTiming(args) => {
             bench_timing::run(args).await?;
             Ok(ExitCode::SUCCESS)
