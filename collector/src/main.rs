@@ -26,6 +26,7 @@ mod base_url;
 mod connection_log;
 mod driver;
 mod endpoint;
+mod heap;
 mod output;
 mod progress;
 mod prompt;

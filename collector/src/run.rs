@@ -22,6 +22,7 @@ use crate::base_url::{without_credentials, BaseUrl, BaseUrlError};
 use crate::cli::{Api, RunArgs};
 use crate::driver::{ApiKey, Driver, DriverConfig, DriverError};
 use crate::endpoint::{self, DiscoveryError, ServerInfo};
+use crate::heap;
 use crate::output::{self, OutputError, Start};
 use crate::power::{PowerError, PowerSampler};
 use crate::progress::Progress;
@@ -188,6 +189,7 @@ impl Run {
                 interrupted = true;
                 break;
             }
+            heap::release_freed();
         }
         self.finish(interrupted)
     }
