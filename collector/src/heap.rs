@@ -5,7 +5,8 @@
 //! streams the next level's allocations, spread over the runtime's threads, land beside it
 //! rather than in it: resident memory climbed level after level (`infermeter bench-soak`, 2,000
 //! streams: the peak of minute 2 to that of minute 10, +14%, still rising). `malloc_trim`
-//! returns every free page of every arena after each level, and the peaks stay level (+1.4%).
+//! returns every free page of every arena after each level, and the peaks stay level (−1.3%
+//! and +1.4% in two runs; docs/soak.md).
 
 /// Returns the free pages of the heap to the system (glibc on Linux; elsewhere nothing).
 pub fn release_freed() {
