@@ -850,7 +850,7 @@ mod tests {
     /// Serves each connection's requests in turn as `answer(connection, request)` says, with
     /// keep-alive; returns the API base and the count of connections accepted.
     async fn keep_alive_server(
-        answer: fn(usize, usize) -> Answer,
+        answer: impl Fn(usize, usize) -> Answer + Copy + Send + 'static,
     ) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
         use std::sync::atomic::{AtomicUsize, Ordering};
         use tokio::io::AsyncWriteExt;
@@ -888,6 +888,14 @@ mod tests {
         (base_url, accepted)
     }
 
+    /// Streams, but `answer` to the second request on the first connection.
+    fn second_request(answer: Answer) -> impl Fn(usize, usize) -> Answer + Copy + Send {
+        move |connection, request| match (connection, request) {
+            (0, 1) => answer,
+            _ => Answer::Stream,
+        }
+    }
+
     /// Two requests in turn, the second once the first's connection is idle in the pool.
     async fn two_in_turn(base_url: String) -> (Exchange, Exchange) {
         let driver = test_driver(base_url, EngineKind::Vllm);
@@ -920,12 +928,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_reused_connection_closed_before_any_byte_is_retried_on_a_new_one() {
-        let (base_url, accepted) =
-            keep_alive_server(|connection, request| match (connection, request) {
-                (0, 1) => Answer::Close,
-                _ => Answer::Stream,
-            })
-            .await;
+        let (base_url, accepted) = keep_alive_server(second_request(Answer::Close)).await;
         let (first, second) = two_in_turn(base_url).await;
         assert!(first.retried.is_none());
         assert_eq!(second.outcome, Outcome::Ok);
@@ -943,12 +946,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_failure_after_any_response_byte_is_never_retried() {
-        let (base_url, accepted) =
-            keep_alive_server(|connection, request| match (connection, request) {
-                (0, 1) => Answer::PartialHead,
-                _ => Answer::Stream,
-            })
-            .await;
+        let (base_url, accepted) = keep_alive_server(second_request(Answer::PartialHead)).await;
         let (_, second) = two_in_turn(base_url).await;
         assert_disconnected_once(&second);
         assert_eq!(connections(&accepted), 1);
