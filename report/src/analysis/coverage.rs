@@ -26,6 +26,25 @@ impl<T: PartialOrd + Copy> Span<T> {
     }
 }
 
+impl Span<u32> {
+    /// The smallest span holding both.
+    pub fn merge(self, other: Span<u32>) -> Span<u32> {
+        Span {
+            low: self.low.min(other.low),
+            high: self.high.max(other.high),
+        }
+    }
+}
+
+/// The peak concurrencies any of `reports` measured: the range the viewer's interpolation
+/// cursor moves over when reports are overlaid.
+pub fn concurrency_domain<'a>(reports: impl IntoIterator<Item = &'a Report>) -> Option<Span<u32>> {
+    reports
+        .into_iter()
+        .filter_map(|r| coverage(r).concurrency)
+        .reduce(Span::merge)
+}
+
 /// The ranges tested, over series that have levels; `None` where nothing was.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Coverage {
@@ -115,7 +134,15 @@ mod tests {
             })
         );
         assert_eq!(with_rate.concurrency, c.concurrency);
+        let mut wider = report.clone();
+        wider.series.retain(|s| s.mode == LoadMode::Peak);
+        wider.series[0].levels[0].concurrency = 64;
+        assert_eq!(
+            concurrency_domain([&report, &wider]),
+            Some(Span { low: 1, high: 64 })
+        );
         report.series.clear();
         assert_eq!(coverage(&report), Coverage::default());
+        assert_eq!(concurrency_domain([&report]), None);
     }
 }

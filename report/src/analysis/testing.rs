@@ -1,6 +1,9 @@
 //! Hand-made levels for unit tests.
 
-use crate::schema::{Level, LevelMetrics, LoadMode, RequestCounts, Series};
+use crate::schema::{
+    Level, LevelMetrics, LoadMode, Measurement, Metadata, Report, RequestCounts, RunStatus,
+    Scenario, Series,
+};
 use crate::stats::Distribution;
 
 /// A level with constant TTFT, decode speed (ITL = 1 / speed), E2E for 256 output tokens and
@@ -39,5 +42,28 @@ pub(crate) fn series(scenario: &str, mode: LoadMode, levels: &[(u32, f64, f64)])
         mode,
         arrivals: None,
         levels: levels.iter().map(|&(n, t, d)| level(n, t, d)).collect(),
+    }
+}
+
+/// A report of `series` whose scenarios are `ids` (named "Scenario <id>", 1024 in, 256 out).
+pub(crate) fn report(ids: &[&str], series: Vec<Series>) -> Report {
+    Report {
+        schema_version: crate::SCHEMA_VERSION.into(),
+        metadata: Metadata::default(),
+        status: RunStatus::Complete,
+        measurement: Measurement::default(),
+        scenarios: ids
+            .iter()
+            .map(|id| Scenario {
+                id: id.to_string(),
+                name: format!("Scenario {id}"),
+                description: String::new(),
+                input_tokens: 1024,
+                output_tokens: 256,
+            })
+            .collect(),
+        series,
+        records: None,
+        warnings: Vec::new(),
     }
 }
