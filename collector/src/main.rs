@@ -44,10 +44,7 @@ fn main() -> ExitCode {
             Command::Summary(args) => {
                 let report =
                     infermeter::summary::read_report(&args.report).map_err(anyhow::Error::msg)?;
-                println!(
-                    "{}",
-                    infermeter::summary::summary(&report, args.json, args.ttft_threshold)
-                );
+                println!("{}", infermeter::summary::summary(&report, &args));
                 Ok(ExitCode::SUCCESS)
             }
             Command::Validate(args) => match infermeter::summary::read_report(&args.report) {

@@ -12,3 +12,5 @@ mod llama_cpp;
 mod secrets;
 #[path = "cli/suite_run.rs"]
 mod suite_run;
+#[path = "cli/summary.rs"]
+mod summary;
