@@ -7,7 +7,6 @@ pub mod cost;
 pub mod coverage;
 pub mod findings;
 pub mod format;
-pub mod highlights;
 pub mod interpolate;
 pub mod metric;
 pub mod queue;
@@ -21,7 +20,6 @@ use crate::stats::Stat;
 
 pub use capacity::{capacity, Capacity, Thresholds};
 pub use findings::{findings, Findings, FindingsOptions};
-pub use highlights::{highlights, Highlights};
 pub use interpolate::{Estimate, MonotoneCurve};
 pub use metric::Metric;
 pub use queue::{max_safe_queue_depth, SafeDepth, DEFAULT_TTFT_THRESHOLD_S};
