@@ -246,13 +246,15 @@ describe('bundled report', () => {
     const point = await hoverFirstPoint(page, id);
     const tip = tooltip(page, id);
     // The value as measured in the report file (mean decode speed of the first scenario at
-    // its lowest concurrency), to four significant digits: 172.49999999999994 reads 172.5.
+    // its lowest concurrency), as the page writes it (one decimal from 100 up, the report
+    // crate's format_number): 172.49999999999994 reads 172.5.
     const report = JSON.parse(readFileSync(new URL(`../../${SAMPLE}`, import.meta.url), 'utf8'));
     const series = report.series.find((s) => s.scenario === report.scenarios[0].id && s.mode === 'peak');
     const level = [...series.levels].sort((a, b) => a.concurrency - b.concurrency)[0];
     const measured = level.metrics.decode_tok_s.mean;
     assert.ok(Math.abs(point.value[1] - measured) < 1e-9, 'the hovered point is that measurement');
-    const shown = `${Number(measured.toPrecision(4))} tok/s`;
+    assert.ok(measured >= 100, 'a figure written with one decimal');
+    const shown = `${Number(measured.toFixed(1))} tok/s`;
     const text = await tip.innerText();
     assert.ok(text.includes(shown), `tooltip "${text}" lacks ${shown}`);
     assert.ok(text.includes(report.scenarios[0].name), `tooltip "${text}" names the scenario`);
