@@ -295,10 +295,17 @@ fn EmbeddedChart() -> impl IntoView {
     view! {
         <Show when=move || exists().is_some() fallback={
             let id = id.clone();
-            move || view! {
-                <ErrorPanel title="No such chart" detail=format!(
-                    "the report has no chart \"{id}\"; remove the chart parameter to see the whole report")
-                />
+            move || {
+                let ids: Vec<String> = read_sources(ctx, |s, _| registry::chart_list(s))
+                    .into_iter()
+                    .map(|(id, _)| id)
+                    .collect();
+                view! {
+                    <ErrorPanel title="No such chart" detail=format!(
+                        "the report has no chart \"{id}\"; remove the chart parameter to see the whole report, or name one of its charts: {}",
+                        ids.join(", "))
+                    />
+                }
             }
         }>
             <main class="embed" data-testid="embed">

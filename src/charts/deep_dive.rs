@@ -32,7 +32,7 @@ pub fn by_context(sources: &[Source], view: &ViewState, metric: Metric) -> Plot 
     p
 }
 
-/// System throughput (reference 003's "System Throughput" chart).
+/// System throughput (reference 003's chart of it by context).
 pub fn throughput(sources: &[Source], view: &ViewState) -> Plot {
     by_context(sources, view, Metric::SystemOutputTokS)
 }

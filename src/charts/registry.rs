@@ -290,3 +290,46 @@ pub fn chart_list(sources: &[Source]) -> Vec<(String, String)> {
     });
     fixed.chain(capacity).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::charts::test_support::{sample, times_in_source, with_sources};
+
+    /// Each chart is named in one place: its id and title are written once in the viewer's
+    /// source (here), so a section, the embed route and the chart list cannot drift apart.
+    #[test]
+    fn every_chart_id_and_title_is_written_once() {
+        for chart in CHARTS {
+            for text in [chart.id, chart.title] {
+                let quoted = format!("\"{text}\"");
+                assert_eq!(
+                    times_in_source(&quoted),
+                    1,
+                    "{quoted} is written more than once"
+                );
+            }
+            assert_eq!(CHARTS.iter().filter(|c| c.title == chart.title).count(), 1);
+        }
+    }
+
+    /// The embed's list is the registry, then a capacity chart per use case, with their titles.
+    #[test]
+    fn the_chart_list_is_the_registry_and_the_use_cases() {
+        let report = sample();
+        let list = with_sources(&report, chart_list);
+        let use_cases = targets(&report);
+        assert_eq!(list.len(), CHARTS.len() + use_cases.len());
+        for (chart, (id, title)) in CHARTS.iter().zip(&list) {
+            assert_eq!((chart.id, chart.title), (id.as_str(), title.as_str()));
+        }
+        let first = &use_cases[0];
+        let id = capacity_id(first);
+        assert_eq!(use_case_of(&id), Some(first.id.as_str()));
+        assert_eq!(
+            with_sources(&report, |s| title_of(&id, s)),
+            Some(capacity_title(first))
+        );
+        assert_eq!(use_case_of(FASTEST_DECODE.id), None);
+    }
+}

@@ -1,4 +1,4 @@
-//! "When to Scale Up" (burst mode): TTFT, ITL and decode speed against queue depth.
+//! The scale-up section (burst mode): TTFT, ITL and decode speed against queue depth.
 
 use infermeter_report::analysis::findings::Against;
 use infermeter_report::presets::SLUGGISH_ITL_S;

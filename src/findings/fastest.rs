@@ -1,4 +1,4 @@
-//! "When Am I the Fastest?" (peak mode): per-user speed, ITL, scaling and TTFT. The decode,
+//! The fastest section (peak mode): per-user speed, ITL, scaling and TTFT. The decode,
 //! ITL and TTFT sentences also word the deep dive's charts by context ([`Place::Context`]).
 
 use infermeter_report::analysis::findings::Against;

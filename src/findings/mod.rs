@@ -115,7 +115,7 @@ pub fn scaling_spread(spread: &Range, place: Place) -> String {
     )
 }
 
-/// A range graded on one of the experience scales of "What Good Looks Like", as the reports
+/// A range graded on one of the experience scales of the last section, as the reports
 /// grade their figures: "By the How Fast Is This? scale, that is very fast at best and slow at
 /// worst."
 pub fn graded(scale: &str, best: &Band, worst: &Band) -> String {

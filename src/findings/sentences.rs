@@ -234,3 +234,119 @@ fn compared_reports_each_get_their_sentence() {
     let one = for_each_report(&all[..1], &labels[..1], fastest::decode_band);
     assert_eq!(one[0].0, None);
 }
+
+/// Every report the viewer is tested on: the bundled ones and the browser tests' fixtures.
+fn every_report() -> Vec<(String, Report)> {
+    let root = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let mut found = Vec::new();
+    for dir in ["data/reports", "tests/browser/fixtures"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "json") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let report = crate::load::parse_report("report.json", &text)
+                    .unwrap_or_else(|e| panic!("{path:?}: {e:?}"));
+                found.push((path.display().to_string(), report));
+            }
+        }
+    }
+    assert!(found.len() >= 6, "only {} reports", found.len());
+    found
+}
+
+/// For every report and statistic: each highlight card shows the figure `infermeter summary
+/// --json` prints at its place in the findings, and the sentence under a chart that states the
+/// same figure shows the same text (one value, one formatter).
+#[test]
+fn cards_and_sentences_state_the_summarys_figures_alike() {
+    use infermeter_report::analysis::Metric;
+    use infermeter_report::Stat;
+    let mut checked = 0;
+    for (path, report) in every_report() {
+        for stat in [Stat::Mean, Stat::P50, Stat::P90, Stat::P99] {
+            let options = FindingsOptions {
+                stat,
+                ..FindingsOptions::default()
+            };
+            let f = findings(&report, &options);
+            let json = serde_json::to_value(&f).unwrap();
+            let at = |pointer: &str| json.pointer(pointer).and_then(|v| v.as_f64());
+            let cards = f.cards();
+            let card = |id: &str| cards.iter().find(|c| c.id == id).unwrap().value.clone();
+            let says = |sentence: Option<String>, figure: &str, what: &str| {
+                let sentence = sentence.unwrap_or_default();
+                assert!(
+                    sentence.contains(figure),
+                    "{path} at {stat:?}: the {what} sentence does not say the card's {figure}: {sentence}"
+                );
+            };
+            if let Some(v) = at("/peak/decode/high/value") {
+                let figure = card("peak-decode");
+                assert_eq!(
+                    figure,
+                    Metric::DecodeTokS.display_text(v),
+                    "{path} {stat:?}"
+                );
+                says(
+                    fastest::decode_band(&f),
+                    &format!("is {figure} ("),
+                    "decode band",
+                );
+                says(
+                    fastest::decode_by_scenario(&f),
+                    &format!("from {figure} ("),
+                    "decode",
+                );
+                says(
+                    context::decode(&f),
+                    &format!("from {figure} ("),
+                    "decode by context",
+                );
+                checked += 1;
+            }
+            if let Some(v) = at("/peak/ttft/low/value") {
+                let figure = card("best-ttft");
+                assert_eq!(figure, Metric::Ttft.display_text(v), "{path} {stat:?}");
+                says(
+                    fastest::ttft_by_scenario(&f),
+                    &format!("is {figure} ("),
+                    "TTFT",
+                );
+                says(
+                    context::ttft(&f),
+                    &format!("is {figure} ("),
+                    "TTFT by context",
+                );
+            }
+            if let Some(v) = at("/throughput/max/value") {
+                let figure = card("max-throughput");
+                assert_eq!(figure, Metric::SystemOutputTokS.display_text(v));
+                // Peak mode's top is the chart's sentence; a burst level's, the table's, with its
+                // mode named.
+                let (sentence, mode) = match f.throughput.max.as_ref().unwrap().mode {
+                    LoadMode::Peak => (throughput::system(&f), "concurrent"),
+                    other => (throughput::summary(&f), other.label()),
+                };
+                says(sentence.clone(), &figure, "throughput");
+                says(sentence, mode, "throughput");
+            }
+            if f.burst.safe_depths.is_empty() {
+                if let Some(scaling) = at("/throughput/peak/scaling/value") {
+                    let figure = card("scaling");
+                    assert_eq!(figure, Metric::ScalingEfficiency.display_text(scaling));
+                    says(
+                        throughput::summary(&f),
+                        &format!("is {figure}."),
+                        "throughput",
+                    );
+                }
+            } else if let Some((deepest, _)) = f.burst.deepest() {
+                assert_eq!(card("safe-queue"), deepest.value_text());
+            }
+        }
+    }
+    assert!(
+        checked >= 20,
+        "only {checked} report and statistic pairs had figures"
+    );
+}

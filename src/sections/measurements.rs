@@ -38,7 +38,7 @@ pub fn MeasurementsSection() -> impl IntoView {
     view! {
         <Section info=&MEASUREMENTS>
             <p>"Every level of every run as measured: requests completed of those sent, completed requests per second, and each latency and speed at the statistic chosen at the top of the page (now " {stat} "). The CSV holds the same figures unrounded."</p>
-            <details class="collapsible" data-testid="measurements"
+            <details class="collapsible" data-testid="measurements-fold"
                 on:toggle=move |ev| open.set(event_target::<web_sys::HtmlDetailsElement>(&ev).open())>
                 <summary>{move || format!("Show all {} measured levels", levels())}</summary>
                 {move || open.get().then(|| tables().into_iter().map(|(label, table, csv)| {
