@@ -294,21 +294,15 @@ pub fn chart_list(sources: &[Source]) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::charts::test_support::{sample, times_in_source, with_sources};
+    use crate::charts::test_support::{assert_written_once, sample, with_sources};
 
     /// Each chart is named in one place: its id and title are written once in the viewer's
     /// source (here), so a section, the embed route and the chart list cannot drift apart.
     #[test]
     fn every_chart_id_and_title_is_written_once() {
         for chart in CHARTS {
-            for text in [chart.id, chart.title] {
-                let quoted = format!("\"{text}\"");
-                assert_eq!(
-                    times_in_source(&quoted),
-                    1,
-                    "{quoted} is written more than once"
-                );
-            }
+            assert_written_once(chart.id);
+            assert_written_once(chart.title);
             assert_eq!(CHARTS.iter().filter(|c| c.title == chart.title).count(), 1);
         }
     }

@@ -115,3 +115,15 @@ pub fn times_in_source(needle: &str) -> usize {
     let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test");
     count(&std::path::Path::new(&manifest).join("src"), needle)
 }
+
+/// Asserts that `text` is written once, quoted, in the viewer's source (a CSS class of the same
+/// name is another thing and does not count).
+pub fn assert_written_once(text: &str) {
+    let quoted = format!("\"{text}\"");
+    let as_class = times_in_source(&format!("class={quoted}"));
+    assert_eq!(
+        times_in_source(&quoted) - as_class,
+        1,
+        "{quoted} is written more than once"
+    );
+}

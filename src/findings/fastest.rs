@@ -21,11 +21,7 @@ pub fn decode(f: &Findings, place: Place) -> Option<String> {
     Some(format!(
         "{} {}{top_tier}",
         speed_range(range, "Per-user decode speed", place),
-        graded(
-            "How Fast Is This?",
-            band_for_speed(range.high.value),
-            band_for_speed(range.low.value)
-        )
+        graded("How Fast Is This?", range, band_for_speed)
     ))
 }
 
@@ -57,11 +53,7 @@ pub fn ttft(f: &Findings, place: Place) -> Option<String> {
     Some(format!(
         "{} {} Industry references: ~50 ms at 1K context, ~2 s at 32K, ~18 s at 128K on top hardware.",
         best_worst(range, "Best TTFT is", place),
-        graded(
-            "How Responsive Is This?",
-            band_for_ttft(range.low.value),
-            band_for_ttft(range.high.value)
-        )
+        graded("How Responsive Is This?", range, band_for_ttft)
     ))
 }
 

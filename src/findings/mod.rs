@@ -115,14 +115,14 @@ pub fn scaling_spread(spread: &Range, place: Place) -> String {
     )
 }
 
-/// A range graded on one of the experience scales of the last section, as the reports
-/// grade their figures: "By the How Fast Is This? scale, that is very fast at best and slow at
-/// worst."
-pub fn graded(scale: &str, best: &Band, worst: &Band) -> String {
+/// A range graded on one of the experience scales of the last section (`band` finds a value's
+/// band), as the reports grade their figures: "By the How Fast Is This? scale, that is very fast
+/// at best and slow at worst."
+pub fn graded(scale: &str, range: &Range, band: fn(f64) -> &'static Band) -> String {
     // ASCII names: `to_lowercase` would link Unicode case tables (~3 KB gzip).
     let (best, worst) = (
-        best.name.to_ascii_lowercase(),
-        worst.name.to_ascii_lowercase(),
+        band(range.best().value).name.to_ascii_lowercase(),
+        band(range.worst().value).name.to_ascii_lowercase(),
     );
     if best == worst {
         format!("By the {scale} scale, that is {best} throughout.")
@@ -148,14 +148,17 @@ pub fn for_each_report(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use infermeter_report::presets::{band_for_itl, ITL_BANDS};
+    use crate::charts::test_support::sample;
+    use infermeter_report::analysis::{findings, FindingsOptions};
+    use infermeter_report::presets::band_for_itl;
 
     #[test]
     fn a_range_within_one_band_is_graded_once() {
-        let good = band_for_itl(0.015);
-        assert_eq!(good, &ITL_BANDS[1]);
+        let f = findings(&sample(), &FindingsOptions::default());
+        let mut r = f.peak.itl.unwrap();
+        (r.low.value, r.high.value) = (0.011, 0.015);
         assert_eq!(
-            graded("How Smooth Is This?", good, good),
+            graded("How Smooth Is This?", &r, band_for_itl),
             "By the How Smooth Is This? scale, that is good throughout."
         );
     }

@@ -327,8 +327,8 @@ fn cards_and_sentences_state_the_summarys_figures_alike() {
                     LoadMode::Peak => (throughput::system(&f), "concurrent"),
                     other => (throughput::summary(&f), other.label()),
                 };
-                says(sentence.clone(), &figure, "throughput");
-                says(sentence, mode, "throughput");
+                says(sentence.clone(), &figure, "throughput summary");
+                says(sentence, mode, "throughput summary");
             }
             if f.burst.safe_depths.is_empty() {
                 if let Some(scaling) = at("/throughput/peak/scaling/value") {
@@ -337,7 +337,7 @@ fn cards_and_sentences_state_the_summarys_figures_alike() {
                     says(
                         throughput::summary(&f),
                         &format!("is {figure}."),
-                        "throughput",
+                        "throughput summary",
                     );
                 }
             } else if let Some((deepest, _)) = f.burst.deepest() {

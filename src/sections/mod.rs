@@ -251,22 +251,15 @@ pub fn ChartFrame(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::charts::test_support::times_in_source;
+    use crate::charts::test_support::assert_written_once;
 
     /// Each section's id and heading are written once: the section and the table of contents
     /// read them from its [`SectionInfo`]. (A CSS class of the same name is not an id.)
     #[test]
     fn every_section_id_and_heading_is_written_once() {
         for section in TOC {
-            for text in [section.id, section.title] {
-                let quoted = format!("\"{text}\"");
-                let as_class = times_in_source(&format!("class={quoted}"));
-                assert_eq!(
-                    times_in_source(&quoted) - as_class,
-                    1,
-                    "{quoted} is written more than once"
-                );
-            }
+            assert_written_once(section.id);
+            assert_written_once(section.title);
         }
     }
 }

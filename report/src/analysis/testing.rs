@@ -67,3 +67,20 @@ pub(crate) fn report(ids: &[&str], series: Vec<Series>) -> Report {
         warnings: Vec::new(),
     }
 }
+
+/// Two scenarios, "chat" and "long" (both 1024 in until a test says otherwise), tied at 172.5
+/// tok/s alone; chat also has a burst series reaching 128 × 38 tok/s.
+pub(crate) fn chat_and_long() -> Report {
+    report(
+        &["chat", "long"],
+        vec![
+            series("chat", LoadMode::Peak, &[(1, 0.19, 172.5), (32, 0.6, 70.6)]),
+            series(
+                "chat",
+                LoadMode::Burst,
+                &[(1, 0.2, 170.0), (64, 2.0, 40.0), (128, 4.0, 38.0)],
+            ),
+            series("long", LoadMode::Peak, &[(1, 1.9, 172.5), (32, 6.2, 13.2)]),
+        ],
+    )
+}

@@ -343,18 +343,12 @@ pub fn findings(report: &Report, options: &FindingsOptions) -> Findings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::testing::{report, series};
+    use crate::analysis::testing::{chat_and_long, report, series};
 
     /// Ties keep the first in report order; low and high, best and worst by direction.
     #[test]
     fn ranges_find_both_ends_and_where() {
-        let r = report(
-            &["chat", "long"],
-            vec![
-                series("chat", LoadMode::Peak, &[(1, 0.19, 172.5), (32, 0.6, 70.6)]),
-                series("long", LoadMode::Peak, &[(1, 1.9, 172.5), (32, 6.2, 13.2)]),
-            ],
-        );
+        let r = chat_and_long();
         let decode = range(&r, LoadMode::Peak, Metric::DecodeTokS, Stat::Mean).unwrap();
         assert_eq!(
             (decode.high.scenario.as_str(), decode.high.concurrency),
@@ -370,7 +364,7 @@ mod tests {
         assert_eq!(ttft.against(0.1), Against::AllAbove);
         assert_eq!(ttft.against(1.0), Against::Crosses);
         assert_eq!(ttft.against(6.2), Against::AllWithin);
-        assert_eq!(range(&r, LoadMode::Burst, Metric::Ttft, Stat::Mean), None);
+        assert_eq!(range(&r, LoadMode::Rate, Metric::Ttft, Stat::Mean), None);
         // At 32 concurrent: 70.6 (chat) and 13.2 (long).
         let top = range_at_top_load(&r, LoadMode::Peak, Metric::DecodeTokS, Stat::Mean).unwrap();
         assert_eq!((top.low.value, top.high.value), (13.2, 70.6));

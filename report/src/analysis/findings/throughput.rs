@@ -199,24 +199,8 @@ fn table(report: &Report, stat: Stat) -> Vec<ThroughputRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::testing::{report, series};
+    use crate::analysis::testing::chat_and_long as sample;
 
-    fn sample() -> Report {
-        report(
-            &["chat", "long"],
-            vec![
-                series("chat", LoadMode::Peak, &[(1, 0.19, 172.5), (32, 0.6, 70.6)]),
-                series(
-                    "chat",
-                    LoadMode::Burst,
-                    &[(1, 0.2, 170.0), (64, 2.0, 40.0), (128, 4.0, 38.0)],
-                ),
-                series("long", LoadMode::Peak, &[(1, 1.9, 172.5), (32, 6.2, 13.2)]),
-            ],
-        )
-    }
-
-    /// Peak mode: chat at 32 (32 × 70.6); any mode: chat's burst at 128 (128 × 38).
     #[test]
     fn the_peak_and_the_highest_in_any_mode() {
         let t = ThroughputFindings::of(&sample(), Stat::Mean);
