@@ -2,6 +2,7 @@
 //! measured, as the reference reports state them ("Concurrency from 1 - 5 requests", "Context
 //! lengths from 1K - 256K tokens").
 
+use super::Analysis;
 use crate::schema::{LoadMode, Report};
 
 /// Lowest and highest of something tested; equal when only one value was.
@@ -73,7 +74,7 @@ pub fn coverage(report: &Report) -> Coverage {
                 }
             }
         }
-        if let Some(s) = report.scenarios.iter().find(|s| s.id == series.scenario) {
+        if let Some(s) = Analysis::new(report).scenario(&series.scenario) {
             c.input_tokens = Span::widen(c.input_tokens, s.input_tokens);
             c.output_tokens = Span::widen(c.output_tokens, s.output_tokens);
         }
