@@ -1,6 +1,7 @@
 //! The deep dive's charts by context length (peak mode), one line per concurrency.
 
 use infermeter_report::analysis::format::format_number;
+use infermeter_report::analysis::Metric;
 
 use super::{fastest, figure_at, scaling_spread, Findings, Place};
 
@@ -10,7 +11,7 @@ use super::{fastest, figure_at, scaling_spread, Findings, Place};
 pub fn throughput(f: &Findings) -> Option<String> {
     let t = f.context.throughput.as_ref()?;
     let (top, lowest) = (t.longest.concurrency, t.lowest);
-    let metric = infermeter_report::analysis::Metric::SystemOutputTokS;
+    let metric = Metric::SystemOutputTokS;
     let mut text = format!(
         "At {top} concurrent, system throughput goes from {} at {} to {} at {}.",
         t.shortest.value_text(metric),

@@ -2,6 +2,7 @@
 //! ITL and TTFT sentences also word the deep dive's charts by context ([`Place::Context`]).
 
 use infermeter_report::analysis::findings::Against;
+use infermeter_report::analysis::format::format_number;
 use infermeter_report::presets::{
     band_for_speed, band_for_ttft, EXCELLENT_DECODE_TOK_S, INSTANT_ITL_S,
 };
@@ -89,7 +90,7 @@ pub fn decode_band(f: &Findings) -> Option<String> {
          scenarios: the band shows how much each user's speed drops under load.",
         figure_at(peak, &peak.high, Place::Scenario),
         spread.high.load_phrase(),
-        infermeter_report::analysis::format::format_number(spread.low.value),
+        format_number(spread.low.value),
         spread.high.value_text(spread.metric)
     ))
 }

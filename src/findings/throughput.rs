@@ -21,8 +21,10 @@ pub fn system(f: &Findings) -> Option<String> {
 
 /// "Single user", "Mid concurrency (8 reqs)", "Max concurrency (32 reqs)".
 pub fn condition(row: &ThroughputRow) -> String {
+    if row.concurrency == 1 {
+        return "Single user".into();
+    }
     let what = match row.condition {
-        _ if row.concurrency == 1 => return "Single user".into(),
         Condition::Lowest => "Lowest concurrency",
         Condition::Middle => "Mid concurrency",
         Condition::Highest => "Max concurrency",

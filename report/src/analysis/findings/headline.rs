@@ -3,7 +3,7 @@
 //! sentence under a chart that state the same figure read the same value.
 
 use super::{Findings, Located, ScenarioDepth};
-use crate::analysis::format::{context_phrase, format_number, with_unit};
+use crate::analysis::format::{format_number, with_unit};
 use crate::analysis::metric::Metric;
 use crate::schema::LoadMode;
 
@@ -18,28 +18,6 @@ pub struct Card {
 }
 
 impl Located {
-    /// Where the level sits in its mode: "single user", "32 concurrent", "1 user" and "256 queue
-    /// depth" (burst), "2 req/s" (rate).
-    pub fn load_phrase(&self) -> String {
-        match (self.mode, self.request_rate) {
-            (LoadMode::Burst, _) if self.concurrency == 1 => "1 user".into(),
-            (LoadMode::Burst, _) => format!("{} queue depth", self.concurrency),
-            (LoadMode::Rate, Some(rate)) => format!("{} req/s", format_number(rate)),
-            _ if self.concurrency == 1 => "single user".into(),
-            _ => format!("{} concurrent", self.concurrency),
-        }
-    }
-
-    /// "1K context".
-    pub fn context_phrase(&self) -> String {
-        context_phrase(self.input_tokens)
-    }
-
-    /// The value in the metric's display unit, with the unit: "172.5 tok/s", "5.8 ms", "41%".
-    pub fn value_text(&self, metric: Metric) -> String {
-        metric.display_text(self.value)
-    }
-
     /// A card's context: "Chatbot at single user"; a level of another mode than peak says which
     /// ("Chatbot at 256 queue depth (burst)").
     fn card_context(&self) -> String {

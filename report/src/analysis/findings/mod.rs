@@ -16,6 +16,7 @@ pub mod throughput;
 use serde::Serialize;
 
 use super::cost::DEFAULT_USD_PER_KWH;
+use super::format::{context_phrase, format_number};
 use super::metric::Metric;
 use super::queue::{max_safe_queue_depth, SafeDepth, DEFAULT_TTFT_THRESHOLD_S};
 use super::use_cases::{targets, CapacityTarget};
@@ -78,6 +79,28 @@ impl Located {
             concurrency,
             request_rate: None,
         }
+    }
+
+    /// Where the level sits in its mode: "single user", "32 concurrent", "1 user" and "256 queue
+    /// depth" (burst), "2 req/s" (rate).
+    pub fn load_phrase(&self) -> String {
+        match (self.mode, self.request_rate) {
+            (LoadMode::Burst, _) if self.concurrency == 1 => "1 user".into(),
+            (LoadMode::Burst, _) => format!("{} queue depth", self.concurrency),
+            (LoadMode::Rate, Some(rate)) => format!("{} req/s", format_number(rate)),
+            _ if self.concurrency == 1 => "single user".into(),
+            _ => format!("{} concurrent", self.concurrency),
+        }
+    }
+
+    /// "1K context".
+    pub fn context_phrase(&self) -> String {
+        context_phrase(self.input_tokens)
+    }
+
+    /// The value in the metric's display unit, with the unit: "172.5 tok/s", "5.8 ms", "41%".
+    pub fn value_text(&self, metric: Metric) -> String {
+        metric.display_text(self.value)
     }
 }
 
