@@ -184,12 +184,29 @@ fn parse_label(s: &str) -> Result<(String, String), String> {
 #[derive(Debug, Clone, Args)]
 pub struct SummaryArgs {
     pub report: PathBuf,
-    /// Machine-readable output.
+    /// Machine-readable output: every figure the report page states, as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Which figure of each distribution to read, as the viewer's Statistic selector: mean,
+    /// p50, p90, p95, p99, p99.9, min or max.
+    #[arg(long, default_value = "mean", value_parser = parse_stat)]
+    pub stat: infermeter_report::Stat,
     /// TTFT threshold for the max safe queue depth, seconds.
     #[arg(long, default_value_t = infermeter_report::analysis::DEFAULT_TTFT_THRESHOLD_S)]
     pub ttft_threshold: f64,
+    /// Electricity price for the energy costs, dollars per kWh.
+    #[arg(long, default_value_t = infermeter_report::analysis::cost::DEFAULT_USD_PER_KWH)]
+    pub usd_per_kwh: f64,
+}
+
+fn parse_stat(s: &str) -> Result<infermeter_report::Stat, String> {
+    infermeter_report::Stat::parse(s).ok_or_else(|| {
+        let all: Vec<&str> = infermeter_report::Stat::ALL
+            .iter()
+            .map(|s| s.label())
+            .collect();
+        format!("\"{s}\" is not a statistic; use one of {}", all.join(", "))
+    })
 }
 
 #[derive(Debug, Clone, Args)]

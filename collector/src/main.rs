@@ -73,10 +73,7 @@ async fn dispatch(command: Command, show_progress: bool) -> anyhow::Result<ExitC
         },
         Command::Summary(args) => {
             let report = summary::read_report(&args.report).map_err(anyhow::Error::msg)?;
-            println!(
-                "{}",
-                summary::summary(&report, args.json, args.ttft_threshold)
-            );
+            println!("{}", summary::summary(&report, &args));
             Ok(ExitCode::SUCCESS)
         }
         Command::Validate(args) => match summary::read_report(&args.report) {

@@ -12,5 +12,7 @@ mod llama_cpp;
 mod secrets;
 #[path = "cli/suite_run.rs"]
 mod suite_run;
+#[path = "cli/summary.rs"]
+mod summary;
 #[path = "cli/viewer.rs"]
 mod viewer;
