@@ -269,6 +269,7 @@ mod tests {
             ],
             records: None,
             warnings: Vec::new(),
+            sharding: None,
         }
     }
 

@@ -164,6 +164,7 @@ mod tests {
             ],
             records: None,
             warnings: Vec::new(),
+            sharding: None,
         };
         let a = Analysis::new(&report);
         assert_eq!(a.scenario("chat").unwrap().name, "Chat");
