@@ -8,6 +8,7 @@ mod calibrate;
 mod cli;
 mod cli_docs;
 mod export;
+mod k8s;
 mod merge;
 mod run;
 mod summary;
@@ -107,6 +108,10 @@ async fn dispatch(command: Command, show_progress: bool) -> anyhow::Result<ExitC
         }
         Command::Merge(args) => {
             println!("{}", merge::merge(&args)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::K8sManifest(args) => {
+            println!("{}", k8s::write(&args)?);
             Ok(ExitCode::SUCCESS)
         }
         Command::Export(args) => {

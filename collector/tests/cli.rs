@@ -6,6 +6,8 @@ mod common;
 mod faults;
 #[path = "cli/interrupt.rs"]
 mod interrupt;
+#[path = "cli/k8s.rs"]
+mod k8s;
 #[path = "cli/llama_cpp.rs"]
 mod llama_cpp;
 #[path = "cli/secrets.rs"]
