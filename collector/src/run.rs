@@ -376,25 +376,12 @@ impl Run {
 
     /// The report's series of `scenario` in `mode`, added (empty) if the report has none yet.
     fn series(&mut self, scenario: &str, mode: LoadMode) -> &mut Series {
-        let series = &mut self.report.series;
-        let at = match series
-            .iter()
-            .position(|s| s.scenario == scenario && s.mode == mode)
-        {
-            Some(i) => i,
-            None => {
-                series.push(Series {
-                    scenario: scenario.into(),
-                    mode,
-                    arrivals: (mode == LoadMode::Rate)
-                        .then(|| self.suite.rate.as_ref().map(|r| r.arrivals))
-                        .flatten(),
-                    levels: Vec::new(),
-                });
-                series.len() - 1
-            }
-        };
-        &mut series[at]
+        let rate = self.suite.rate.as_ref();
+        self.report.series_mut(scenario, mode, || {
+            (mode == LoadMode::Rate)
+                .then(|| rate.map(|r| r.arrivals))
+                .flatten()
+        })
     }
 
     /// Writes the report as it stands, with the records file's name and count.

@@ -787,6 +787,33 @@ pub struct EngineTimings {
 }
 
 impl Report {
+    /// The series of `scenario` in `mode`, added (empty, with `arrivals`) when the report has
+    /// none yet: a run and a merge add levels to their report through this.
+    pub fn series_mut(
+        &mut self,
+        scenario: &str,
+        mode: LoadMode,
+        arrivals: impl FnOnce() -> Option<Arrivals>,
+    ) -> &mut Series {
+        let at = match self
+            .series
+            .iter()
+            .position(|s| s.scenario == scenario && s.mode == mode)
+        {
+            Some(at) => at,
+            None => {
+                self.series.push(Series {
+                    scenario: scenario.into(),
+                    mode,
+                    arrivals: arrivals(),
+                    levels: Vec::new(),
+                });
+                self.series.len() - 1
+            }
+        };
+        &mut self.series[at]
+    }
+
     /// The run's title: `metadata.title`, else "MODEL on Nx GPU". One definition for the
     /// collector's `view` index and the viewer's header.
     pub fn display_title(&self) -> String {

@@ -51,7 +51,9 @@ impl<'a> Merge<'a> {
             .flat_map(|shard| {
                 let part = &shard.report.sharding.as_ref().expect("checked").shards[0];
                 shard.records.iter().map(move |r| {
+                    // Warmups sit outside every level (and may carry a level's numbers).
                     let late = part_of(&part.levels, r)
+                        .filter(|_| !r.warmup)
                         .and_then(|l| l.trials.get(r.trial as usize))
                         .map_or(0.0, |t| t.late_s);
                     RequestRecord {
@@ -322,29 +324,14 @@ impl<'a> Merge<'a> {
     /// The merged report's series of `scenario` in `mode`, added (with the shards' arrivals)
     /// when new.
     fn series(&mut self, scenario: &str, mode: LoadMode) -> &mut Series {
-        let series = &mut self.report.series;
-        let at = match series
-            .iter()
-            .position(|s| s.scenario == scenario && s.mode == mode)
-        {
-            Some(at) => at,
-            None => {
-                let arrivals = self
-                    .shards
-                    .iter()
-                    .flat_map(|s| &s.report.series)
-                    .find(|s| s.scenario == scenario && s.mode == mode)
-                    .and_then(|s| s.arrivals);
-                series.push(Series {
-                    scenario: scenario.into(),
-                    mode,
-                    arrivals,
-                    levels: Vec::new(),
-                });
-                series.len() - 1
-            }
-        };
-        &mut series[at]
+        let shards = self.shards;
+        self.report.series_mut(scenario, mode, || {
+            shards
+                .iter()
+                .flat_map(|s| &s.report.series)
+                .find(|s| s.scenario == scenario && s.mode == mode)
+                .and_then(|s| s.arrivals)
+        })
     }
 
     /// The merged report: the first shard's description of the run, the rebuilt series, every
@@ -459,4 +446,112 @@ fn merged_client(levels: &[Level]) -> Option<ClientHealth> {
             Some(MIXED_CLOCKS.to_string())
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use infermeter_report::{Outcome, SCHEMA_VERSION};
+    use serde_json::json;
+
+    /// A shard's report: levels peak @2 (share 1) and burst @2 (share 1), with the given
+    /// windows (start, end) and lateness of peak @2.
+    fn shard(index: u32, peak: (f64, f64), late_s: f64, burst_end: f64) -> Report {
+        let trial = |(start, end): (f64, f64), late_s: f64| json!([{ "late_s": late_s, "window_start_s": start, "window_end_s": end, "max_in_flight": 1 }]);
+        serde_json::from_value(json!({
+            "schema_version": SCHEMA_VERSION,
+            "metadata": {
+                "model": { "id": "m" }, "engine": { "name": "e" },
+                "hardware": { "gpu_model": "g", "gpu_count": 1 },
+                "started_at": "2026-01-01T00:00:00Z", "collector_version": "0"
+            },
+            "scenarios": [{ "id": "s", "name": "S", "input_tokens": 10, "output_tokens": 2 }],
+            "series": [],
+            "sharding": {
+                "count": 2, "start_at": "2026-01-01T00:00:00Z", "level_seconds": 5.0,
+                "drain_seconds": 2.0,
+                "shards": [{
+                    "index": index, "clock": { "realtime_minus_monotonic_s": 0.0 },
+                    "levels": [
+                        { "scenario": "s", "mode": "peak", "level": 2, "share": 1, "trials": trial(peak, late_s) },
+                        { "scenario": "s", "mode": "burst", "level": 2, "share": 1, "trials": trial((0.0, burst_end), 0.0) }
+                    ]
+                }]
+            }
+        }))
+        .unwrap()
+    }
+
+    fn record(mode: LoadMode, sent_s: f64, in_window: bool) -> RequestRecord {
+        RequestRecord {
+            scenario: "s".into(),
+            mode,
+            concurrency: 2,
+            trial: 0,
+            index: 0,
+            warmup: false,
+            in_window,
+            outcome: Outcome::Ok,
+            scheduled_s: sent_s,
+            sent_s,
+            ttft_s: Some(0.1),
+            e2e_s: Some(0.5),
+            input_tokens: Some(10),
+            output_tokens: Some(2),
+            cached_tokens: None,
+            chunks: Vec::new(),
+            queue_wait_s: None,
+            engine_timings: None,
+            shard: None,
+        }
+    }
+
+    #[test]
+    fn peak_windows_intersect_and_burst_windows_unite_on_the_shared_clock() {
+        let shards = [
+            Shard {
+                file: "a.json".into(),
+                report: shard(0, (1.0, 5.0), 0.0, 3.0),
+                // Sent before shard 1's steady state began: outside the merged window.
+                records: vec![
+                    record(LoadMode::Peak, 1.2, true),
+                    record(LoadMode::Peak, 2.0, true),
+                    record(LoadMode::Burst, 0.0, true),
+                ],
+            },
+            Shard {
+                file: "b.json".into(),
+                // Began peak @2 0.25 s late: its window is 1.25–5.25 s on the shared clock.
+                report: shard(1, (1.0, 5.0), 0.25, 4.0),
+                records: vec![
+                    // 4.6 s on the shared clock, ends at 5.1: after shard 0 drained.
+                    record(LoadMode::Peak, 4.35, true),
+                    record(LoadMode::Peak, 2.0, true),
+                    record(LoadMode::Burst, 0.0, true),
+                ],
+            },
+        ];
+        let (report, records) = rebuild(&shards);
+        let peak = &report.series[0].levels[0];
+        assert_eq!(
+            (report.series[0].mode, peak.concurrency),
+            (LoadMode::Peak, 2)
+        );
+        assert!((peak.duration_s - 3.75).abs() < 1e-9, "{}", peak.duration_s);
+        assert_eq!(peak.metrics.ttft_s.unwrap().count, 2);
+        let in_window: Vec<bool> = records.iter().map(|r| r.in_window).collect();
+        assert_eq!(in_window, [false, true, true, false, true, true]);
+        assert_eq!(records[3].sent_s, 4.6);
+        assert_eq!(
+            records.iter().map(|r| r.shard).collect::<Vec<_>>()[3],
+            Some(1)
+        );
+        let burst = &report.series[1].levels[0];
+        assert_eq!((burst.duration_s, burst.requests.ok), (4.0, 2));
+        assert!(report
+            .warnings
+            .iter()
+            .all(|w| !w.contains("windows differ")));
+        assert_eq!(report.sharding.unwrap().shards.len(), 2);
+    }
 }

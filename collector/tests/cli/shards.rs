@@ -57,11 +57,7 @@ async fn merge(files: &[PathBuf], out: &Path) -> std::process::Output {
 #[tokio::test(flavor = "multi_thread")]
 async fn three_shards_merge_into_the_single_run() {
     // The default H100 profile: simulated time, not the client, makes the figures.
-    let sim = start_sim(infermeter_sim::SimArgs {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        ..infermeter_sim::SimArgs::default()
-    })
-    .await;
+    let sim = start_sim(h100_sim_args()).await;
     let dir = out_dir("shards");
     let suite = small_suite(&dir, SUITE);
     let suite = suite.to_str().unwrap();
