@@ -6,10 +6,14 @@ mod common;
 mod faults;
 #[path = "cli/interrupt.rs"]
 mod interrupt;
+#[path = "cli/k8s.rs"]
+mod k8s;
 #[path = "cli/llama_cpp.rs"]
 mod llama_cpp;
 #[path = "cli/secrets.rs"]
 mod secrets;
+#[path = "cli/shards.rs"]
+mod shards;
 #[path = "cli/suite_run.rs"]
 mod suite_run;
 #[path = "cli/summary.rs"]
