@@ -11,31 +11,20 @@ function escapeHtml(s) {
   return String(s).replace(/[&<>"']/g, (c) => ESCAPES[c]);
 }
 
-/// The value as measured: four significant digits, and every integer digit from 1000 up
-/// (thousands grouped), so 172.4999 reads 172.5 and 12345.6 reads 12,346; an absurd value (from
-/// 1e15) as a power of ten, as the report crate's format_number writes it: 1e300.
-function formatValue(v) {
-  if (v == null || !isFinite(v)) return '-';
-  const a = Math.abs(v);
-  if (a >= 1e15) return Number(v.toPrecision(4)).toExponential().replace('e+', 'e');
-  return a >= 1000 ? Math.round(v).toLocaleString('en-US') : String(Number(v.toPrecision(4)));
-}
-
-/// Tooltip listing every series at the hovered x with its unit (`units` by series index).
-/// A series' `encode` says where x and y are in its data (band edges put y first); band tops
-/// read the real value kept in the third dimension.
-function tooltip({ units, x }) {
+/// Tooltip listing every series at the hovered x with its unit (`units` by series index). The
+/// values come written: `texts[series][point]` holds each point's x and y as the page writes
+/// them (the report crate's formatter, src/charts/plot.rs), so this formats no number itself.
+function tooltip({ units, x, texts }) {
   return (params) => {
     const ps = Array.isArray(params) ? params : [params];
     let out = '';
     for (const q of ps) {
-      const v = q.value;
-      if (!Array.isArray(v)) continue;
-      const [xAt, yAt] = [q.encode?.x?.[0] ?? 0, q.encode?.y?.[0] ?? 1];
-      if (out === '') out = escapeHtml(x) + ': ' + formatValue(v[xAt]);
-      const y = v.length > 2 ? v[2] : v[yAt];
+      const written = texts?.[q.seriesIndex]?.[q.dataIndex];
+      if (!Array.isArray(written)) continue;
+      const [xText, yText] = written;
+      if (out === '') out = escapeHtml(x) + ': ' + escapeHtml(xText);
       const unit = escapeHtml(units[q.seriesIndex] || '');
-      out += '<br/>' + q.marker + escapeHtml(q.seriesName) + ': <b>' + formatValue(y) + '</b> ' + unit;
+      out += '<br/>' + q.marker + escapeHtml(q.seriesName) + ': <b>' + escapeHtml(yText) + '</b> ' + unit;
     }
     return out;
   };

@@ -6,12 +6,12 @@ use infermeter_report::{Report, Stat};
 use leptos::prelude::*;
 
 use crate::address_bar;
-use crate::charts;
+use crate::charts::registry;
 use crate::components::{painted_once, ChartView, ErrorPanel, ThemeToggle};
 use crate::load::{
     fetch_index, fetch_reports, inlined_report_urls, read_files, IndexEntry, LoadFailure,
 };
-use crate::sections;
+use crate::sections::{self, read_sources, read_sources_in};
 use crate::state::{ReportContext, ViewState};
 use crate::timing;
 
@@ -288,19 +288,9 @@ fn EmbeddedChart() -> impl IntoView {
         .view
         .with_untracked(|v| v.chart.clone())
         .unwrap_or_default();
-    let labels = Memo::new(move |_| ctx.reports.with(|r| charts::report_labels(r)));
     let title = {
         let id = id.clone();
-        move || {
-            ctx.reports.with(|r| {
-                labels.with(|l| {
-                    charts::chart_ids(&charts::sources(r, l))
-                        .into_iter()
-                        .find(|(chart, _)| *chart == id)
-                        .map(|(_, title)| title)
-                })
-            })
-        }
+        move || read_sources(ctx, |s, _| registry::title_of(&id, s))
     };
     let exists = title.clone();
     let full_report = move || {
@@ -312,10 +302,17 @@ fn EmbeddedChart() -> impl IntoView {
     view! {
         <Show when=move || exists().is_some() fallback={
             let id = id.clone();
-            move || view! {
-                <ErrorPanel title="No such chart" detail=format!(
-                    "the report has no chart \"{id}\"; remove the chart parameter to see the whole report")
-                />
+            move || {
+                let ids: Vec<String> = read_sources(ctx, |s, _| registry::chart_list(s))
+                    .into_iter()
+                    .map(|(id, _)| id)
+                    .collect();
+                view! {
+                    <ErrorPanel title="No such chart" detail=format!(
+                        "the report has no chart \"{id}\"; remove the chart parameter to see the whole report, or name one of its charts: {}",
+                        ids.join(", "))
+                    />
+                }
             }
         }>
             <main class="embed" data-testid="embed">
@@ -323,15 +320,11 @@ fn EmbeddedChart() -> impl IntoView {
                 <ChartView id=option_id.clone() label=title().unwrap_or_default() height=420
                     option={
                         let id = option_id.clone();
-                        move || ctx.reports.with(|r| labels.with(|l| {
-                            ctx.view.with(|v| charts::chart_by_id(&id, &charts::sources(r, l), v))
-                        })).unwrap_or_default()
+                        move || read_view(ctx, |s, v| registry::chart_by_id(&id, s, v)).unwrap_or_default()
                     }
                     csv={
                         let id = csv_id.clone();
-                        move || ctx.reports.with(|r| labels.with(|l| {
-                            ctx.view.with(|v| charts::chart_csv(&id, &charts::sources(r, l), v))
-                        })).unwrap_or_default()
+                        move || read_view(ctx, |s, v| registry::chart_csv(&id, s, v)).unwrap_or_default()
                     } />
                 <a class="embed-link" href=full_report target="_blank" rel="noopener">"Full report"</a>
             </main>
@@ -346,4 +339,13 @@ fn dropped_files(ev: &web_sys::DragEvent) -> Vec<web_sys::File> {
 fn file_list(list: Option<web_sys::FileList>) -> Vec<web_sys::File> {
     let Some(list) = list else { return Vec::new() };
     (0..list.length()).filter_map(|i| list.get(i)).collect()
+}
+
+/// Runs `f` with the chart sources and the whole view (the embed shows any chart, a capacity
+/// chart with its use case's limits).
+fn read_view<T>(
+    ctx: ReportContext,
+    f: impl FnOnce(&[crate::charts::Source], &ViewState) -> T,
+) -> T {
+    read_sources_in(ctx, ctx.view.into(), f)
 }

@@ -4,10 +4,13 @@ mod address_bar;
 mod app;
 mod charts;
 mod components;
+mod facts;
+mod findings;
 mod js_error;
 mod load;
 mod sections;
 mod state;
+mod tables;
 mod theme;
 mod timing;
 

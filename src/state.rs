@@ -11,14 +11,14 @@
 
 use std::collections::BTreeMap;
 
-use infermeter_report::analysis::{Thresholds, DEFAULT_TTFT_THRESHOLD_S};
+use infermeter_report::analysis::cost::DEFAULT_USD_PER_KWH;
+use infermeter_report::analysis::DEFAULT_TTFT_THRESHOLD_S;
+use infermeter_report::analysis::{findings, Findings, FindingsOptions, Thresholds};
 use infermeter_report::{Report, Stat};
 use leptos::prelude::{Memo, RwSignal, Signal};
 
+use crate::charts::report_labels;
 pub use crate::theme::Theme;
-
-/// Default electricity price, $/kWh.
-pub const DEFAULT_USD_PER_KWH: f64 = 0.10;
 
 /// One user-experience limit a use case can override.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -183,6 +183,15 @@ impl ViewState {
         }
     }
 
+    /// What the report's findings depend on: the statistic, the queue's TTFT limit, the price.
+    pub fn findings_options(&self) -> FindingsOptions {
+        FindingsOptions {
+            stat: self.stat,
+            queue_ttft_s: self.queue_ttft_s,
+            usd_per_kwh: self.usd_per_kwh,
+        }
+    }
+
     /// The limits of `use_case`: its preset with the reader's overrides applied.
     pub fn thresholds(&self, use_case: &str, preset: Thresholds) -> Thresholds {
         let Some(o) = self.threshold_overrides.get(use_case) else {
@@ -244,24 +253,36 @@ fn number(v: f64) -> String {
 }
 
 /// What every section reads from context: the loaded reports (main first, then compared ones,
-/// in `ViewState::reports` order) and the view state. Sections write the view (sliders, selectors)
-/// through `view.update(..)`; the app mirrors it into the URL.
+/// in `ViewState::reports` order), their labels and findings, and the view state. Sections write
+/// the view (sliders, selectors) through `view.update(..)`; the app mirrors it into the URL.
 #[derive(Debug, Clone, Copy)]
 pub struct ReportContext {
     pub reports: Signal<Vec<Report>>,
+    /// Each report's label when several are shown together (`charts::report_labels`).
+    pub labels: Signal<Vec<String>>,
     pub view: RwSignal<ViewState>,
     /// `view.scoped(None)`: what does not depend on use-case limits reads this, so a threshold
     /// slider does not re-render it.
     pub common: Memo<ViewState>,
+    /// Every figure of each report under the view's statistic, queue limit and price: what the
+    /// cards, tables and sentences word. Recomputed only when one of those changes.
+    pub findings: Memo<Vec<Findings>>,
 }
 
 impl ReportContext {
     pub fn new(reports: Vec<Report>, view: RwSignal<ViewState>) -> ReportContext {
         use leptos::prelude::With;
+        let labels = Signal::stored(report_labels(&reports));
+        let reports = Signal::stored(reports);
+        let options = Memo::new(move |_| view.with(ViewState::findings_options));
         ReportContext {
-            reports: Signal::stored(reports),
+            reports,
+            labels,
             view,
             common: Memo::new(move |_| view.with(|v| v.scoped(None))),
+            findings: Memo::new(move |_| {
+                reports.with(|r| options.with(|o| r.iter().map(|r| findings(r, o)).collect()))
+            }),
         }
     }
 }

@@ -35,6 +35,12 @@ pub enum LogFormat {
 pub enum Command {
     /// Run a benchmark suite against an endpoint and write a report.
     Run(Box<RunArgs>),
+    /// Merge the reports of a sharded run's shards (`run --shard I/N`) into one, every level
+    /// rebuilt from all their records.
+    Merge(crate::merge::MergeArgs),
+    /// Write the Kubernetes manifests of a sharded run (an Indexed Job of N shards, a results
+    /// volume, the merge Job), its start time computed once.
+    K8sManifest(crate::k8s::K8sArgs),
     /// Print the highlight figures of a report.
     Summary(SummaryArgs),
     /// Check a report file and explain any problem (exit 1 on problems).
@@ -189,6 +195,8 @@ pub struct RunArgs {
     /// Server metrics URL (default: `/metrics` next to the base URL).
     #[arg(long)]
     pub metrics_url: Option<String>,
+    #[command(flatten)]
+    pub shard: crate::shard::ShardArgs,
 }
 
 impl RunArgs {
@@ -223,12 +231,29 @@ fn parse_label(s: &str) -> Result<(String, String), String> {
 #[derive(Debug, Clone, Args)]
 pub struct SummaryArgs {
     pub report: PathBuf,
-    /// Machine-readable output.
+    /// Machine-readable output: every figure the report page states, as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Which figure of each distribution to read, as the viewer's Statistic selector: mean,
+    /// p50, p90, p95, p99, p99.9, min or max.
+    #[arg(long, default_value = "mean", value_parser = parse_stat)]
+    pub stat: infermeter_report::Stat,
     /// TTFT threshold for the max safe queue depth, seconds.
     #[arg(long, default_value_t = infermeter_report::analysis::DEFAULT_TTFT_THRESHOLD_S)]
     pub ttft_threshold: f64,
+    /// Electricity price for the energy costs, dollars per kWh.
+    #[arg(long, default_value_t = infermeter_report::analysis::cost::DEFAULT_USD_PER_KWH)]
+    pub usd_per_kwh: f64,
+}
+
+fn parse_stat(s: &str) -> Result<infermeter_report::Stat, String> {
+    infermeter_report::Stat::parse(s).ok_or_else(|| {
+        let all: Vec<&str> = infermeter_report::Stat::ALL
+            .iter()
+            .map(|s| s.label())
+            .collect();
+        format!("\"{s}\" is not a statistic; use one of {}", all.join(", "))
+    })
 }
 
 #[derive(Debug, Clone, Args)]

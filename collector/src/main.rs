@@ -9,6 +9,8 @@ mod calibrate;
 mod cli;
 mod cli_docs;
 mod export;
+mod k8s;
+mod merge;
 mod run;
 mod summary;
 // `pub` only because `RunningView::addr` is read by view's own tests alone: in a private
@@ -33,6 +35,7 @@ mod prompt;
 mod prompt_plan;
 mod records;
 mod scheduler;
+mod shard;
 mod suite;
 mod transport;
 
@@ -77,10 +80,7 @@ async fn dispatch(command: Command, show_progress: bool) -> anyhow::Result<ExitC
         },
         Command::Summary(args) => {
             let report = summary::read_report(&args.report).map_err(anyhow::Error::msg)?;
-            println!(
-                "{}",
-                summary::summary(&report, args.json, args.ttft_threshold)
-            );
+            println!("{}", summary::summary(&report, &args));
             Ok(ExitCode::SUCCESS)
         }
         Command::Validate(args) => match summary::read_report(&args.report) {
@@ -109,6 +109,14 @@ async fn dispatch(command: Command, show_progress: bool) -> anyhow::Result<ExitC
         },
         Command::BenchTiming(args) => {
             bench_timing::run(args).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Merge(args) => {
+            println!("{}", merge::merge(&args)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::K8sManifest(args) => {
+            println!("{}", k8s::write(&args)?);
             Ok(ExitCode::SUCCESS)
         }
         Command::Export(args) => {

@@ -189,6 +189,7 @@ mod tests {
             queue_wait_s: None,
             engine_timings: None,
             retried: None,
+            shard: None,
         }
     }
 

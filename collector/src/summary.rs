@@ -2,8 +2,10 @@
 
 use std::path::Path;
 
-use infermeter_report::analysis::highlights::{highlights, Located};
+use infermeter_report::analysis::{findings, FindingsOptions};
 use infermeter_report::{load_report, LoadError, Report, RunStatus};
+
+use crate::cli::SummaryArgs;
 
 /// Loads a report file with an error that names the file.
 pub fn read_report(path: &Path) -> Result<Report, String> {
@@ -25,27 +27,20 @@ fn describe(path: &Path, e: &LoadError) -> String {
     }
 }
 
-/// The summary text (or JSON) for a report.
-pub fn summary(report: &Report, json: bool, ttft_threshold_s: f64) -> String {
-    let h = highlights(report, ttft_threshold_s);
-    if json {
-        return serde_json::to_string_pretty(&h.summary_json()).expect("JSON values serialise");
+/// The summary of a report: the findings the report page states (its highlight cards, key
+/// findings and safe queue depths) as text, or every figure as JSON (`--json`: the report
+/// crate's `Findings`, serialised as it is). Figures are written by the report crate's
+/// formatter, so "6.18 s" on the page is "6.18 s" here.
+pub fn summary(report: &Report, args: &SummaryArgs) -> String {
+    let options = FindingsOptions {
+        stat: args.stat,
+        queue_ttft_s: args.ttft_threshold,
+        usd_per_kwh: args.usd_per_kwh,
+    };
+    let f = findings(report, &options);
+    if args.json {
+        return serde_json::to_string_pretty(&f).expect("findings serialise");
     }
-    let name = |id: &str| {
-        report
-            .scenarios
-            .iter()
-            .find(|s| s.id == id)
-            .map_or(id.to_string(), |s| s.name.clone())
-    };
-    let at = |l: &Located| {
-        format!(
-            "{} {} @ {}",
-            name(&l.scenario),
-            l.mode.label(),
-            l.concurrency
-        )
-    };
     let mut lines = vec![format!(
         "{} ({})",
         report.display_title(),
@@ -54,32 +49,19 @@ pub fn summary(report: &Report, json: bool, ttft_threshold_s: f64) -> String {
     if let RunStatus::Partial { reason } = &report.status {
         lines.push(format!("PARTIAL RUN: {reason}"));
     }
-    let figure = |label: &str, l: &Option<Located>, fmt: &dyn Fn(f64) -> String| match l {
-        Some(l) => format!("{label:<24}{}  ({})", fmt(l.value), at(l)),
-        None => format!("{label:<24}n/a"),
-    };
-    lines.push(figure("Peak decode speed", &h.peak_decode, &|v| {
-        format!("{v:.1} tok/s")
-    }));
-    lines.push(figure("Max system throughput", &h.max_system_tput, &|v| {
-        format!("{v:.0} tok/s")
-    }));
-    lines.push(figure("Best TTFT", &h.best_ttft, &|v| format!("{v:.3} s")));
-    lines.push(format!(
-        "{:<24}{}  ({} of {} requests)",
-        "Success rate",
-        h.success_rate
-            .map_or("n/a".into(), |r| format!("{:.1}%", r * 100.0)),
-        h.requests_ok,
-        h.requests_total
-    ));
-    for (id, depth) in &h.max_safe_queue_depth {
-        let value = depth.map_or("n/a".into(), |d| d.text());
-        lines.push(format!(
-            "{:<24}{value}  ({}, TTFT <= {}s)",
+    lines.push(format!("{:<34}{}", "Statistic", args.stat.label()));
+    let row = |label: &str, value: &str, context: &str| format!("{label:<34}{value}  ({context})");
+    for card in f.cards() {
+        lines.push(row(card.label, &card.value, &card.context));
+    }
+    for (label, text) in f.key_findings() {
+        lines.push(format!("{label:<34}{text}"));
+    }
+    for depth in &f.burst.safe_depths {
+        lines.push(row(
             "Max safe queue depth",
-            name(id),
-            h.ttft_threshold_s
+            &depth.value_text(),
+            &depth.caption(options.queue_ttft_s),
         ));
     }
     for w in &report.warnings {

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use crate::schema::{
-    EngineTimings, Level, LevelMetrics, Outcome, RequestCounts, RequestRecord, ServerMetrics,
-    TrialSummary,
+    EngineTimings, Level, LevelMetrics, Outcome, RequestCounts, RequestRecord, Scenario,
+    ServerMetrics, TrialSummary,
 };
 use crate::stats::{confidence_interval_95, Distribution};
 
@@ -66,6 +66,19 @@ pub fn level(concurrency: u32, request_rate: Option<f64>, trials: &[Trial<'_>]) 
     }
 }
 
+/// The server's figures of a level: what its `/metrics` said (`scraped`), with the engine's
+/// own speeds from the records where it reports them.
+pub fn server(scraped: Option<ServerMetrics>, trials: &[Trial<'_>]) -> Option<ServerMetrics> {
+    match (scraped, engine_speeds(trials)) {
+        (Some(scraped), Some(speeds)) => Some(ServerMetrics {
+            engine_prefill_tok_s: speeds.engine_prefill_tok_s,
+            engine_decode_tok_s: speeds.engine_decode_tok_s,
+            ..scraped
+        }),
+        (scraped, speeds) => scraped.or(speeds),
+    }
+}
+
 /// The engine's own per-request speeds (llama.cpp `timings`) over the measured requests, as
 /// server figures; `None` when the engine reports no timings.
 pub fn engine_speeds(trials: &[Trial<'_>]) -> Option<ServerMetrics> {
@@ -96,6 +109,67 @@ pub fn engine_speeds(trials: &[Trial<'_>]) -> Option<ServerMetrics> {
     };
     (metrics.engine_prefill_tok_s.is_some() || metrics.engine_decode_tok_s.is_some())
         .then_some(metrics)
+}
+
+/// Warnings about what a level's requests (`records`, warmups excluded by the caller) measured
+/// versus what its scenario asked, and about the level's figures; `label` names the level.
+/// The collector's run and `infermeter merge` both word them here, so a merged report warns as
+/// one run would.
+pub fn warnings(
+    label: &str,
+    scenario: &Scenario,
+    prompt_caching: bool,
+    records: &[&RequestRecord],
+    level: &Level,
+) -> Vec<String> {
+    let ok: Vec<&RequestRecord> = records
+        .iter()
+        .copied()
+        .filter(|r| r.outcome == Outcome::Ok)
+        .collect();
+    let mut warnings = Vec::new();
+    let cached = ok
+        .iter()
+        .filter(|r| r.cached_tokens.unwrap_or(0) > 0)
+        .count();
+    if cached > 0 && !prompt_caching {
+        warnings.push(format!(
+            "{label}: {cached} request(s) reported cached prompt tokens in a no-cache suite; TTFT may be optimistic"
+        ));
+    }
+    let wrong_output = ok
+        .iter()
+        .filter(|r| r.output_tokens.is_some_and(|n| n != scenario.output_tokens))
+        .count();
+    if wrong_output > 0 {
+        warnings.push(format!(
+            "{label}: {wrong_output} request(s) produced a different number of output tokens than the {} asked (the engine may ignore ignore_eos/min_tokens)",
+            scenario.output_tokens
+        ));
+    }
+    let target = f64::from(scenario.input_tokens);
+    let off_input = ok
+        .iter()
+        .filter(|r| {
+            r.input_tokens
+                .is_some_and(|n| (f64::from(n) - target).abs() > target * 0.02 + 2.0)
+        })
+        .count();
+    if off_input > 0 {
+        warnings.push(format!(
+            "{label}: {off_input} request(s) had an input length more than 2% away from {}; pass --tokenizer for exact prompts",
+            scenario.input_tokens
+        ));
+    }
+    if level.client.as_ref().is_some_and(|c| c.distorted) {
+        warnings.push(format!(
+            "{label}: the client sent requests late (scheduling lag p99 above 5 ms); its figures may be distorted"
+        ));
+    }
+    if level.requests.ok == 0 && level.requests.total() > 0 {
+        warnings.push(format!("{label}: every request failed"));
+    }
+    warnings
 }
 
 /// Output tokens whose chunks arrived inside the window, from every request (a request that
@@ -265,6 +339,7 @@ mod tests {
             queue_wait_s: None,
             engine_timings: None,
             retried: None,
+            shard: None,
         }
     }
 

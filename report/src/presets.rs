@@ -279,6 +279,13 @@ pub const ITL_BANDS: [Band; 4] = [
     ),
 ];
 
+/// ITL under which streaming feels instant (the top of the "Good" band), seconds: the dashed
+/// line of the ITL charts and what their sentences measure against.
+pub const INSTANT_ITL_S: f64 = ITL_BANDS[1].upper;
+
+/// ITL above which streaming feels sluggish (the bottom of the "Poor" band), seconds.
+pub const SLUGGISH_ITL_S: f64 = ITL_BANDS[ITL_BANDS.len() - 1].lower;
+
 /// Per-user generation speed bands, tok/s.
 pub const SPEED_BANDS: [Band; 4] = [
     band(

@@ -1,10 +1,11 @@
 //! Technical deep dive: infrastructure metrics against context length (x = input tokens), one
 //! line per concurrency level, so a peak before the longest context shows as a bend.
 
+use infermeter_report::analysis::findings::context;
 use infermeter_report::analysis::Metric;
-use infermeter_report::{LoadMode, Stat};
+use infermeter_report::presets::INSTANT_ITL_S;
 
-use super::fastest::{instant_itl_s, itl_threshold};
+use super::fastest::itl_threshold;
 use super::plot::{Plot, XAxis};
 use super::{metric_axis, plot, source_line, Source};
 use crate::state::ViewState;
@@ -17,12 +18,13 @@ pub fn by_context(sources: &[Source], view: &ViewState, metric: Metric) -> Plot 
         view,
     );
     for source in sources {
-        for (concurrency, points) in context_points(source, metric, view.stat) {
-            let points = points
-                .into_iter()
-                .map(|(tokens, v)| (f64::from(tokens), metric.to_display(v)))
+        for line in context::by_context(source.analysis.report(), metric, view.stat) {
+            let points = line
+                .points
+                .iter()
+                .map(|at| (f64::from(at.input_tokens), metric.to_display(at.value)))
                 .collect();
-            let shows = format!("{concurrency} concurrent");
+            let shows = format!("{} concurrent", line.concurrency);
             p.lines
                 .push(source_line(sources, source, &shows, 0, points));
         }
@@ -30,37 +32,7 @@ pub fn by_context(sources: &[Source], view: &ViewState, metric: Metric) -> Plot 
     p
 }
 
-/// Concurrency -> `(input tokens, value in stored units)` over the report's scenarios,
-/// ascending both ways. Scenarios sharing an input length keep the first one measured.
-pub fn context_points(source: &Source, metric: Metric, stat: Stat) -> Vec<(u32, Vec<(u32, f64)>)> {
-    let report = source.analysis.report();
-    let mut by_level: Vec<(u32, Vec<(u32, f64)>)> = Vec::new();
-    for scenario in &report.scenarios {
-        for (concurrency, value) in
-            source
-                .analysis
-                .points(&scenario.id, LoadMode::Peak, metric, stat)
-        {
-            let slot = match by_level.iter_mut().find(|(c, _)| *c == concurrency) {
-                Some((_, points)) => points,
-                None => {
-                    by_level.push((concurrency, Vec::new()));
-                    &mut by_level.last_mut().expect("just pushed").1
-                }
-            };
-            if !slot.iter().any(|(t, _)| *t == scenario.input_tokens) {
-                slot.push((scenario.input_tokens, value));
-            }
-        }
-    }
-    by_level.sort_by_key(|(c, _)| *c);
-    for (_, points) in &mut by_level {
-        points.sort_by_key(|(t, _)| *t);
-    }
-    by_level
-}
-
-/// System throughput (reference 003's "System Throughput" chart).
+/// System throughput (reference 003's chart of it by context).
 pub fn throughput(sources: &[Source], view: &ViewState) -> Plot {
     by_context(sources, view, Metric::SystemOutputTokS)
 }
@@ -88,38 +60,13 @@ pub fn prefill(sources: &[Source], view: &ViewState) -> Plot {
 /// Inter-token latency, with the 20 ms line of instant streaming (reference 002).
 pub fn itl(sources: &[Source], view: &ViewState) -> Plot {
     let mut p = by_context(sources, view, Metric::Itl);
-    p.thresholds.push(itl_threshold(instant_itl_s(), "instant"));
+    p.thresholds.push(itl_threshold(INSTANT_ITL_S, "instant"));
     p
 }
 
 /// Scaling efficiency.
 pub fn scaling(sources: &[Source], view: &ViewState) -> Plot {
     by_context(sources, view, Metric::ScalingEfficiency)
-}
-
-/// Where per-user prefill speed peaks at one concurrency.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PrefillPeak {
-    pub concurrency: u32,
-    pub input_tokens: u32,
-    pub tok_s: f64,
-}
-
-/// The peak prefill speed and its context length at each concurrency (the reference table).
-pub fn prefill_peaks(source: &Source, stat: Stat) -> Vec<PrefillPeak> {
-    context_points(source, Metric::PrefillTokS, stat)
-        .into_iter()
-        .filter_map(|(concurrency, points)| {
-            points
-                .into_iter()
-                .max_by(|a, b| a.1.total_cmp(&b.1))
-                .map(|(input_tokens, tok_s)| PrefillPeak {
-                    concurrency,
-                    input_tokens,
-                    tok_s,
-                })
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -139,35 +86,5 @@ mod tests {
         assert_eq!(x_axis(&json)["name"], "Context length (input tokens)");
         // Reference 002's 20 ms line of instant streaming.
         assert_eq!(threshold_values(&json), vec![20.0]);
-    }
-
-    #[test]
-    fn prefill_peaks_pick_the_fastest_context() {
-        let report = sample();
-        let peaks = with_sources(&report, |s| prefill_peaks(&s[0], Stat::Mean));
-        // From the file itself: at each peak-mode concurrency, the scenario whose mean prefill
-        // speed is highest, with its input length.
-        let levels = peak_levels(&report);
-        assert_eq!(peaks.len(), levels.len());
-        for (peak, &c) in peaks.iter().zip(&levels) {
-            let (input_tokens, tok_s) = report
-                .series
-                .iter()
-                .filter(|s| s.mode == infermeter_report::LoadMode::Peak)
-                .filter_map(|s| {
-                    let level = s.levels.iter().find(|l| l.concurrency == c)?;
-                    let scenario = report.scenarios.iter().find(|x| x.id == s.scenario)?;
-                    Some((
-                        scenario.input_tokens,
-                        level.metrics.prefill_tok_s.as_ref()?.mean,
-                    ))
-                })
-                .max_by(|a, b| a.1.total_cmp(&b.1))
-                .unwrap();
-            assert_eq!(
-                (peak.concurrency, peak.input_tokens, peak.tok_s),
-                (c, input_tokens, tok_s)
-            );
-        }
     }
 }

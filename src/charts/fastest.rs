@@ -1,22 +1,13 @@
 //! "When am I the fastest?": peak mode (exactly N requests in flight), one line per scenario.
 
+use infermeter_report::analysis::format::format_number;
 use infermeter_report::analysis::Metric;
-use infermeter_report::presets::ITL_BANDS;
+use infermeter_report::presets::INSTANT_ITL_S;
 use infermeter_report::LoadMode;
 
 use super::plot::{Line, LineKind, Plot, Threshold, XAxis};
 use super::{metric_axis, plot, scenario_lines, source_line, Source};
 use crate::state::ViewState;
-
-/// ITL under which streaming feels instant (upper edge of the "Good" band), seconds.
-pub fn instant_itl_s() -> f64 {
-    ITL_BANDS[1].upper
-}
-
-/// ITL above which streaming feels sluggish (lower edge of the "Poor" band), seconds.
-pub fn sluggish_itl_s() -> f64 {
-    ITL_BANDS[ITL_BANDS.len() - 1].lower
-}
 
 /// A dashed ITL limit, labelled in ms.
 pub fn itl_threshold(itl_s: f64, meaning: &str) -> Threshold {
@@ -24,10 +15,7 @@ pub fn itl_threshold(itl_s: f64, meaning: &str) -> Threshold {
     Threshold {
         axis: 0,
         value: ms,
-        label: format!(
-            "{} ms: {meaning}",
-            infermeter_report::analysis::format::format_number(ms)
-        ),
+        label: format!("{} ms: {meaning}", format_number(ms)),
     }
 }
 
@@ -49,13 +37,8 @@ pub fn decode(sources: &[Source], view: &ViewState) -> Plot {
 /// Inter-token latency per scenario with the 20 ms "instant" line.
 pub fn itl(sources: &[Source], view: &ViewState) -> Plot {
     let mut p = per_scenario(sources, view, Metric::Itl);
-    p.thresholds.push(itl_threshold(instant_itl_s(), "instant"));
+    p.thresholds.push(itl_threshold(INSTANT_ITL_S, "instant"));
     p
-}
-
-/// TTFT per scenario: what the TTFT band's sentence reads (the band does not name scenarios).
-pub fn ttft(sources: &[Source], view: &ViewState) -> Plot {
-    per_scenario(sources, view, Metric::Ttft)
 }
 
 /// Scaling efficiency per scenario (%).

@@ -1,16 +1,14 @@
 //! One pure function per chart: `fn(&[Source], &ViewState) -> Plot`, rendered to a
-//! [`option::ChartOption`] of charming types (and CSV) by [`plot`]. No signals, no DOM: every chart is tested natively.
-//!
-//! Every chart has a stable id (`fastest.decode`, `capacity.general_chatbot`, ...) used by the
-//! embed route and CSV export: [`chart_by_id`], [`chart_csv`], [`chart_ids`].
+//! [`option::ChartOption`] of charming types (and CSV) by [`plot`]. No signals, no DOM: every
+//! chart is tested natively. Each chart is named once, in [`registry`].
 
 pub mod capacity;
 pub mod deep_dive;
 pub mod fastest;
-pub mod measurements;
 pub mod option;
 pub mod plot;
 pub mod power;
+pub mod registry;
 pub mod scale_up;
 pub mod throughput;
 
@@ -18,7 +16,6 @@ use infermeter_report::analysis::{Analysis, Metric};
 use infermeter_report::{LoadMode, Report, Stat};
 
 use crate::state::ViewState;
-use option::ChartOption;
 use plot::{Line, Plot, YAxis};
 
 /// One loaded report and the label its series carry when several reports are overlaid.
@@ -81,8 +78,13 @@ pub fn sources<'a>(reports: &'a [Report], labels: &'a [String]) -> Vec<Source<'a
 
 /// Series name: the scenario's name, prefixed by the report label when comparing.
 pub fn series_name(sources: &[Source], source: &Source, name: &str) -> String {
-    if sources.len() > 1 {
-        format!("{} · {name}", source.label)
+    labelled(source.label, name, sources.len() > 1)
+}
+
+/// `name` prefixed by a report's label when reports are compared: "2x H200 · Chatbot".
+pub fn labelled(label: &str, name: &str, comparing: bool) -> String {
+    if comparing {
+        format!("{label} · {name}")
     } else {
         name.to_string()
     }
@@ -165,98 +167,6 @@ pub fn plot(x: plot::XAxis, y: Vec<YAxis>, view: &ViewState) -> Plot {
     }
 }
 
-type ChartFn = fn(&[Source], &ViewState) -> Plot;
-
-/// Charts with a fixed id, with their titles (the reference reports' headings). Capacity
-/// charts add `capacity.<use-case-id>` per use case, see [`chart_ids`].
-pub const CHART_IDS: &[(&str, &str)] = &[
-    ("fastest.decode", "Decode Speed per Scenario"),
-    ("fastest.itl", "Inter-Token Latency per Scenario"),
-    ("fastest.scaling", "Scaling Efficiency"),
-    ("fastest.decode_range", "Per-User Throughput Range"),
-    ("fastest.ttft_range", "TTFT Range"),
-    ("scale_up.ttft", "TTFT vs Queue Depth"),
-    ("scale_up.itl", "Inter-Token Latency vs Queue Depth"),
-    ("scale_up.decode", "Per-User Decode Speed vs Queue Depth"),
-    ("throughput.system", "System Throughput"),
-    (
-        "deep_dive.throughput",
-        "System Throughput by Context Length",
-    ),
-    (
-        "deep_dive.decode",
-        "Per-User Generation Speed by Context Length",
-    ),
-    ("deep_dive.ttft", "Time to First Token by Context Length"),
-    ("deep_dive.queue_wait", "Queue Wait Times"),
-    ("deep_dive.prefill", "Per-User Prefill Speed"),
-    ("deep_dive.itl", "Inter-Token Latency by Context Length"),
-    ("deep_dive.scaling", "Scaling Efficiency by Context Length"),
-    ("power.draw", "Power Consumption"),
-    ("power.tokens_per_joule", "Energy Efficiency"),
-    ("power.cost", "Energy Cost per Million Tokens"),
-];
-
-fn chart_fn(id: &str) -> Option<ChartFn> {
-    Some(match id {
-        "fastest.decode" => fastest::decode,
-        "fastest.itl" => fastest::itl,
-        "fastest.scaling" => fastest::scaling,
-        "fastest.decode_range" => fastest::decode_range,
-        "fastest.ttft_range" => fastest::ttft_range,
-        "scale_up.ttft" => scale_up::ttft,
-        "scale_up.itl" => scale_up::itl,
-        "scale_up.decode" => scale_up::decode,
-        "throughput.system" => throughput::system,
-        "deep_dive.throughput" => deep_dive::throughput,
-        "deep_dive.decode" => deep_dive::decode,
-        "deep_dive.ttft" => deep_dive::ttft,
-        "deep_dive.queue_wait" => deep_dive::queue_wait,
-        "deep_dive.prefill" => deep_dive::prefill,
-        "deep_dive.itl" => deep_dive::itl,
-        "deep_dive.scaling" => deep_dive::scaling,
-        "power.draw" => power::draw,
-        "power.tokens_per_joule" => power::tokens_per_joule,
-        "power.cost" => power::cost,
-        _ => return None,
-    })
-}
-
-/// The plot of chart `id`; `None` for an unknown id or a use case the reports cannot show.
-pub fn plot_by_id(id: &str, sources: &[Source], view: &ViewState) -> Option<Plot> {
-    if let Some(use_case) = id.strip_prefix("capacity.") {
-        let target = capacity::targets(sources.first()?)
-            .into_iter()
-            .find(|t| t.id == use_case)?;
-        return Some(capacity::chart(sources, &target, view));
-    }
-    chart_fn(id).map(|f| f(sources, view))
-}
-
-/// The chart `id` (embed route).
-pub fn chart_by_id(id: &str, sources: &[Source], view: &ViewState) -> Option<ChartOption> {
-    plot_by_id(id, sources, view).map(|p| p.to_option())
-}
-
-/// The data of chart `id` as CSV (`series,x_axis,x,value,unit`).
-pub fn chart_csv(id: &str, sources: &[Source], view: &ViewState) -> Option<String> {
-    plot_by_id(id, sources, view).map(|p| p.to_csv())
-}
-
-/// Every chart id the reports can show, with its title: [`CHART_IDS`] then one capacity chart
-/// per use case of the first report.
-pub fn chart_ids(sources: &[Source]) -> Vec<(String, String)> {
-    let fixed = CHART_IDS
-        .iter()
-        .map(|(id, title)| (id.to_string(), title.to_string()));
-    let capacity = sources.first().into_iter().flat_map(|s| {
-        capacity::targets(s)
-            .into_iter()
-            .map(|t| (format!("capacity.{}", t.id), format!("{} Capacity", t.name)))
-    });
-    fixed.chain(capacity).collect()
-}
-
 #[cfg(test)]
 mod single_edits;
 #[cfg(test)]
@@ -264,6 +174,7 @@ pub(crate) mod test_support;
 
 #[cfg(test)]
 mod tests {
+    use super::registry::{chart_by_id, chart_csv, chart_list, plot_by_id, CHARTS, FASTEST_DECODE};
     use super::test_support::*;
     use super::*;
 
@@ -280,14 +191,15 @@ mod tests {
     fn every_fixed_chart_renders_from_the_sample() {
         let report = sample();
         with_sources(&report, |s| {
-            for (id, _) in CHART_IDS {
+            for chart in CHARTS {
+                let id = chart.id;
                 let plot = plot_by_id(id, s, &ViewState::default()).unwrap();
                 assert!(!plot.is_empty(), "{id} has no data");
                 let csv = chart_csv(id, s, &ViewState::default()).unwrap();
                 let rows = plot.lines.iter().map(|l| l.points.len()).sum::<usize>();
                 assert_eq!(csv.lines().count(), rows + 1, "{id}");
             }
-            for (id, _) in chart_ids(s) {
+            for (id, _) in chart_list(s) {
                 assert!(chart_by_id(&id, s, &ViewState::default()).is_some(), "{id}");
             }
             assert!(chart_by_id("nope", s, &ViewState::default()).is_none());
@@ -434,7 +346,7 @@ mod tests {
         let mut report = sample();
         report.scenarios[0].name = "RAG, \"QA\"".into();
         let csv = with_sources(&report, |s| {
-            chart_csv("fastest.decode", s, &ViewState::default())
+            chart_csv(FASTEST_DECODE.id, s, &ViewState::default())
         })
         .unwrap();
         assert!(csv.starts_with("series,x_axis,x,value,unit\n"));

@@ -9,6 +9,7 @@ use charming::element::{
     NameLocation, SplitLine, Symbol, TextStyle, Tooltip, Trigger,
 };
 use charming::series::Line as LineSeries;
+use infermeter_report::analysis::format::{format_grouped, format_number};
 use infermeter_report::analysis::{Estimate, MonotoneCurve};
 
 use super::option::{ChartOption, Dash, LegendEntry};
@@ -31,6 +32,14 @@ impl XAxis {
             XAxis::ConcurrentUsers => "Concurrent users",
             XAxis::QueueDepth => "Queue depth (requests)",
             XAxis::ContextTokens => "Context length (input tokens)",
+        }
+    }
+
+    /// A value on this axis as the page writes it: "32", or "32,768" input tokens.
+    pub fn value_text(self, x: f64) -> String {
+        match self {
+            XAxis::ContextTokens => format_grouped(x),
+            _ => format_number(x),
         }
     }
 
@@ -435,7 +444,9 @@ impl Plot {
                 .name(kind)
                 .x_axis(at)
                 .y_axis(estimate.value)
-                .value((estimate.value * 10.0).round() / 10.0)]))
+                // ECharts labels the point with this number as JavaScript writes it, which for
+                // the shortest decimal format_number gives is those same digits.
+                .value(format_number(estimate.value).parse().unwrap_or(estimate.value))]))
     }
 
     /// Vertical dashed line at the cursor, labelled with its concurrency and kind.
@@ -472,15 +483,28 @@ impl Plot {
         )
     }
 
-    /// Tooltip listing every series at the hovered x with its unit. Its output is HTML: the
-    /// function (public/infermeter-echarts.js) escapes every string, series names included.
+    /// Tooltip listing every series at the hovered x with its unit. It shows every value as
+    /// the page writes it: each point's x and y, formatted here by the report crate's one
+    /// formatter, travel with the chart (`texts`, by series and point), so the tooltip formats
+    /// nothing itself. Its output is HTML: the function (public/infermeter-echarts.js) escapes
+    /// every string, series names included.
     fn tooltip_formatter(&self) -> String {
         let units: Vec<&str> = self
             .lines
             .iter()
             .map(|l| self.y.get(l.axis).map_or("", |y| y.unit.as_str()))
             .collect();
-        let args = serde_json::json!({"units": units, "x": self.x.name()});
+        let texts: Vec<Vec<[String; 2]>> = self
+            .lines
+            .iter()
+            .map(|l| {
+                l.points
+                    .iter()
+                    .map(|&(x, y)| [self.x.value_text(x), format_number(y)])
+                    .collect()
+            })
+            .collect();
+        let args = serde_json::json!({"units": units, "x": self.x.name(), "texts": texts});
         format!("{TOOLTIP_FORMATTER}:{args}")
     }
 
@@ -610,23 +634,66 @@ mod tests {
 
     /// Runs the tooltip formatter in Node with a hostile series name, as ECharts would call it.
     #[test]
-    fn tooltip_formatter_escapes_series_names_and_formats_values() {
+    fn tooltip_formatter_escapes_series_names() {
         let hostile = "<img src=x onerror=alert(1)>";
         let call = format!(
-            "o.tooltip.formatter([{{seriesIndex:0, seriesName:{hostile:?}, marker:'', value:[4, 1234.5]}}])"
+            "o.tooltip.formatter([{{seriesIndex:0, dataIndex:0, seriesName:{hostile:?}, marker:'', value:[4, 1234.5]}}])"
         );
         let Some(text) = run_in_node(&plot_of(hostile, (4.0, 1234.5)).to_option(), &call) else {
             return;
         };
         assert_eq!(
             text,
-            "Concurrent users: 4<br/>&lt;img src=x onerror=alert(1)&gt;: <b>1,235</b> tok/s"
+            "Concurrent users: 4<br/>&lt;img src=x onerror=alert(1)&gt;: <b>1234.5</b> tok/s"
         );
-        let call = "o.tooltip.formatter([{seriesIndex:0, seriesName:'a', marker:'', value:[1, 172.49999999999994]}])";
-        let Some(text) = run_in_node(&plot_of("a", (1.0, 172.5)).to_option(), call) else {
+    }
+
+    /// The tooltip shows each value exactly as the page writes it (the report crate's
+    /// format_number): on a table of values, from the rounding boundaries to an absurd one.
+    #[test]
+    fn tooltips_write_values_as_the_page_does() {
+        let values = [
+            172.49999999999994,
+            9774.0,
+            10_659_600.0,
+            6.18,
+            0.04662,
+            99.96,
+            5.797,
+            0.0,
+            -0.0001,
+            1e300,
+            999_999_999_999_999.0,
+        ];
+        let mut plot = plot_of("a", (1.0, 1.0));
+        plot.lines[0].points = values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| (f64::from(1u32 << i), v))
+            .collect();
+        let calls: Vec<String> = (0..values.len())
+            .map(|i| {
+                format!(
+                    "o.tooltip.formatter([{{seriesIndex:0, dataIndex:{i}, seriesName:'a', marker:'', value:[0, 0]}}])"
+                )
+            })
+            .collect();
+        let call = format!("[{}].join('|')", calls.join(","));
+        let Some(text) = run_in_node(&plot.to_option(), &call) else {
             return;
         };
-        assert_eq!(text, "Concurrent users: 1<br/>a: <b>172.5</b> tok/s");
+        let expected: Vec<String> = values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                format!(
+                    "Concurrent users: {}<br/>a: <b>{}</b> tok/s",
+                    1u32 << i,
+                    format_number(v)
+                )
+            })
+            .collect();
+        assert_eq!(text, expected.join("|"));
     }
 
     /// A band on a log x axis: ECharts stacks the first numeric dimension, so each edge must put
@@ -663,8 +730,8 @@ mod tests {
             serde_json::json!([[70.0, 1.0, 170.0], [80.0, 8.0, 120.0]])
         );
         let call = "o.tooltip.formatter([\
-            {seriesIndex:0, seriesName:'low', marker:'', value:[40, 8], encode:{x:[1], y:[0]}},\
-            {seriesIndex:1, seriesName:'high', marker:'', value:[80, 8, 120], encode:{x:[1], y:[0]}}])";
+            {seriesIndex:0, dataIndex:1, seriesName:'low', marker:'', value:[40, 8], encode:{x:[1], y:[0]}},\
+            {seriesIndex:1, dataIndex:1, seriesName:'high', marker:'', value:[80, 8, 120], encode:{x:[1], y:[0]}}])";
         if let Some(text) = run_in_node(&plot.to_option(), call) {
             assert_eq!(
                 text,

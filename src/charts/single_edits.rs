@@ -7,14 +7,15 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use infermeter_report::analysis::highlights::highlights;
+use infermeter_report::analysis::findings;
 use infermeter_report::Stat;
 use serde_json::Value;
 
-use super::{capacity, chart_ids, deep_dive, plot_by_id, power, scale_up, throughput, Source};
+use super::registry::{chart_list, plot_by_id, CHARTS};
+use super::Source;
 use crate::load::parse_report;
-use crate::sections::findings;
 use crate::state::ViewState;
+use crate::tables::{capacity, measurements};
 
 const FIXTURE: &str = include_str!("../../tests/browser/fixtures/valid-small.json");
 
@@ -95,42 +96,35 @@ fn apply(document: &Value, pointer: &str, edit: &Edit) -> Value {
 /// What the report page derives from its sources, for one view.
 fn render_everything(sources: &[Source], view: &ViewState) {
     let source = &sources[0];
-    let _ = highlights(source.analysis.report(), view.queue_ttft_s);
-    let table = super::measurements::measurements(source, view.stat);
-    let _ = super::measurements::to_csv(&table, view.stat);
+    let report = source.analysis.report();
+    let f = findings(report, &view.findings_options());
+    let _ = (f.cards(), f.key_findings());
+    let _ = serde_json::to_string(&f).unwrap();
+    for chart in CHARTS {
+        let _ = (chart.finding)(&f);
+    }
+    let _ = crate::findings::throughput::summary(&f);
+    f.throughput
+        .table
+        .iter()
+        .for_each(|r| drop(crate::findings::throughput::condition(r)));
+    let table = measurements::measurements(source, view.stat);
+    let _ = measurements::to_csv(&table, view.stat);
     table.rows.iter().for_each(|r| drop(r.cells()));
-    for (id, _) in chart_ids(sources) {
+    for (id, _) in chart_list(sources) {
         let plot = plot_by_id(&id, sources, view).expect("every listed chart has a plot");
         let _ = serde_json::to_string(&plot.to_option()).unwrap();
         let _ = plot.to_csv();
-        let _ = findings::speed_range(&plot, "it");
-        let _ = findings::latency_range(&plot, "it");
-        let _ = findings::itl_verdict(&plot, 20.0);
-        let _ = findings::sluggish_verdict(&plot, 70.0);
-        let _ = findings::scaling_at_max(&plot);
-        let _ = findings::speed_spread(&plot);
-        let _ = findings::best_worst(&plot, "Best is");
-        let _ = findings::peak_throughput(&plot);
-        let _ = findings::highest(&plot);
     }
-    for target in capacity::targets(source) {
-        if let Some(verdict) = capacity::verdict(source, &target, view) {
-            let _ = capacity::figure_text(&verdict);
-            let _ = capacity::table(source, &target, &verdict, view);
+    for target in &f.use_cases {
+        if let Some(verdict) = capacity::verdict(source, target, view) {
+            let _ = crate::findings::capacity::figure_text(&verdict);
+            let _ = verdict.verdict_sentence();
+            let _ = capacity::table(source, target, &verdict, view);
         }
-        let _ = capacity::caption(&target, view);
+        let _ = crate::findings::capacity::caption(target, view);
     }
-    let rows = throughput::table(source, view.stat);
-    let _ = throughput::summary(source, &rows, view.stat);
-    for card in scale_up::depth_cards(sources, view) {
-        let _ = (card.value_text(), card.caption());
-    }
-    let _ = deep_dive::prefill_peaks(source, view.stat);
-    if power::has_power(source) {
-        for scenario in &source.analysis.report().scenarios {
-            let _ = power::levels(source, &scenario.id, view.stat);
-        }
-    }
+    let _ = crate::tables::cursor::cursor_rows(sources, view);
 }
 
 #[test]

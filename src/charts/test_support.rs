@@ -90,3 +90,40 @@ pub fn x_axis(json: &Value) -> &Value {
         one => one,
     }
 }
+
+/// How many times `needle` is written in the viewer's source files (`src/`, tests included).
+/// Read at run time: a build cache shared by checkouts can hold this binary built in another.
+pub fn times_in_source(needle: &str) -> usize {
+    fn count(dir: &std::path::Path, needle: &str) -> usize {
+        std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("reading {dir:?}: {e}"))
+            .map(|entry| entry.expect("a directory entry").path())
+            .map(|path| {
+                if path.is_dir() {
+                    count(&path, needle)
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    std::fs::read_to_string(&path)
+                        .unwrap()
+                        .matches(needle)
+                        .count()
+                } else {
+                    0
+                }
+            })
+            .sum()
+    }
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test");
+    count(&std::path::Path::new(&manifest).join("src"), needle)
+}
+
+/// Asserts that `text` is written once, quoted, in the viewer's source (a CSS class of the same
+/// name is another thing and does not count).
+pub fn assert_written_once(text: &str) {
+    let quoted = format!("\"{text}\"");
+    let as_class = times_in_source(&format!("class={quoted}"));
+    assert_eq!(
+        times_in_source(&quoted) - as_class,
+        1,
+        "{quoted} is written more than once"
+    );
+}

@@ -9,6 +9,7 @@
 pub mod after_paint;
 pub mod chart;
 pub mod controls;
+pub mod echarts;
 pub mod error_panel;
 pub mod export;
 pub mod highlight;

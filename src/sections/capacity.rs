@@ -1,19 +1,22 @@
 //! Capacity analysis per use case: guidance table, threshold sliders, chart, verdict and table.
 
 use infermeter_report::analysis::capacity::Thresholds;
-use infermeter_report::analysis::format::format_number;
+use infermeter_report::analysis::format::with_unit;
+use infermeter_report::analysis::use_cases::{targets, CapacityTarget};
 use infermeter_report::analysis::Metric;
 use leptos::prelude::*;
 
-use super::findings::{context_label, context_words};
-use super::{context, read_sources_in, scoped_view, ChartBlock};
-use crate::charts::capacity::{
-    caption, card_text, figure_text, latency_limit_text, speed_limit_text, table, targets, verdict,
-    CapacityTarget,
+use super::{
+    context, read_main_findings, read_sources_in, scoped_view, ChartFrame, Section, CAPACITY,
 };
-use crate::charts::plot::Plot;
+use crate::charts::registry::{capacity_id, capacity_title};
 use crate::components::{table_name, HighlightCard, HighlightGrid, TableScroll};
+use crate::findings::capacity::{
+    caption, card_text, figure_text, latency_limit_text, speed_limit_text, thresholds_text,
+    token_profile, use_case_heading,
+};
 use crate::state::ThresholdKind;
+use crate::tables::capacity::{table, verdict, CapacityTable};
 
 /// A threshold slider: which limit, its test-id key, label, display unit and range.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -80,39 +83,6 @@ pub fn limit_value(t: &Thresholds, kind: ThresholdKind) -> Option<f64> {
     }
 }
 
-/// "Thresholds: TTFT < 10 s, generation speed > 10 tok/s".
-pub fn thresholds_text(t: &Thresholds) -> String {
-    let mut parts = Vec::new();
-    if let Some(v) = t.max_e2e_s {
-        parts.push(format!(
-            "end-to-end latency < {} ms",
-            format_number(v * 1000.0)
-        ));
-    }
-    if let Some(v) = t.max_ttft_s {
-        parts.push(format!("TTFT < {} s", format_number(v)));
-    }
-    if let Some(v) = t.min_decode_tok_s {
-        parts.push(format!("generation speed > {} tok/s", format_number(v)));
-    }
-    if let Some(v) = t.max_itl_s {
-        parts.push(format!(
-            "ITL < {} ms",
-            format_number(Metric::Itl.to_display(v))
-        ));
-    }
-    let word = if parts.len() == 1 {
-        "Threshold"
-    } else {
-        "Thresholds"
-    };
-    format!("{word}: {}", parts.join(", "))
-}
-
-fn no_finding(_: &Plot) -> Option<String> {
-    None
-}
-
 #[component]
 fn Slider(target: CapacityTarget, spec: SliderSpec) -> impl IntoView {
     let ctx = context();
@@ -146,35 +116,73 @@ fn Slider(target: CapacityTarget, spec: SliderSpec) -> impl IntoView {
             <span>{spec.label}</span>
             <input type="range" id=dom_id data-testid=input_id min=min max=max step=step
                 prop:value=move || current().to_string() on:input=on_input />
-            <output>{move || format!("{} {}", format_number(shown()), spec.metric.unit())}</output>
+            <output>{move || with_unit(shown(), spec.metric.unit())}</output>
         </label>
     }
 }
 
-/// "Chatbot (1K Context)" as in the reports; "Short prompt (64-Token Context)" below 1K.
-fn use_case_heading(name: &str, input_tokens: u32) -> String {
-    let context = context_words(f64::from(input_tokens), ["Token", "Context"]);
-    format!("{name} ({context})")
+/// One report's capacity for a use case: the figure, the verdict and the table of levels.
+#[component]
+fn CapacityVerdict(
+    /// The report's label when several are compared.
+    label: Option<String>,
+    figure: String,
+    sentence: String,
+    table: CapacityTable,
+    /// The figure's test id.
+    figure_testid: String,
+    table_label: String,
+) -> impl IntoView {
+    view! {
+        <div class="capacity-verdict">
+            <p class="capacity-figure" aria-live="polite">
+                {label.clone().map(|l| format!("{l}: "))}
+                "Capacity limit: " <strong data-testid=figure_testid>{figure}</strong>
+            </p>
+            <p data-testid="capacity-verdict">{sentence}</p>
+            <TableScroll label=table_name(label.as_deref(), &table_label)><table class="data-table" data-testid="capacity-table">
+                <thead><tr>
+                    <th scope="col">"Metric"</th>
+                    {table.levels.iter().map(|c| view! {
+                        <th scope="col">{format!("@ {c} {}", if *c == 1 { "request" } else { "requests" })}</th>
+                    }).collect_view()}
+                </tr></thead>
+                <tbody>
+                    {table.rows.into_iter().map(|(metric, cells)| view! {
+                        <tr>
+                            <th scope="row">{metric}</th>
+                            {cells.into_iter().map(|c| view! {
+                                <td class:breached=c.breached>{c.text}</td>
+                            }).collect_view()}
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table></TableScroll>
+        </div>
+    }
 }
 
 #[component]
 fn UseCaseBlock(target: CapacityTarget) -> impl IntoView {
     let ctx = context();
     let id = target.id.clone();
-    let chart_id = format!("capacity.{id}");
     let heading = use_case_heading(&target.name, target.input_tokens);
     let scoped = scoped_view(ctx, Some(&id));
     let verdicts = {
         let target = target.clone();
         move || {
             read_sources_in(ctx, scoped, |sources, view| {
+                let comparing = sources.len() > 1;
                 sources
                     .iter()
                     .filter_map(|s| {
-                        let t = targets(s).into_iter().find(|t| t.id == target.id)?;
+                        // The use case may be judged on another scenario in a compared report.
+                        let t = targets(s.analysis.report())
+                            .into_iter()
+                            .find(|t| t.id == target.id)?;
                         let cap = verdict(s, &t, view)?;
                         Some((
-                            s.label.to_string(),
+                            comparing.then(|| s.label.to_string()),
                             figure_text(&cap),
                             cap.verdict_sentence(),
                             table(s, &t, &cap, view),
@@ -193,9 +201,8 @@ fn UseCaseBlock(target: CapacityTarget) -> impl IntoView {
     };
     let caption_text = {
         let target = target.clone();
-        move || ctx.view.with(|v| caption(&target, v))
+        Signal::derive(move || scoped.with(|v| caption(&target, v)))
     };
-    let comparing = move || ctx.reports.with(|r| r.len() > 1);
     let sliders = sliders_for(&target.preset);
     let figure_id = format!("capacity-figure-{id}");
     let table_label = format!("{} capacity at measured levels", target.name);
@@ -210,46 +217,16 @@ fn UseCaseBlock(target: CapacityTarget) -> impl IntoView {
             <div class="sliders">
                 {sliders.into_iter().map(|spec| view! { <Slider target=target.clone() spec /> }).collect_view()}
             </div>
-            <ChartBlock id=chart_id title=format!("{} capacity", target.name) intro=""
-                caption=caption_text() finding=no_finding />
+            <ChartFrame id=capacity_id(&target) title=capacity_title(&target) intro=""
+                caption=caption_text finding=None />
             {move || verdicts().into_iter().enumerate().map(|(i, (label, figure, sentence, table))| {
                 let figure_testid = if i == 0 { figure_id.clone() } else { format!("{figure_id}-{}", i + 1) };
                 view! {
-                    <div class="capacity-verdict">
-                        <p class="capacity-figure" aria-live="polite">
-                            {comparing().then(|| format!("{label}: "))}
-                            "Capacity limit: " <strong data-testid=figure_testid>{figure}</strong>
-                        </p>
-                        <p data-testid="capacity-verdict">{sentence}</p>
-                        <TableScroll label=table_name(comparing().then_some(label.as_str()), &table_label)><table class="data-table" data-testid="capacity-table">
-                            <thead><tr>
-                                <th scope="col">"Metric"</th>
-                                {table.levels.iter().map(|c| view! {
-                                    <th scope="col">{format!("@ {c} {}", if *c == 1 { "request" } else { "requests" })}</th>
-                                }).collect_view()}
-                            </tr></thead>
-                            <tbody>
-                                {table.rows.into_iter().map(|(metric, cells)| view! {
-                                    <tr>
-                                        <th scope="row">{metric}</th>
-                                        {cells.into_iter().map(|c| view! {
-                                            <td class:breached=c.breached>{c.text}</td>
-                                        }).collect_view()}
-                                    </tr>
-                                }).collect_view()}
-                            </tbody>
-                        </table></TableScroll>
-                    </div>
+                    <CapacityVerdict label figure sentence table figure_testid table_label=table_label.clone() />
                 }
             }).collect_view()}
         </article>
     }
-}
-
-/// "1K in / 128 out": a use case's token profile on its summary card.
-fn token_profile(input_tokens: u32, output_tokens: u32) -> String {
-    let count = |n: u32| context_label(f64::from(n));
-    format!("{} in / {} out", count(input_tokens), count(output_tokens))
 }
 
 /// One use case's summary card, as reference 002 opens its capacity analysis with: the capacity
@@ -258,7 +235,7 @@ fn token_profile(input_tokens: u32, output_tokens: u32) -> String {
 fn CapacityCard(target: CapacityTarget) -> impl IntoView {
     let ctx = context();
     let view = scoped_view(ctx, Some(&target.id));
-    let label = format!("{} Capacity", target.name);
+    let label = capacity_title(&target);
     let profile = token_profile(target.input_tokens, target.output_tokens);
     let testid = format!("capacity-card-{}", target.id);
     let figure = Memo::new(move |_| {
@@ -305,18 +282,10 @@ fn GuidanceRow(target: CapacityTarget) -> impl IntoView {
 pub fn CapacitySection() -> impl IntoView {
     let ctx = context();
     // The use cases come from the main report; the view only changes limits, not the list.
-    let all = move || {
-        ctx.reports.with(|r| {
-            let labels = crate::charts::report_labels(r);
-            crate::charts::sources(r, &labels)
-                .first()
-                .map(targets)
-                .unwrap_or_default()
-        })
-    };
+    let all =
+        Memo::new(move |_| read_main_findings(ctx, |f| f.use_cases.clone()).unwrap_or_default());
     view! {
-        <section id="capacity" data-testid="section-capacity">
-            <h2>"Use Case Guidance"</h2>
+        <Section info=&CAPACITY>
             <p>"The table maps this configuration's performance to common deployment scenarios. Capacity limits are where TTFT or generation speed falls below accepted thresholds for a comfortable user experience. Detailed charts and analysis for each use case follow in the capacity analysis below."</p>
             <TableScroll label="Use case guidance"><table class="data-table" data-testid="guidance-table">
                 <thead><tr>
@@ -324,39 +293,23 @@ pub fn CapacitySection() -> impl IntoView {
                     <th scope="col">"Speed threshold"</th><th scope="col">"Analysis"</th>
                 </tr></thead>
                 <tbody>
-                    {move || all().into_iter().map(|target| view! { <GuidanceRow target /> }).collect_view()}
+                    {move || all.get().into_iter().map(|target| view! { <GuidanceRow target /> }).collect_view()}
                 </tbody>
             </table></TableScroll>
             <p class="muted">"The limits shown are conservative. Beyond these points the system keeps working with slower responses that may still suit your use case."</p>
             <h2>"Capacity Analysis"</h2>
             <p>"How many concurrent requests can this configuration handle for different workloads? Each chart shows performance as concurrency increases for one workload. Dashed lines are quality thresholds; move the sliders to try your own. The capacity limit is the tested or estimated point where the first threshold is reached."</p>
             <HighlightGrid>
-                {move || all().into_iter().map(|target| view! { <CapacityCard target /> }).collect_view()}
+                {move || all.get().into_iter().map(|target| view! { <CapacityCard target /> }).collect_view()}
             </HighlightGrid>
-            {move || all().into_iter().map(|target| view! { <UseCaseBlock target /> }).collect_view()}
-        </section>
+            {move || all.get().into_iter().map(|target| view! { <UseCaseBlock target /> }).collect_view()}
+        </Section>
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn token_profiles_read_like_the_reports() {
-        assert_eq!(token_profile(1024, 128), "1K in / 128 out");
-        assert_eq!(token_profile(16384, 2048), "16K in / 2K out");
-        assert_eq!(token_profile(1500, 64), "1,500 in / 64 out");
-    }
-
-    #[test]
-    fn use_case_headings_name_the_context() {
-        assert_eq!(use_case_heading("Chatbot", 1024), "Chatbot (1K Context)");
-        assert_eq!(
-            use_case_heading("Short prompt", 64),
-            "Short prompt (64-Token Context)"
-        );
-    }
 
     #[test]
     fn sliders_follow_the_preset_limits() {
@@ -367,18 +320,10 @@ mod tests {
         };
         let keys: Vec<&str> = sliders_for(&chat).iter().map(|s| s.key).collect();
         assert_eq!(keys, ["ttft", "speed"]);
-        assert_eq!(
-            thresholds_text(&chat),
-            "Thresholds: TTFT < 10 s, generation speed > 10 tok/s"
-        );
         let code = Thresholds {
             max_e2e_s: Some(2.0),
             ..Thresholds::default()
         };
-        assert_eq!(
-            thresholds_text(&code),
-            "Threshold: end-to-end latency < 2000 ms"
-        );
         assert_eq!(sliders_for(&code)[0].key, "e2e");
         for s in SLIDERS {
             assert!(s.range.0 < s.range.1 && s.range.2 > 0.0);

@@ -3,10 +3,10 @@
 
 use leptos::prelude::*;
 
-use super::{context, read_sources};
-use crate::charts::measurements::{measurements, to_csv};
+use super::{context, read_sources, Section, MEASUREMENTS};
 use crate::components::export::{download_text, file_stem};
 use crate::components::{table_name, TableScroll};
+use crate::tables::measurements::{measurements, to_csv};
 
 #[component]
 pub fn MeasurementsSection() -> impl IntoView {
@@ -36,10 +36,9 @@ pub fn MeasurementsSection() -> impl IntoView {
     let stat = move || ctx.view.with(|v| v.stat.label());
     let comparing = move || ctx.reports.with(|r| r.len() > 1);
     view! {
-        <section id="measurements" data-testid="section-measurements">
-            <h2>"All Measurements"</h2>
+        <Section info=&MEASUREMENTS>
             <p>"Every level of every run as measured: requests completed of those sent, completed requests per second, and each latency and speed at the statistic chosen at the top of the page (now " {stat} "). The CSV holds the same figures unrounded."</p>
-            <details class="collapsible" data-testid="measurements"
+            <details class="collapsible" data-testid="measurements-fold"
                 on:toggle=move |ev| open.set(event_target::<web_sys::HtmlDetailsElement>(&ev).open())>
                 <summary>{move || format!("Show all {} measured levels", levels())}</summary>
                 {move || open.get().then(|| tables().into_iter().map(|(label, table, csv)| {
@@ -71,6 +70,6 @@ pub fn MeasurementsSection() -> impl IntoView {
                         }
                     }).collect_view())}
             </details>
-        </section>
+        </Section>
     }
 }

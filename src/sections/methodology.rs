@@ -4,7 +4,7 @@ use infermeter_report::presets::{Band, ITL_BANDS, SPEED_BANDS, TTFT_BANDS, WHAT_
 use infermeter_report::{Report, TokenSource};
 use leptos::prelude::*;
 
-use super::context;
+use super::{context, Section, EXPERIENCE, METHODOLOGY};
 
 /// Our metric definitions, in the order a reader meets them.
 pub const DEFINITIONS: [(&str, &str); 7] = [
@@ -43,8 +43,7 @@ pub fn pooling_rows(report: &Report) -> Vec<(String, String)> {
 pub fn MethodologySection() -> impl IntoView {
     let ctx = context();
     view! {
-        <section id="methodology" data-testid="section-methodology">
-            <h2>"Methodology"</h2>
+        <Section info=&METHODOLOGY>
             <p>"Benchmarks run against a live endpoint with streaming completions. Every token's arrival is timestamped on a monotonic clock at the client; all figures derive from those timestamps. Peak mode holds exactly N requests in flight (a new one starts when one ends); burst mode sends N at once and drains them. Values between measured levels are interpolated with a monotone curve and always marked; nothing is extrapolated."</p>
             <details class="collapsible" open>
                 <summary>"Definitions"</summary>
@@ -71,7 +70,7 @@ pub fn MethodologySection() -> impl IntoView {
                     </table>
                 }
             }))}
-        </section>
+        </Section>
     }
 }
 
@@ -97,14 +96,13 @@ fn band_table(
 #[component]
 pub fn ExperienceSection() -> impl IntoView {
     view! {
-        <section id="experience" data-testid="section-experience">
-            <h2>"What Good Looks Like"</h2>
+        <Section info=&EXPERIENCE>
             <dl class="guidance" data-testid="what-good-looks-like">
                 {WHAT_GOOD_LOOKS_LIKE.iter().map(|g| view! { <dt>{g.metric}</dt><dd>{g.text}</dd> }).collect_view()}
             </dl>
             {band_table("How Fast Is This?", "Speed", &SPEED_BANDS, "how-fast-table")}
             {band_table("How Responsive Is This?", "TTFT", &TTFT_BANDS, "how-responsive-table")}
             {band_table("How Smooth Is This?", "Inter-token latency", &ITL_BANDS, "how-smooth-table")}
-        </section>
+        </Section>
     }
 }

@@ -1,18 +1,20 @@
 //! One component per report section, in the order of the published reports. Sections are thin:
-//! charts come from [`crate::charts`], sentences from [`findings`] (both pure and tested
-//! natively); a section only reads [`ReportContext`] and lays them out.
+//! charts come from [`crate::charts::registry`], sentences from [`crate::findings`], table rows
+//! from [`crate::tables`] (all pure and tested natively); a section only reads [`ReportContext`]
+//! and lays them out.
 
 use leptos::prelude::*;
 
 use crate::charts::plot::Plot;
-use crate::charts::{plot_by_id, report_labels, sources, Source};
+use crate::charts::registry::{plot_by_id, use_case_of, Chart};
+use crate::charts::{sources, Source};
 use crate::components::ChartView;
+use crate::findings::{for_each_report, Finding, Findings};
 use crate::state::{ReportContext, ViewState};
 
 pub mod capacity;
 pub mod deep_dive;
 pub mod fastest;
-pub mod findings;
 pub mod header;
 pub mod measurements;
 pub mod methodology;
@@ -20,6 +22,85 @@ pub mod power;
 pub mod scale_up;
 pub mod scenarios;
 pub mod throughput;
+
+/// A section of the report page: its element id (the table of contents' anchor; the test id
+/// is `section-<id>`) and heading, each written once.
+#[derive(Debug, Clone, Copy)]
+pub struct SectionInfo {
+    pub id: &'static str,
+    pub title: &'static str,
+}
+
+pub const SCENARIOS: SectionInfo = SectionInfo {
+    id: "scenarios",
+    title: "What Do the Scenarios Represent?",
+};
+pub const GLOSSARY: SectionInfo = SectionInfo {
+    id: "glossary",
+    title: "Metric Glossary",
+};
+pub const FASTEST: SectionInfo = SectionInfo {
+    id: "fastest",
+    title: "When Am I the Fastest?",
+};
+pub const SCALE_UP: SectionInfo = SectionInfo {
+    id: "scale-up",
+    title: "When to Scale Up",
+};
+pub const THROUGHPUT: SectionInfo = SectionInfo {
+    id: "throughput",
+    title: "System Throughput",
+};
+pub const CAPACITY: SectionInfo = SectionInfo {
+    id: "capacity",
+    title: "Use Case Guidance",
+};
+pub const DEEP_DIVE: SectionInfo = SectionInfo {
+    id: "deep-dive",
+    title: "Technical Deep Dive",
+};
+pub const MEASUREMENTS: SectionInfo = SectionInfo {
+    id: "measurements",
+    title: "All Measurements",
+};
+pub const POWER: SectionInfo = SectionInfo {
+    id: "power",
+    title: "Power & Efficiency",
+};
+pub const METHODOLOGY: SectionInfo = SectionInfo {
+    id: "methodology",
+    title: "Methodology",
+};
+pub const EXPERIENCE: SectionInfo = SectionInfo {
+    id: "experience",
+    title: "What Good Looks Like",
+};
+
+/// The sections the table of contents links to, in page order.
+const TOC: [&SectionInfo; 11] = [
+    &SCENARIOS,
+    &GLOSSARY,
+    &FASTEST,
+    &SCALE_UP,
+    &THROUGHPUT,
+    &CAPACITY,
+    &DEEP_DIVE,
+    &MEASUREMENTS,
+    &POWER,
+    &METHODOLOGY,
+    &EXPERIENCE,
+];
+
+/// A section element with its id, test id and heading, around `children`.
+#[component]
+pub fn Section(info: &'static SectionInfo, children: Children) -> impl IntoView {
+    view! {
+        <section id=info.id data-testid=format!("section-{}", info.id)>
+            <h2>{info.title}</h2>
+            {children()}
+        </section>
+    }
+}
 
 /// The sections from the top of the page down to the first charts: built at once, so the first
 /// screen and the first chart show without waiting for the rest.
@@ -48,29 +129,14 @@ pub fn remaining_sections() -> impl IntoView {
     }
 }
 
-/// Sections the table of contents links to: (element id, heading), in page order.
-const TOC: [(&str, &str); 11] = [
-    ("scenarios", "Scenarios"),
-    ("glossary", "Glossary"),
-    ("fastest", "When am I the fastest?"),
-    ("scale-up", "When to scale up"),
-    ("throughput", "System throughput"),
-    ("capacity", "Use case guidance"),
-    ("deep-dive", "Technical deep dive"),
-    ("measurements", "All measurements"),
-    ("power", "Power & efficiency"),
-    ("methodology", "Methodology"),
-    ("experience", "What good looks like"),
-];
-
 /// Links to every section, as in the published reports; sticky on wide screens.
 #[component]
 fn TableOfContents() -> impl IntoView {
     view! {
         <nav class="toc" data-testid="toc" aria-label="Contents">
             <ol>
-                {TOC.iter().map(|(id, title)| view! {
-                    <li><a href=format!("#{id}")>{*title}</a></li>
+                {TOC.iter().map(|s| view! {
+                    <li><a href=format!("#{}", s.id)>{s.title}</a></li>
                 }).collect_view()}
             </ol>
         </nav>
@@ -94,9 +160,17 @@ pub(crate) fn read_sources_in<T>(
     f: impl FnOnce(&[Source], &ViewState) -> T,
 ) -> T {
     ctx.reports.with(|reports| {
-        let labels = report_labels(reports);
-        view.with(|view| f(&sources(reports, &labels), view))
+        ctx.labels
+            .with(|labels| view.with(|view| f(&sources(reports, labels), view)))
     })
+}
+
+/// Runs `f` with the findings of the main report (tracking them); `None` without reports.
+pub(crate) fn read_main_findings<T>(
+    ctx: ReportContext,
+    f: impl FnOnce(&Findings) -> T,
+) -> Option<T> {
+    ctx.findings.with(|all| all.first().map(f))
 }
 
 /// The view with the limits of `use_case` only (all use cases' limits dropped for `None`), so
@@ -111,33 +185,47 @@ pub(crate) fn scoped_view(ctx: ReportContext, use_case: Option<&str>) -> Signal<
     }
 }
 
-/// A chart with its heading, explanation, caption and finding sentence, as in the reports.
+/// A registered chart with its heading, intro, caption and finding sentence, as in the reports.
+#[component]
+pub fn ChartBlock(chart: &'static Chart) -> impl IntoView {
+    view! {
+        <ChartFrame id=chart.id title=chart.title intro=chart.intro
+            caption=Signal::stored(chart.caption.to_string()) finding=Some(chart.finding) />
+    }
+}
+
+/// A chart with its heading, intro, caption and, under it, the finding of each report shown.
 /// Shows a note instead of an empty chart when the reports did not measure what it plots.
 #[component]
-pub fn ChartBlock(
-    /// Chart id from [`crate::charts::CHART_IDS`] (or `capacity.<use case>`).
+pub fn ChartFrame(
+    /// A chart id of the registry (`charts::registry`).
     #[prop(into)]
     id: String,
     #[prop(into)] title: String,
-    #[prop(into)] intro: String,
-    #[prop(into)] caption: String,
-    /// The finding sentence(s) read from the plot.
-    finding: fn(&Plot) -> Option<String>,
-    /// Another plot for the finding to read, when the chart's own lacks what it names (a band
-    /// across scenarios does not say which scenario an edge comes from).
-    #[prop(optional)]
-    finding_from: Option<fn(&[Source], &ViewState) -> Plot>,
+    intro: &'static str,
+    caption: Signal<String>,
+    finding: Option<Finding>,
 ) -> impl IntoView {
     let ctx = context();
-    let view = scoped_view(ctx, id.strip_prefix("capacity."));
+    let view = scoped_view(ctx, use_case_of(&id));
     let plot = {
         let id = id.clone();
         Memo::new(move |_| read_sources_in(ctx, view, |s, v| plot_by_id(&id, s, v)))
     };
-    let finding_plot = finding_from.map(|f| Memo::new(move |_| read_sources_in(ctx, view, f)));
-    let finding_text = move || match finding_plot {
-        Some(other) => other.with(finding),
-        None => plot.with(|p| p.as_ref().and_then(finding)),
+    let sentences = move || {
+        let finding = finding?;
+        let texts = ctx.findings.with(|all| {
+            ctx.labels
+                .with(|labels| for_each_report(all, labels, finding))
+        });
+        Some(view! {
+            <p class="finding" data-testid="finding">
+                {texts.into_iter().map(|(label, text)| view! {
+                    {label.map(|l| view! { <strong>{l}": "</strong> })}
+                    {text}" "
+                }).collect_view()}
+            </p>
+        })
     };
     let has_data = move || plot.with(|p| p.as_ref().is_some_and(|p| !p.is_empty()));
     let chart_id = id.clone();
@@ -145,19 +233,33 @@ pub fn ChartBlock(
     view! {
         <div class="chart-block" data-testid=format!("block-{id}")>
             <h3>{title}</h3>
-            <p class="intro">{intro}</p>
+            {(!intro.is_empty()).then(|| view! { <p class="intro">{intro}</p> })}
             <Show when=has_data fallback=|| view! {
                 <p class="muted" data-testid="not-measured">"Not measured in this report."</p>
             }>
                 <ChartView id=chart_id.clone() label=label.clone() embed_button=true
-                    warm_update=chart_id.starts_with("capacity.")
+                    warm_update=use_case_of(&chart_id).is_some()
                     option=move || plot.with(|p| p.as_ref().map(Plot::to_option)).unwrap_or_default()
                     csv=move || plot.with(|p| p.as_ref().map(Plot::to_csv)).unwrap_or_default() />
-                <p class="caption">{caption.clone()}</p>
-                <p class="finding" data-testid="finding">
-                    {finding_text}
-                </p>
+                <p class="caption">{move || caption.get()}</p>
+                {sentences}
             </Show>
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::charts::test_support::assert_written_once;
+
+    /// Each section's id and heading are written once: the section and the table of contents
+    /// read them from its [`SectionInfo`]. (A CSS class of the same name is not an id.)
+    #[test]
+    fn every_section_id_and_heading_is_written_once() {
+        for section in TOC {
+            assert_written_once(section.id);
+            assert_written_once(section.title);
+        }
     }
 }

@@ -1,11 +1,11 @@
 //! "What do the scenarios represent?" and the metric glossary.
 
-use infermeter_report::presets::{scenario_preset, GLOSSARY, RULE_OF_THUMB};
+use infermeter_report::analysis::format::format_grouped;
+use infermeter_report::presets::{scenario_preset, GLOSSARY as TERMS, RULE_OF_THUMB};
 use infermeter_report::{Report, Scenario};
 use leptos::prelude::*;
 
-use super::context;
-use crate::charts::capacity::group_thousands;
+use super::{context, Section, GLOSSARY, SCENARIOS};
 
 /// The scenario's own description, else the preset wording for its id.
 pub fn description(s: &Scenario) -> String {
@@ -21,8 +21,8 @@ pub fn description(s: &Scenario) -> String {
 pub fn shape(s: &Scenario) -> String {
     format!(
         "{} in / {} out",
-        group_thousands(s.input_tokens),
-        group_thousands(s.output_tokens)
+        format_grouped(f64::from(s.input_tokens)),
+        format_grouped(f64::from(s.output_tokens))
     )
 }
 
@@ -38,9 +38,9 @@ pub fn key_insight(report: &Report) -> Option<String> {
         "As input grows from {} to {} tokens, prefill cost rises: higher TTFT, more GPU memory per \
          request, and fewer concurrent users at acceptable quality. Output is held at {} tokens in \
          every scenario, so the differences come from input context length alone.",
-        group_thousands(first.input_tokens),
-        group_thousands(last.input_tokens),
-        group_thousands(first.output_tokens)
+        format_grouped(f64::from(first.input_tokens)),
+        format_grouped(f64::from(last.input_tokens)),
+        format_grouped(f64::from(first.output_tokens))
     ))
 }
 
@@ -48,8 +48,7 @@ pub fn key_insight(report: &Report) -> Option<String> {
 pub fn ScenariosSection() -> impl IntoView {
     let ctx = context();
     view! {
-        <section id="scenarios" data-testid="section-scenarios">
-            <h2>"What Do the Scenarios Represent?"</h2>
+        <Section info=&SCENARIOS>
             <p>"Each benchmark scenario simulates a different real-world usage pattern with distinct input and output token profiles."</p>
             {move || ctx.reports.with(|r| r.first().map(|report| view! {
                 <div class="scenario-grid">
@@ -63,20 +62,19 @@ pub fn ScenariosSection() -> impl IntoView {
                 </div>
                 {key_insight(report).map(|k| view! { <p class="insight"><strong>"Key insight: "</strong>{k}</p> })}
             }))}
-        </section>
+        </Section>
     }
 }
 
 #[component]
 pub fn GlossarySection() -> impl IntoView {
     view! {
-        <section id="glossary" data-testid="section-glossary">
-            <h2>"Metric Glossary"</h2>
+        <Section info=&GLOSSARY>
             <p>"Quick definitions for the metrics used throughout this report. All timing metrics are measured on a live streaming endpoint."</p>
             <details class="collapsible" open>
                 <summary>"Definitions"</summary>
                 <dl class="glossary">
-                    {GLOSSARY.iter().map(|g| view! {
+                    {TERMS.iter().map(|g| view! {
                         <div class="glossary-entry">
                             <dt>{g.term}<span class="glossary-category">{g.category}</span></dt>
                             <dd>{g.definition}</dd>
@@ -85,7 +83,7 @@ pub fn GlossarySection() -> impl IntoView {
                 </dl>
             </details>
             <p class="insight"><strong>"Rule of thumb: "</strong>{RULE_OF_THUMB}</p>
-        </section>
+        </Section>
     }
 }
 

@@ -246,13 +246,15 @@ describe('bundled report', () => {
     const point = await hoverFirstPoint(page, id);
     const tip = tooltip(page, id);
     // The value as measured in the report file (mean decode speed of the first scenario at
-    // its lowest concurrency), to four significant digits: 172.49999999999994 reads 172.5.
+    // its lowest concurrency), as the page writes it (one decimal from 100 up, the report
+    // crate's format_number): 172.49999999999994 reads 172.5.
     const report = JSON.parse(readFileSync(new URL(`../../${SAMPLE}`, import.meta.url), 'utf8'));
     const series = report.series.find((s) => s.scenario === report.scenarios[0].id && s.mode === 'peak');
     const level = [...series.levels].sort((a, b) => a.concurrency - b.concurrency)[0];
     const measured = level.metrics.decode_tok_s.mean;
     assert.ok(Math.abs(point.value[1] - measured) < 1e-9, 'the hovered point is that measurement');
-    const shown = `${Number(measured.toPrecision(4))} tok/s`;
+    assert.ok(measured >= 100, 'a figure written with one decimal');
+    const shown = `${Number(measured.toFixed(1))} tok/s`;
     const text = await tip.innerText();
     assert.ok(text.includes(shown), `tooltip "${text}" lacks ${shown}`);
     assert.ok(text.includes(report.scenarios[0].name), `tooltip "${text}" names the scenario`);
@@ -736,6 +738,48 @@ describe('bundled report', () => {
     await page.goto(reportUrl(SAMPLE, '&chart=no.such.chart'));
     await page.getByTestId('error-panel').waitFor();
     assert.match(await page.getByTestId('error-panel').innerText(), /no\.such\.chart/);
+    assertClean(problems);
+  });
+
+  test('every registered chart is headed by its title, on the page and alone in its embed', async () => {
+    const { page, problems } = await newPage(browser);
+    // The registry (src/charts/registry.rs), as the app lists it to a reader who names a chart
+    // the report does not have.
+    await page.goto(reportUrl(SAMPLE, '&chart=no.such.chart'));
+    const detail = await page.getByTestId('error-detail').innerText();
+    const ids = detail.split('name one of its charts: ')[1]?.split(', ') ?? [];
+    assert.ok(ids.length >= 20, detail);
+    await page.goto(reportUrl(SAMPLE));
+    await chartsDrawn(page);
+    const headings = await page.locator('[data-testid^="block-"]').evaluateAll((blocks) => Object.fromEntries(
+      blocks.map((b) => [b.dataset.testid.slice('block-'.length), b.querySelector('h3').innerText])));
+    assert.deepEqual(Object.keys(headings).sort(), [...ids].sort(), 'one block per registered chart');
+    for (const id of ids) {
+      await page.goto(reportUrl(SAMPLE, `&chart=${encodeURIComponent(id)}`));
+      assert.equal(await page.locator('.embed-title').innerText(), headings[id], `${id}: embed title vs page heading`);
+    }
+    assertClean(problems);
+  });
+});
+
+describe('one value per figure', () => {
+  test('on the llama.cpp report, the cards and the fastest section state the same peak speed and best TTFT', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl('data/reports/llama-cpu-tiny-llama.json'));
+    await chartsDrawn(page);
+    const card = (id) => page.getByTestId(`highlight-${id}`).locator('.highlight-value').innerText();
+    const finding = (id) => page.getByTestId(`block-${id}`).getByTestId('finding').innerText();
+    const band = await finding('fastest.decode_range');
+    const speed = band.match(/^Peak per-user decode speed is ([\d.]+ tok\/s) \(/)?.[1];
+    assert.equal(await card('peak-decode'), speed, band);
+    const ttft = await finding('fastest.ttft_range');
+    assert.equal(await card('best-ttft'), ttft.match(/^Best TTFT is ([\d.]+ s) \(/)?.[1], ttft);
+    // Its highest throughput came in burst mode: the card and the throughput sentence say so,
+    // with one figure.
+    const throughput = await card('max-throughput');
+    assert.match(await page.getByTestId('highlight-max-throughput').innerText(), /\(burst\)/);
+    assert.match(await page.getByTestId('throughput-summary').innerText(),
+      new RegExp(`Under burst load, .* throughput reaches ${throughput.replace(/[.]/g, '\\.')} \\(`));
     assertClean(problems);
   });
 });

@@ -85,5 +85,6 @@ pub fn new_report(args: &RunArgs, suite: &Suite, endpoint: &Endpoint) -> Report 
         series: Vec::new(),
         records: None,
         warnings: Vec::new(),
+        sharding: None,
     }
 }

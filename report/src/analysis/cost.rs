@@ -2,6 +2,10 @@
 
 use super::scaling::tokens_per_hour;
 
+/// The electricity price a report's energy costs are read at until the reader sets one, $/kWh
+/// (the reference reports' $0.10/kWh).
+pub const DEFAULT_USD_PER_KWH: f64 = 0.10;
+
 /// Electricity cost per hour of drawing `watts` continuously at `usd_per_kwh`.
 pub fn cost_per_hour_from_power(watts: f64, usd_per_kwh: f64) -> f64 {
     watts / 1000.0 * usd_per_kwh

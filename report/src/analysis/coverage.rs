@@ -2,6 +2,7 @@
 //! measured, as the reference reports state them ("Concurrency from 1 - 5 requests", "Context
 //! lengths from 1K - 256K tokens").
 
+use super::Analysis;
 use crate::schema::{LoadMode, Report};
 
 /// Lowest and highest of something tested; equal when only one value was.
@@ -24,6 +25,25 @@ impl<T: PartialOrd + Copy> Span<T> {
             },
         })
     }
+}
+
+impl Span<u32> {
+    /// The smallest span holding both.
+    pub fn merge(self, other: Span<u32>) -> Span<u32> {
+        Span {
+            low: self.low.min(other.low),
+            high: self.high.max(other.high),
+        }
+    }
+}
+
+/// The peak concurrencies any of `reports` measured: the range the viewer's interpolation
+/// cursor moves over when reports are overlaid.
+pub fn concurrency_domain<'a>(reports: impl IntoIterator<Item = &'a Report>) -> Option<Span<u32>> {
+    reports
+        .into_iter()
+        .filter_map(|r| coverage(r).concurrency)
+        .reduce(Span::merge)
 }
 
 /// The ranges tested, over series that have levels; `None` where nothing was.
@@ -54,7 +74,7 @@ pub fn coverage(report: &Report) -> Coverage {
                 }
             }
         }
-        if let Some(s) = report.scenarios.iter().find(|s| s.id == series.scenario) {
+        if let Some(s) = Analysis::new(report).scenario(&series.scenario) {
             c.input_tokens = Span::widen(c.input_tokens, s.input_tokens);
             c.output_tokens = Span::widen(c.output_tokens, s.output_tokens);
         }
@@ -115,7 +135,15 @@ mod tests {
             })
         );
         assert_eq!(with_rate.concurrency, c.concurrency);
+        let mut wider = report.clone();
+        wider.series.retain(|s| s.mode == LoadMode::Peak);
+        wider.series[0].levels[0].concurrency = 64;
+        assert_eq!(
+            concurrency_domain([&report, &wider]),
+            Some(Span { low: 1, high: 64 })
+        );
         report.series.clear();
         assert_eq!(coverage(&report), Coverage::default());
+        assert_eq!(concurrency_domain([&report]), None);
     }
 }

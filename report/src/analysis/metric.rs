@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::cost::tokens_per_joule;
+use super::format::with_unit;
 use crate::schema::Level;
 use crate::stats::{Distribution, Stat};
 
@@ -122,6 +123,11 @@ impl Metric {
         value * self.display_factor()
     }
 
+    /// A stored value in the display unit, with the unit: "5.8 ms", "41%", "172.5 tok/s".
+    pub fn display_text(self, value: f64) -> String {
+        with_unit(self.to_display(value), self.unit())
+    }
+
     /// Converts a displayed value (e.g. a slider in ms) back to the stored unit.
     pub fn from_display(self, value: f64) -> f64 {
         value / self.display_factor()
@@ -216,6 +222,8 @@ mod tests {
         assert_eq!(Metric::Ttft.to_display(0.189), 0.189);
         assert_eq!(Metric::ScalingEfficiency.to_display(0.41), 41.0);
         assert_eq!(Metric::Tpot.from_display(20.0), 0.02);
+        assert_eq!(Metric::Itl.display_text(0.0058), "5.8 ms");
+        assert_eq!(Metric::ScalingEfficiency.display_text(0.409), "40.9%");
         assert!(Metric::DecodeTokS.higher_is_better());
         assert!(!Metric::E2e.higher_is_better());
     }

@@ -1,23 +1,25 @@
-//! Every derived figure: interpolation, scaling, capacity, queue depth, highlights, cost.
-//! The collector and the viewer both read reports through these functions.
+//! Every derived figure: interpolation, scaling, capacity, queue depth, cost, and the
+//! [`findings`] the page and `infermeter summary` state. The collector and the viewer both read
+//! reports through these functions.
 
 pub mod capacity;
 pub mod cost;
 pub mod coverage;
+pub mod findings;
 pub mod format;
-pub mod highlights;
 pub mod interpolate;
 pub mod metric;
 pub mod queue;
 pub mod scaling;
 #[cfg(test)]
 pub(crate) mod testing;
+pub mod use_cases;
 
 use crate::schema::{LoadMode, Report, Scenario, Series};
 use crate::stats::Stat;
 
 pub use capacity::{capacity, Capacity, Thresholds};
-pub use highlights::{highlights, Highlights};
+pub use findings::{findings, Findings, FindingsOptions};
 pub use interpolate::{Estimate, MonotoneCurve};
 pub use metric::Metric;
 pub use queue::{max_safe_queue_depth, SafeDepth, DEFAULT_TTFT_THRESHOLD_S};
@@ -77,6 +79,20 @@ impl<'a> Analysis<'a> {
             .find(|s| s.scenario == scenario_id && s.mode == mode)
     }
 
+    /// The distinct concurrencies measured under `mode`, ascending.
+    pub fn levels(&self, mode: LoadMode) -> Vec<u32> {
+        let mut levels: Vec<u32> = self
+            .report
+            .series
+            .iter()
+            .filter(|s| s.mode == mode)
+            .flat_map(|s| s.levels.iter().map(|l| l.concurrency))
+            .collect();
+        levels.sort_unstable();
+        levels.dedup();
+        levels
+    }
+
     /// Measured `(concurrency, value)` points; see [`series_points`]. Empty without a series.
     pub fn points(
         &self,
@@ -122,9 +138,8 @@ impl<'a> Analysis<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::testing::series;
+    use super::testing::{self, series};
     use super::*;
-    use crate::schema::{Measurement, Metadata, RunStatus};
 
     #[test]
     fn scaling_efficiency_points_are_relative_to_the_single_user_level() {
@@ -146,29 +161,18 @@ mod tests {
 
     #[test]
     fn analysis_finds_series_by_scenario_and_mode() {
-        let report = Report {
-            schema_version: crate::SCHEMA_VERSION.into(),
-            metadata: Metadata::default(),
-            status: RunStatus::Complete,
-            measurement: Measurement::default(),
-            scenarios: vec![Scenario {
-                id: "chat".into(),
-                name: "Chat".into(),
-                description: String::new(),
-                input_tokens: 1024,
-                output_tokens: 256,
-            }],
-            series: vec![
+        let report = testing::report(
+            &["chat"],
+            vec![
                 series("chat", LoadMode::Peak, &[(1, 0.2, 100.0), (4, 0.3, 80.0)]),
                 series("chat", LoadMode::Burst, &[(1, 0.2, 99.0)]),
             ],
-            records: None,
-            warnings: Vec::new(),
-        };
+        );
         let a = Analysis::new(&report);
-        assert_eq!(a.scenario("chat").unwrap().name, "Chat");
+        assert_eq!(a.scenario("chat").unwrap().name, "Scenario chat");
         assert!(a.scenario("nope").is_none());
         assert_eq!(a.series("chat", LoadMode::Burst).unwrap().levels.len(), 1);
+        assert_eq!(a.levels(LoadMode::Peak), [1, 4]);
         assert!(a.series("chat", LoadMode::Rate).is_none());
         assert_eq!(
             a.points("chat", LoadMode::Peak, Metric::DecodeTokS, Stat::Mean),

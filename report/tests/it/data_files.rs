@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use infermeter_report::analysis::{highlights, Analysis, Metric, DEFAULT_TTFT_THRESHOLD_S};
+use infermeter_report::analysis::{findings, Analysis, FindingsOptions, Metric};
 use infermeter_report::index::ReportIndex;
 use infermeter_report::{load_report, LoadMode, Stat};
 
@@ -79,33 +79,34 @@ fn index_lists_every_report_with_its_synthetic_flag() {
 fn sample_reproduces_the_reference_headline_figures() {
     let text = read(&super::data_dir().join("reports/sample-synthetic.json"));
     let report = load_report(&text).expect("sample loads");
-    let h = highlights(&report, DEFAULT_TTFT_THRESHOLD_S);
+    let f = findings(&report, &FindingsOptions::default());
 
-    let peak = h.peak_decode.expect("peak decode");
+    let peak = f.peak.decode.expect("peak decode").high;
     assert!((peak.value - 172.5).abs() < 1e-9, "{}", peak.value);
     assert_eq!(peak.scenario, "chatbot");
     assert_eq!((peak.mode, peak.concurrency), (LoadMode::Peak, 1));
-    let tput = h.max_system_tput.expect("max throughput");
+    let tput = f.throughput.max.expect("max throughput");
     assert!((tput.value - 9774.0).abs() < 1e-9, "{}", tput.value);
     assert_eq!((tput.mode, tput.concurrency), (LoadMode::Burst, 256));
-    let ttft = h.best_ttft.expect("best ttft");
+    let ttft = f.peak.ttft.expect("best ttft").low;
     assert!((ttft.value - 0.189).abs() < 1e-9, "{}", ttft.value);
     assert_eq!((ttft.scenario.as_str(), ttft.concurrency), ("chatbot", 1));
-    let depths: Vec<(String, Option<u32>)> = h
-        .max_safe_queue_depth
+    let depths: Vec<(String, Option<u32>)> = f
+        .burst
+        .safe_depths
         .iter()
-        .map(|(id, d)| (id.clone(), d.map(|d| d.depth)))
+        .map(|d| (d.scenario.clone(), d.depth.map(|d| d.depth)))
         .collect();
     assert_eq!(
         depths,
         [
-            ("agentic".to_string(), Some(19)),
             ("chatbot".to_string(), Some(131)),
             ("rag_qa".to_string(), Some(84)),
+            ("agentic".to_string(), Some(19)),
             ("tool_calling_agentic".to_string(), Some(8)),
         ]
     );
-    assert_eq!(h.success_rate, Some(1.0));
+    assert_eq!(f.requests.success_rate, Some(1.0));
 
     // ITL 5.8 ms single-user chatbot; scaling efficiency 41% (chatbot) and 8% (tool calling) at 32.
     let analysis = Analysis::new(&report);

@@ -6,8 +6,8 @@ use infermeter_report::analysis::format::format_number;
 use infermeter_report::analysis::Metric;
 use infermeter_report::{Level, LoadMode, Stat};
 
-use super::plot::csv_field;
-use super::Source;
+use crate::charts::plot::csv_field;
+use crate::charts::Source;
 
 /// The per-level figures, in the order `vllm bench serve` reports them. GPU power, a mean over
 /// the window rather than a distribution, stays in the power section.

@@ -1,0 +1,85 @@
+//! `infermeter summary` prints the report page's findings: its JSON is the report crate's
+//! `Findings` as they are, for every bundled report and test fixture and every statistic the
+//! page offers, and its text states the same figures.
+
+use std::path::PathBuf;
+
+use infermeter_report::analysis::{findings, FindingsOptions};
+use infermeter_report::{load_report, Report, Stat};
+
+use crate::common::{infermeter, manifest_dir};
+
+/// Every report the viewer is tested on: the bundled ones and the browser tests' fixtures.
+fn reports() -> Vec<(PathBuf, Report)> {
+    let root = manifest_dir().join("..");
+    let mut found = Vec::new();
+    for dir in ["data/reports", "tests/browser/fixtures"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "json") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let report = load_report(&text).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+                found.push((path, report));
+            }
+        }
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    assert!(found.len() >= 6, "only {} reports found", found.len());
+    found
+}
+
+#[tokio::test]
+async fn summary_json_is_the_findings_of_every_report_and_statistic() {
+    for (path, report) in reports() {
+        for stat in [Stat::Mean, Stat::P50, Stat::P90, Stat::P99] {
+            let out = infermeter(
+                &[
+                    "summary",
+                    path.to_str().unwrap(),
+                    "--json",
+                    "--stat",
+                    stat.label(),
+                ],
+                &[],
+            )
+            .await;
+            assert!(out.status.success(), "{path:?} {stat:?}: {out:?}");
+            let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let options = FindingsOptions {
+                stat,
+                ..FindingsOptions::default()
+            };
+            let expected = serde_json::to_value(findings(&report, &options)).unwrap();
+            assert_eq!(printed, expected, "{path:?} at {stat:?}");
+        }
+    }
+}
+
+/// The text states each highlight card as the page does (label, value, where).
+#[tokio::test]
+async fn summary_text_states_the_cards() {
+    let (path, report) = reports()
+        .into_iter()
+        .find(|(p, _)| p.ends_with("sample-synthetic.json"))
+        .expect("the sample report");
+    let out = infermeter(&["summary", path.to_str().unwrap(), "--stat", "p99"], &[]).await;
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let options = FindingsOptions {
+        stat: Stat::P99,
+        ..FindingsOptions::default()
+    };
+    let f = findings(&report, &options);
+    for card in f.cards() {
+        let line = format!("{}  ({})", card.value, card.context);
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(card.label) && l.ends_with(&line)),
+            "no line for {} reading {line}:\n{text}",
+            card.label
+        );
+    }
+    let bad = infermeter(&["summary", path.to_str().unwrap(), "--stat", "p42"], &[]).await;
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("use one of mean, p50"));
+}

@@ -1,0 +1,142 @@
+//! Which workloads a report's capacity is judged on: each preset use case matched to the
+//! scenario that measured it, then the report's other scenarios with default limits.
+
+use serde::Serialize;
+
+use super::capacity::Thresholds;
+use super::Analysis;
+use crate::presets::{use_cases, SLUGGISH_ITL_S, TTFT_BANDS};
+use crate::schema::{LoadMode, Report};
+
+/// A workload checked against limits: a preset use case matched to one of the report's
+/// scenarios, or one of the report's own scenarios with default limits.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CapacityTarget {
+    /// Use-case id (or the scenario id for a report's own scenario); URL and test-id key.
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    /// What prompt caching would change; only for a report measured without it.
+    pub caching_note: Option<String>,
+    pub scenario_id: String,
+    pub input_tokens: u32,
+    pub output_tokens: u32,
+    /// Limits before the reader moves a slider.
+    pub preset: Thresholds,
+    /// True for a preset use case (listed in the use-case guidance table).
+    pub is_use_case: bool,
+}
+
+/// Limits for a report's own scenario: ITL stays out of the sluggish band and TTFT out of the
+/// frustrating one (the presets' experience bands).
+pub fn default_scenario_thresholds() -> Thresholds {
+    Thresholds {
+        max_ttft_s: Some(TTFT_BANDS[TTFT_BANDS.len() - 1].lower),
+        max_itl_s: Some(SLUGGISH_ITL_S),
+        ..Thresholds::default()
+    }
+}
+
+/// Use cases whose scenario the report measured (by scenario id, or by input and output
+/// tokens), then the report's other scenarios; only scenarios with a peak series.
+pub fn targets(report: &Report) -> Vec<CapacityTarget> {
+    let analysis = Analysis::new(report);
+    let measured = |id: &str| analysis.series(id, LoadMode::Peak).is_some();
+    let cached = report.metadata.test.prompt_caching == Some(true);
+    let mut out: Vec<CapacityTarget> = Vec::new();
+    for uc in use_cases() {
+        let scenario = analysis
+            .scenario(uc.scenario_id)
+            .or_else(|| {
+                report.scenarios.iter().find(|s| {
+                    s.input_tokens == uc.context_tokens && s.output_tokens == uc.output_tokens
+                })
+            })
+            .filter(|s| measured(&s.id));
+        if let Some(s) = scenario {
+            out.push(CapacityTarget {
+                id: uc.id.into(),
+                name: uc.name.into(),
+                description: uc.description.into(),
+                caching_note: uc.caching_note.filter(|_| !cached).map(String::from),
+                scenario_id: s.id.clone(),
+                input_tokens: s.input_tokens,
+                output_tokens: s.output_tokens,
+                preset: uc.thresholds,
+                is_use_case: true,
+            });
+        }
+    }
+    for s in &report.scenarios {
+        let covered = out.iter().any(|t| t.scenario_id == s.id || t.id == s.id);
+        if !covered && measured(&s.id) {
+            out.push(CapacityTarget {
+                id: s.id.clone(),
+                name: s.name.clone(),
+                description: s.description.clone(),
+                caching_note: None,
+                scenario_id: s.id.clone(),
+                input_tokens: s.input_tokens,
+                output_tokens: s.output_tokens,
+                preset: default_scenario_thresholds(),
+                is_use_case: false,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testing::{report, series};
+
+    /// A use case matched by id, another by token counts, the rest of the scenarios with the
+    /// default limits; a scenario without peak runs is judged on nothing.
+    #[test]
+    fn use_cases_match_scenarios_by_id_or_tokens() {
+        let mut r = report(
+            &["code_completion", "chat8k", "mine", "burst_only"],
+            vec![
+                series("code_completion", LoadMode::Peak, &[(1, 0.1, 100.0)]),
+                series("chat8k", LoadMode::Peak, &[(1, 0.1, 100.0)]),
+                series("mine", LoadMode::Peak, &[(1, 0.1, 100.0)]),
+                series("burst_only", LoadMode::Burst, &[(1, 0.1, 100.0)]),
+            ],
+        );
+        r.scenarios[1].input_tokens = 8192;
+        r.scenarios[1].output_tokens = 1024;
+        let t = targets(&r);
+        let ids: Vec<(&str, &str, bool)> = t
+            .iter()
+            .map(|t| (t.id.as_str(), t.scenario_id.as_str(), t.is_use_case))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                ("code_completion", "code_completion", true),
+                ("short_form_chatbot", "chat8k", true),
+                ("mine", "mine", false)
+            ]
+        );
+        assert_eq!(t[2].preset, default_scenario_thresholds());
+    }
+
+    /// Reference 003's caching notes, only for a report that prefilled every context in full.
+    #[test]
+    fn caching_notes_only_without_prompt_caching() {
+        let mut r = report(
+            &["ctx_32k"],
+            vec![series("ctx_32k", LoadMode::Peak, &[(1, 11.2, 92.0)])],
+        );
+        let noted = |r: &Report| {
+            targets(r)
+                .iter()
+                .filter(|t| t.caching_note.is_some())
+                .count()
+        };
+        assert_eq!(noted(&r), 1);
+        r.metadata.test.prompt_caching = Some(true);
+        assert_eq!(noted(&r), 0);
+    }
+}

@@ -1,0 +1,329 @@
+//! Every chart of the report page, each named once: its id (the embed key `?chart=ID`, the
+//! export file name, `data-chart-id`), its title, intro and caption (the reference reports'
+//! words), the pure function that plots it and the finding sentence under it. Sections place
+//! these entries, the embed route and [`chart_list`] read them; nothing else names a chart.
+//! A new chart is one entry here (and one line in [`CHARTS`]).
+//!
+//! The capacity analysis adds one chart per use case of the main report,
+//! `capacity.<use case>` ([`capacity_id`], [`capacity_title`]).
+
+use infermeter_report::analysis::use_cases::{targets, CapacityTarget};
+
+use super::option::ChartOption;
+use super::plot::Plot;
+use super::{capacity, deep_dive, fastest, power, scale_up, throughput, Source};
+use crate::findings::{self as words, Finding};
+use crate::state::ViewState;
+
+/// A chart: what a block on the page and an embed show.
+#[derive(Debug, Clone, Copy)]
+pub struct Chart {
+    pub id: &'static str,
+    pub title: &'static str,
+    /// What the chart shows and why it matters, above it.
+    pub intro: &'static str,
+    /// What is plotted, under it.
+    pub caption: &'static str,
+    pub plot: fn(&[Source], &ViewState) -> Plot,
+    /// The sentence under it, worded from each report's findings.
+    pub finding: Finding,
+}
+
+pub const FASTEST_DECODE: Chart = Chart {
+    id: "fastest.decode",
+    title: "Decode Speed per Scenario",
+    intro: "How many tokens per second each user receives as more users share the GPU. A single user gets the fastest decode, and speed drops as concurrency grows because the GPU's memory bandwidth is split among them.",
+    caption: "Per-user decode speed (tok/s) at each concurrent-user level. One line per context-length scenario.",
+    plot: fastest::decode,
+    finding: words::fastest::decode_by_scenario,
+};
+
+pub const FASTEST_ITL: Chart = Chart {
+    id: "fastest.itl",
+    title: "Inter-Token Latency per Scenario",
+    intro: "The delay between consecutive tokens arriving in the stream: this is what decides whether the output feels fluid or choppy. Under ~20ms feels instant, 20–70ms feels noticeably slower but acceptable, and above 70ms feels sluggish.",
+    caption: "Inter-token latency (ms) at each concurrent-user level. The 20ms threshold marks the boundary of perceptually instant streaming.",
+    plot: fastest::itl,
+    finding: words::fastest::itl_by_scenario,
+};
+
+pub const FASTEST_SCALING: Chart = Chart {
+    id: "fastest.scaling",
+    title: "Scaling Efficiency",
+    intro: "The GPU utilization trade-off. At 100% efficiency, doubling concurrency would double total throughput (every user gets the same speed as a single user). In practice, efficiency drops because memory bandwidth is shared.",
+    caption: "Scaling efficiency (%) at each concurrent-user level relative to ideal linear scaling.",
+    plot: fastest::scaling,
+    finding: words::fastest::scaling,
+};
+
+pub const FASTEST_DECODE_RANGE: Chart = Chart {
+    id: "fastest.decode_range",
+    title: "Per-User Throughput Range",
+    intro: "The band between best-case (short context) and worst-case (long context) per-user decode speed. A narrow band means context length doesn't matter much: users get a consistent experience.",
+    caption: "Per-user decode speed range across scenarios at each concurrent-user level.",
+    plot: fastest::decode_range,
+    finding: words::fastest::decode_band,
+};
+
+pub const FASTEST_TTFT_RANGE: Chart = Chart {
+    id: "fastest.ttft_range",
+    title: "TTFT Range",
+    intro: "How long users wait before the first token appears. TTFT is dominated by the prefill phase: longer contexts mean longer prefill times, especially under concurrency.",
+    caption: "TTFT range across scenarios at each concurrent-user level.",
+    plot: fastest::ttft_range,
+    finding: words::fastest::ttft_by_scenario,
+};
+
+pub const BURST_TTFT: Chart = Chart {
+    id: "scale_up.ttft",
+    title: "TTFT vs Queue Depth",
+    intro: "The most important chart for production planning. TTFT explodes under queue saturation because arriving requests must wait while the GPU finishes earlier prefills and decodes. The dashed line marks the TTFT limit beyond which users perceive the system as slow.",
+    caption: "TTFT (seconds) at each queue depth, measured under simultaneous burst load.",
+    plot: scale_up::ttft,
+    finding: words::burst::ttft,
+};
+
+pub const BURST_ITL: Chart = Chart {
+    id: "scale_up.itl",
+    title: "Inter-Token Latency vs Queue Depth",
+    intro: "The streaming smoothness your users experience under queued traffic. Unlike peak conditions where ITL rises steadily with concurrency, queued ITL can plateau when the engine's continuous batching shares the decode pipeline across all active sequences.",
+    caption: "Inter-token latency (ms) at each queue depth. The 70ms threshold marks where streaming turns sluggish: the memory-bandwidth ceiling of large MoE models.",
+    plot: scale_up::itl,
+    finding: words::burst::itl,
+};
+
+pub const BURST_DECODE: Chart = Chart {
+    id: "scale_up.decode",
+    title: "Per-User Decode Speed vs Queue Depth",
+    intro: "The per-scenario breakdown of decode speed under queued load. Decode speed (ITL) is usually more robust than TTFT when the system is heavily queued.",
+    caption: "Per-user decode speed (tok/s) at each queue depth. One line per context-length scenario.",
+    plot: scale_up::decode,
+    finding: words::burst::decode,
+};
+
+pub const SYSTEM_THROUGHPUT: Chart = Chart {
+    id: "throughput.system",
+    title: "System Throughput per Scenario",
+    intro: "Aggregate token generation across all concurrent requests. Measures output tokens only; prompt tokens processed during prefill are excluded. Higher concurrency raises total throughput as the GPU processes more requests in parallel, even though per-user speed decreases. This is the figure for batch workloads such as document processing, synthetic data generation or offline analysis.",
+    caption: "Aggregate system decode throughput (tok/s) at each concurrency level, one line per scenario.",
+    plot: throughput::system,
+    finding: words::throughput::system,
+};
+
+pub const CONTEXT_THROUGHPUT: Chart = Chart {
+    id: "deep_dive.throughput",
+    title: "System Throughput by Context Length",
+    intro: "Aggregate output tokens per second across all concurrent requests, at each context length. Longer contexts leave less of the GPU for decoding, so total throughput falls as context grows.",
+    caption: "System throughput (tok/s) by context length, one line per concurrency level.",
+    plot: deep_dive::throughput,
+    finding: words::context::throughput,
+};
+
+pub const CONTEXT_DECODE: Chart = Chart {
+    id: "deep_dive.decode",
+    title: "Per-User Generation Speed by Context Length",
+    intro: "The speed at which text streams into each user's response, at each context length. As concurrency increases, per-user speed decreases since GPU resources are shared across requests.",
+    caption: "Per-user generation speed (tok/s) by context length, one line per concurrency level.",
+    plot: deep_dive::decode,
+    finding: words::context::decode,
+};
+
+pub const CONTEXT_TTFT: Chart = Chart {
+    id: "deep_dive.ttft",
+    title: "Time to First Token by Context Length",
+    intro: "The primary metric for perceived responsiveness: time from request submission to the first response token, queue wait (grows with concurrency) plus prefill (grows with context length). At low concurrency prefill dominates; under load, queue wait takes over.",
+    caption: "TTFT (s) by context length, one line per concurrency level.",
+    plot: deep_dive::ttft,
+    finding: words::context::ttft,
+};
+
+pub const CONTEXT_QUEUE_WAIT: Chart = Chart {
+    id: "deep_dive.queue_wait",
+    title: "Queue Wait Times",
+    intro: "Time a request waits for GPU availability before processing begins, as reported by the server. Queue wait is part of TTFT; breaking it out shows whether latency comes from GPU saturation (high queue wait) or context processing (high prefill time). Queue wait and prefill are measured independently and may not sum exactly to TTFT: under heavy load, chunked prefill and preemptions can make them overlap, so queue wait plus prefill can exceed TTFT. Use queue wait for capacity planning and finding bottlenecks, and TTFT for what users actually wait before streaming begins.",
+    caption: "Queue wait (s) by context length, one line per concurrency level.",
+    plot: deep_dive::queue_wait,
+    finding: words::context::queue_wait,
+};
+
+pub const CONTEXT_PREFILL: Chart = Chart {
+    id: "deep_dive.prefill",
+    title: "Per-User Prefill Speed",
+    intro: "Rate at which the model processes input context before generating output (input tokens / TTFT). Prefill speed decides the non-queue part of TTFT. A line that peaks before the longest context reflects saturation or engine limits such as chunked prefill.",
+    caption: "Per-user prefill speed (tok/s) by context length, one line per concurrency level.",
+    plot: deep_dive::prefill,
+    finding: words::context::prefill,
+};
+
+pub const CONTEXT_ITL: Chart = Chart {
+    id: "deep_dive.itl",
+    title: "Inter-Token Latency by Context Length",
+    intro: "Time between consecutive tokens during generation; it decides how smooth responses look and diagnoses token-level behaviour.",
+    caption: "Inter-token latency (ms) by context length, one line per concurrency level. Lower is better: under 20ms feels instantaneous.",
+    plot: deep_dive::itl,
+    finding: words::context::itl,
+};
+
+pub const CONTEXT_SCALING: Chart = Chart {
+    id: "deep_dive.scaling",
+    title: "Scaling Efficiency by Context Length",
+    intro: "Percentage of ideal linear scaling achieved as concurrency increases. 100% means doubling concurrent requests doubles total throughput with no per-user loss. High efficiency at your target concurrency means headroom; sharply dropping efficiency means diminishing returns.",
+    caption: "Scaling efficiency (%) by context length, one line per concurrency level.",
+    plot: deep_dive::scaling,
+    finding: words::context::scaling,
+};
+
+pub const POWER_DRAW: Chart = Chart {
+    id: "power.draw",
+    title: "Power Consumption",
+    intro: "Mean GPU power draw (all GPUs) at each concurrency level, per scenario.",
+    caption: "GPU power draw (W) at each concurrency level.",
+    plot: power::draw,
+    finding: words::power::draw,
+};
+
+pub const ENERGY_EFFICIENCY: Chart = Chart {
+    id: "power.tokens_per_joule",
+    title: "Energy Efficiency",
+    intro: "Output tokens generated per joule of GPU energy: higher means more work for the same power bill.",
+    caption: "Output tokens per joule at each concurrency level.",
+    plot: power::tokens_per_joule,
+    finding: words::power::efficiency,
+};
+
+pub const ENERGY_COST: Chart = Chart {
+    id: "power.cost",
+    title: "Energy Cost per Million Tokens",
+    intro: "Electricity cost of a million output tokens at the price above (GPU power only; excludes host, cooling and hardware).",
+    caption: "Energy cost ($ per million output tokens) at each concurrency level.",
+    plot: power::cost,
+    finding: words::power::cost,
+};
+
+/// Every chart with a fixed id, in page order.
+pub const CHARTS: [&Chart; 19] = [
+    &FASTEST_DECODE,
+    &FASTEST_ITL,
+    &FASTEST_SCALING,
+    &FASTEST_DECODE_RANGE,
+    &FASTEST_TTFT_RANGE,
+    &BURST_TTFT,
+    &BURST_ITL,
+    &BURST_DECODE,
+    &SYSTEM_THROUGHPUT,
+    &CONTEXT_THROUGHPUT,
+    &CONTEXT_DECODE,
+    &CONTEXT_TTFT,
+    &CONTEXT_QUEUE_WAIT,
+    &CONTEXT_PREFILL,
+    &CONTEXT_ITL,
+    &CONTEXT_SCALING,
+    &POWER_DRAW,
+    &ENERGY_EFFICIENCY,
+    &ENERGY_COST,
+];
+
+const CAPACITY_PREFIX: &str = "capacity.";
+
+/// The id of a use case's capacity chart.
+pub fn capacity_id(target: &CapacityTarget) -> String {
+    format!("{CAPACITY_PREFIX}{}", target.id)
+}
+
+/// The title of a use case's capacity chart, also its summary card's label.
+pub fn capacity_title(target: &CapacityTarget) -> String {
+    format!("{} Capacity", target.name)
+}
+
+/// The use case whose capacity chart `id` is; `None` for another chart.
+pub fn use_case_of(id: &str) -> Option<&str> {
+    id.strip_prefix(CAPACITY_PREFIX)
+}
+
+/// The use case a capacity chart id names, among the main report's.
+fn capacity_target(id: &str, sources: &[Source]) -> Option<CapacityTarget> {
+    let use_case = use_case_of(id)?;
+    targets(sources.first()?.analysis.report())
+        .into_iter()
+        .find(|t| t.id == use_case)
+}
+
+/// The plot of chart `id`; `None` for an unknown id or a use case the reports cannot show.
+pub fn plot_by_id(id: &str, sources: &[Source], view: &ViewState) -> Option<Plot> {
+    if let Some(target) = capacity_target(id, sources) {
+        return Some(capacity::chart(sources, &target, view));
+    }
+    CHARTS
+        .iter()
+        .find(|c| c.id == id)
+        .map(|c| (c.plot)(sources, view))
+}
+
+/// The chart `id` (embed route).
+pub fn chart_by_id(id: &str, sources: &[Source], view: &ViewState) -> Option<ChartOption> {
+    plot_by_id(id, sources, view).map(|p| p.to_option())
+}
+
+/// The data of chart `id` as CSV (`series,x_axis,x,value,unit`).
+pub fn chart_csv(id: &str, sources: &[Source], view: &ViewState) -> Option<String> {
+    plot_by_id(id, sources, view).map(|p| p.to_csv())
+}
+
+/// The title of chart `id`; `None` for an unknown id.
+pub fn title_of(id: &str, sources: &[Source]) -> Option<String> {
+    chart_list(sources)
+        .into_iter()
+        .find(|(chart, _)| chart == id)
+        .map(|(_, title)| title)
+}
+
+/// Every chart the reports can show, `(id, title)`: [`CHARTS`] then one capacity chart per use
+/// case of the main report.
+pub fn chart_list(sources: &[Source]) -> Vec<(String, String)> {
+    let fixed = CHARTS
+        .iter()
+        .map(|c| (c.id.to_string(), c.title.to_string()));
+    let capacity = sources.first().into_iter().flat_map(|s| {
+        targets(s.analysis.report())
+            .into_iter()
+            .map(|t| (capacity_id(&t), capacity_title(&t)))
+    });
+    fixed.chain(capacity).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::charts::test_support::{assert_written_once, sample, with_sources};
+
+    /// Each chart is named in one place: its id and title are written once in the viewer's
+    /// source (here), so a section, the embed route and the chart list cannot drift apart.
+    #[test]
+    fn every_chart_id_and_title_is_written_once() {
+        for chart in CHARTS {
+            assert_written_once(chart.id);
+            assert_written_once(chart.title);
+            assert_eq!(CHARTS.iter().filter(|c| c.title == chart.title).count(), 1);
+        }
+    }
+
+    /// The embed's list is the registry, then a capacity chart per use case, with their titles.
+    #[test]
+    fn the_chart_list_is_the_registry_and_the_use_cases() {
+        let report = sample();
+        let list = with_sources(&report, chart_list);
+        let use_cases = targets(&report);
+        assert_eq!(list.len(), CHARTS.len() + use_cases.len());
+        for (chart, (id, title)) in CHARTS.iter().zip(&list) {
+            assert_eq!((chart.id, chart.title), (id.as_str(), title.as_str()));
+        }
+        let first = &use_cases[0];
+        let id = capacity_id(first);
+        assert_eq!(use_case_of(&id), Some(first.id.as_str()));
+        assert_eq!(
+            with_sources(&report, |s| title_of(&id, s)),
+            Some(capacity_title(first))
+        );
+        assert_eq!(use_case_of(FASTEST_DECODE.id), None);
+    }
+}

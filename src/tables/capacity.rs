@@ -1,0 +1,122 @@
+//! The table under a capacity chart: the measured levels of the use case's scenario with the
+//! values of the chart's two metrics, breaches marked.
+
+use infermeter_report::analysis::capacity::{Bound, Capacity};
+use infermeter_report::analysis::use_cases::CapacityTarget;
+use infermeter_report::analysis::Metric;
+use infermeter_report::LoadMode;
+
+use crate::charts::capacity::{axes_metrics, short_label};
+use crate::charts::Source;
+use crate::state::ViewState;
+
+/// Capacity of `target` in one report under the reader's limits and statistic.
+pub fn verdict(source: &Source, target: &CapacityTarget, view: &ViewState) -> Option<Capacity> {
+    source.analysis.capacity(
+        &target.scenario_id,
+        LoadMode::Peak,
+        &view.thresholds(&target.id, target.preset),
+        view.stat,
+    )
+}
+
+/// One cell of the capacity table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    /// e.g. "10 s (threshold exceeded)", "15 tok/s (below threshold)", "—".
+    pub text: String,
+    pub breached: bool,
+}
+
+/// The table under a capacity chart: one row per judged metric, one column per measured level.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CapacityTable {
+    pub levels: Vec<u32>,
+    /// (metric label, cells by level).
+    pub rows: Vec<(String, Vec<Cell>)>,
+}
+
+/// The measured levels of `capacity` with the values of the chart's two metrics.
+pub fn table(
+    source: &Source,
+    target: &CapacityTarget,
+    capacity: &Capacity,
+    view: &ViewState,
+) -> CapacityTable {
+    let thresholds = view.thresholds(&target.id, target.preset);
+    let (left, right) = axes_metrics(&thresholds);
+    let levels: Vec<u32> = capacity.rows.iter().map(|r| r.concurrency).collect();
+    let rows = [right, left]
+        .into_iter()
+        .map(|metric| {
+            let points =
+                source
+                    .analysis
+                    .points(&target.scenario_id, LoadMode::Peak, metric, view.stat);
+            let cells = capacity
+                .rows
+                .iter()
+                .map(|row| {
+                    let breach = row.breaches.iter().find(|b| b.metric == metric);
+                    let value = points.iter().find(|p| p.0 == row.concurrency).map(|p| p.1);
+                    cell(metric, value, breach.map(|b| b.bound))
+                })
+                .collect();
+            (short_label(metric).to_string(), cells)
+        })
+        .collect();
+    CapacityTable { levels, rows }
+}
+
+fn cell(metric: Metric, value: Option<f64>, breached: Option<Bound>) -> Cell {
+    let Some(v) = value else {
+        return Cell {
+            text: "—".into(),
+            breached: breached.is_some(),
+        };
+    };
+    let mut text = metric.display_text(v);
+    match breached {
+        Some(Bound::AtMost) => text.push_str(" (threshold exceeded)"),
+        Some(Bound::AtLeast) => text.push_str(" (below threshold)"),
+        None => {}
+    }
+    Cell {
+        text,
+        breached: breached.is_some(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::charts::test_support::*;
+    use crate::findings::capacity::{card_text, figure_text};
+    use crate::state::ThresholdKind;
+    use infermeter_report::analysis::use_cases::targets;
+
+    #[test]
+    fn table_marks_breaches_and_capacity_reads_like_the_reports() {
+        let report = sample();
+        with_sources(&report, |s| {
+            for target in targets(&report) {
+                let strict = {
+                    let mut v = ViewState::default();
+                    v.set_threshold(&target.id, target.preset, ThresholdKind::Ttft, 1e-6);
+                    v.set_threshold(&target.id, target.preset, ThresholdKind::E2e, 1e-6);
+                    v
+                };
+                let cap = verdict(&s[0], &target, &strict).unwrap();
+                assert_eq!(figure_text(&cap), "Not recommended for this use case");
+                assert_eq!(card_text(&cap), "Not recommended");
+                assert!(cap.verdict_sentence().starts_with("Not viable"));
+                let table = table(&s[0], &target, &cap, &strict);
+                assert_eq!(table.levels.len(), cap.rows.len());
+                assert!(table.rows[0]
+                    .1
+                    .iter()
+                    .all(|c| c.breached && c.text.ends_with("(threshold exceeded)")));
+            }
+        });
+    }
+}
