@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 
 use crate::schema::{
-    EngineTimings, Level, LevelMetrics, Outcome, RequestCounts, RequestRecord, ServerMetrics,
-    TrialSummary,
+    to_ticks, EngineTimings, Level, LevelMetrics, Outcome, RequestColumns, RequestCounts,
+    RequestRecord, ServerMetrics, TrialSummary, DEFAULT_STALL_GAP_S,
 };
-use crate::stats::{confidence_interval_95, Distribution};
+use crate::stats::{confidence_interval_95, percentile_sorted, Distribution};
 
 /// The measurement window of one trial of a level, seconds after that trial's start.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -63,6 +63,81 @@ pub fn level(concurrency: u32, request_rate: Option<f64>, trials: &[Trial<'_>]) 
         server: None,
         client: None,
         trials: trial_summary(concurrency, request_rate, trials),
+        per_request: Some(request_columns(trials)),
+    }
+}
+
+/// The measured requests of every trial (in the window, warmups left out, failures in), trial
+/// by trial in the order they were sent, as [`RequestColumns`].
+fn request_columns(trials: &[Trial<'_>]) -> RequestColumns {
+    let mut measured: Vec<(usize, &RequestRecord)> = trials
+        .iter()
+        .enumerate()
+        .flat_map(|(t, trial)| trial.records.iter().map(move |r| (t, r)))
+        .filter(|(_, r)| !r.warmup && r.in_window)
+        .collect();
+    measured.sort_by_key(|(trial, r)| (*trial, r.index));
+    let stall_gap = to_ticks(DEFAULT_STALL_GAP_S);
+    let mut columns = RequestColumns {
+        stall_gap,
+        ..RequestColumns::default()
+    };
+    let mut gaps: Vec<u32> = Vec::new();
+    for (_, r) in measured {
+        columns.status.push(match r.outcome {
+            Outcome::Ok => RequestColumns::OK,
+            Outcome::Incomplete { .. } => RequestColumns::INCOMPLETE,
+            Outcome::Errored { .. } => RequestColumns::ERRORED,
+        });
+        columns.ttft.push(r.ttft_s.map_or(0, to_ticks));
+        columns.e2e.push(r.e2e_s.map_or(0, to_ticks));
+        columns.output_tokens.push(r.output_tokens.unwrap_or(0));
+        // In ticks, so a pause of exactly the stall gap is not one by a rounding error.
+        gaps.clear();
+        gaps.extend(
+            r.chunks
+                .windows(2)
+                .map(|pair| to_ticks(pair[1].t - pair[0].t)),
+        );
+        gaps.sort_unstable();
+        let smoothness = Smoothness::of_sorted(&gaps, stall_gap);
+        columns.max_gap.push(smoothness.max_gap);
+        columns.stalls.push(smoothness.stalls);
+        columns.jitter.push(smoothness.jitter_hundredths);
+    }
+    columns
+}
+
+/// How evenly one request's stream arrived, from its pauses between content events (ticks).
+struct Smoothness {
+    max_gap: u32,
+    /// Pauses longer than the stall gap.
+    stalls: u32,
+    /// p99 pause over the median pause, in hundredths; 0 with fewer than two pauses (or a median
+    /// of zero: events that arrived together).
+    jitter_hundredths: u32,
+}
+
+impl Smoothness {
+    fn of_sorted(gaps: &[u32], stall_gap: u32) -> Smoothness {
+        let stalls = gaps.len() - gaps.partition_point(|&g| g <= stall_gap);
+        let ticks: Vec<f64> = gaps.iter().map(|&g| f64::from(g)).collect();
+        let jitter = match ticks.len() {
+            0 | 1 => 0,
+            _ => {
+                let median = percentile_sorted(&ticks, 50.0);
+                if median > 0.0 {
+                    (percentile_sorted(&ticks, 99.0) / median * 100.0).round() as u32
+                } else {
+                    0
+                }
+            }
+        };
+        Smoothness {
+            max_gap: gaps.last().copied().unwrap_or(0),
+            stalls: stalls as u32,
+            jitter_hundredths: jitter,
+        }
     }
 }
 
@@ -323,9 +398,51 @@ mod tests {
         assert_eq!((l.requests.ok, l.requests.incomplete), (2, 1));
         assert_eq!(l.requests.error_kinds[&ErrorKind::Disconnect], 1);
         assert_eq!(l.metrics.ttft_s.unwrap().count, 1);
+        // The columns hold the window's requests, the failed one with its status; the one
+        // outside the window is not there.
+        let columns = l.per_request.unwrap();
+        assert_eq!(
+            columns.status,
+            [RequestColumns::OK, RequestColumns::INCOMPLETE]
+        );
+        assert_eq!(columns.ttft, [10_000, 990_000]);
         // Tokens inside [0, 2]: 2 + 2 from the failed stream, none from the late one.
         assert!((l.system_output_tok_s - 2.0).abs() < 1e-12);
         assert!(l.trials.is_none());
+    }
+
+    /// Pauses of 0.3, 0.1, 0.1, 0.1 s: the 0.3 s one is a stall (over 100 ms; 0.1 s is not),
+    /// the worst gap is 0.3 s and the p99 pause (0.294 s) over the median (0.1 s) is 294%.
+    #[test]
+    fn columns_keep_each_request_in_send_order_with_its_smoothness() {
+        let smooth = ok(1, 0.5, &[(0.2, 1), (0.5, 1), (0.6, 1), (0.7, 1), (0.8, 1)]);
+        let mut warm = ok(0, 0.0, &[(0.1, 1)]);
+        warm.warmup = true;
+        let single = ok(0, 0.0, &[(0.05, 1)]);
+        let records = [smooth, warm, single];
+        let window = Window {
+            start_s: 0.0,
+            end_s: 2.0,
+        };
+        let l = level(
+            1,
+            None,
+            &[Trial {
+                records: &records,
+                window,
+            }],
+        );
+        let c = l.per_request.unwrap();
+        assert_eq!(c.len(), 2);
+        // Index 0 was sent first.
+        assert_eq!(c.ttft, [500, 2_000]);
+        assert_eq!(c.e2e, [500, 8_000]);
+        assert_eq!(c.output_tokens, [1, 5]);
+        assert_eq!(c.max_gap, [0, 3_000]);
+        assert_eq!(c.stalls, [0, 1]);
+        assert_eq!(c.jitter, [0, 294]);
+        assert_eq!(c.stall_gap, 1_000);
+        assert!(c.column_lengths().iter().all(|&(_, n)| n == 2));
     }
 
     #[test]

@@ -17,11 +17,12 @@ use serde::Serialize;
 
 use super::cost::DEFAULT_USD_PER_KWH;
 use super::format::{context_phrase, format_number};
+use super::goodput::{self, GoodputFindings};
 use super::metric::Metric;
 use super::queue::{max_safe_queue_depth, SafeDepth, DEFAULT_TTFT_THRESHOLD_S};
 use super::use_cases::{targets, CapacityTarget};
 use super::{series_points, Analysis};
-use crate::schema::{LoadMode, Report, Scenario};
+use crate::schema::{LoadMode, Report, Scenario, Slo};
 use crate::stats::Stat;
 
 pub use context::{ContextFindings, ContextSpan, ContextThroughput, PrefillPeak};
@@ -31,7 +32,7 @@ pub use throughput::{
 };
 
 /// What the reader chose that the figures depend on: the statistic of each distribution, the
-/// TTFT limit of the safe queue depths and the electricity price.
+/// TTFT limit of the safe queue depths, the electricity price and the SLO goodput is judged by.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct FindingsOptions {
     pub stat: Stat,
@@ -39,6 +40,10 @@ pub struct FindingsOptions {
     pub queue_ttft_s: f64,
     /// Dollars per kWh.
     pub usd_per_kwh: f64,
+    /// Goodput under this SLO is among the findings; `None` leaves it out (the viewer computes
+    /// it apart, so its sliders do not recompute the rest).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slo: Option<Slo>,
 }
 
 impl Default for FindingsOptions {
@@ -47,6 +52,7 @@ impl Default for FindingsOptions {
             stat: Stat::Mean,
             queue_ttft_s: DEFAULT_TTFT_THRESHOLD_S,
             usd_per_kwh: DEFAULT_USD_PER_KWH,
+            slo: None,
         }
     }
 }
@@ -346,6 +352,9 @@ pub struct Findings {
     /// The use cases (and the report's own scenarios) the capacity analysis judges, each
     /// matched to the scenario it is judged on.
     pub use_cases: Vec<CapacityTarget>,
+    /// Goodput under `options.slo`, when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goodput: Option<GoodputFindings>,
 }
 
 /// Computes every figure of `report` under `options`.
@@ -360,6 +369,7 @@ pub fn findings(report: &Report, options: &FindingsOptions) -> Findings {
         context: ContextFindings::of(report, stat),
         power: PowerFindings::of(report, stat, options.usd_per_kwh),
         use_cases: targets(report),
+        goodput: options.slo.map(|slo| goodput::findings(report, &slo)),
     }
 }
 
