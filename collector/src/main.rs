@@ -29,6 +29,7 @@ mod prompt;
 mod prompt_plan;
 mod records;
 mod scheduler;
+mod slo_spec;
 mod suite;
 mod transport;
 

@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use infermeter_report::analysis::format::{format_number, with_unit};
+use infermeter_report::analysis::goodput::{load_unit, report_slo, slo_text, GoodputFindings};
 use infermeter_report::analysis::{findings, FindingsOptions};
 use infermeter_report::{load_report, LoadError, Report, RunStatus};
 
@@ -28,14 +30,15 @@ fn describe(path: &Path, e: &LoadError) -> String {
 }
 
 /// The summary of a report: the findings the report page states (its highlight cards, key
-/// findings and safe queue depths) as text, or every figure as JSON (`--json`: the report
-/// crate's `Findings`, serialised as it is). Figures are written by the report crate's
-/// formatter, so "6.18 s" on the page is "6.18 s" here.
+/// findings and safe queue depths, goodput under the SLO) as text, or every figure as JSON
+/// (`--json`: the report crate's `Findings`, serialised as it is). Figures are written by the
+/// report crate's formatter, so "6.18 s" on the page is "6.18 s" here.
 pub fn summary(report: &Report, args: &SummaryArgs) -> String {
     let options = FindingsOptions {
         stat: args.stat,
         queue_ttft_s: args.ttft_threshold,
         usd_per_kwh: args.usd_per_kwh,
+        slo: Some(args.slo.unwrap_or_else(|| report_slo(report))),
     };
     let f = findings(report, &options);
     if args.json {
@@ -64,8 +67,55 @@ pub fn summary(report: &Report, args: &SummaryArgs) -> String {
             &depth.caption(options.queue_ttft_s),
         ));
     }
+    if let Some(goodput) = &f.goodput {
+        lines.extend(goodput_lines(goodput));
+    }
     for w in &report.warnings {
         lines.push(format!("warning: {w}"));
     }
     lines.join("\n")
+}
+
+/// Goodput as the viewer's section states it: the SLO, then per series the highest load that
+/// meets it and each level's attainment (with its 95% interval) and goodput.
+fn goodput_lines(goodput: &GoodputFindings) -> Vec<String> {
+    let mut lines = vec![format!("{:<34}{}", "Goodput SLO", slo_text(&goodput.slo))];
+    if let Some(why) = &goodput.absent {
+        lines.push(format!("{:<34}not available: {why}", "Goodput"));
+    }
+    let percent = |share: f64| with_unit(share * 100.0, "%");
+    for series in &goodput.series {
+        let load = &series.max_load;
+        lines.push(format!(
+            "{:<34}{} {}  ({})",
+            format!(
+                "{} ({}) max load",
+                series.scenario_name,
+                series.mode.label()
+            ),
+            load.value_text(),
+            load_unit(series.mode, 2.0),
+            load.note()
+        ));
+        for level in &series.levels {
+            let a = &level.attainment;
+            let rate = |v: Option<f64>, unit: &str| v.map_or("—".into(), |v| with_unit(v, unit));
+            lines.push(format!(
+                "  @{:<8}{} of {} met (95% CI {}–{})  goodput {}, {}{}",
+                format_number(level.load),
+                percent(a.fraction),
+                a.total,
+                percent(a.interval.low),
+                percent(a.interval.high),
+                rate(a.goodput_req_s, "req/s"),
+                rate(a.goodput_tok_s, "tok/s"),
+                if level.saturation.is_some() {
+                    "  (over-saturated: TTFT grew over the level)"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    lines
 }

@@ -4,6 +4,8 @@
 mod common;
 #[path = "cli/faults.rs"]
 mod faults;
+#[path = "cli/goodput.rs"]
+mod goodput;
 #[path = "cli/interrupt.rs"]
 mod interrupt;
 #[path = "cli/llama_cpp.rs"]

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use infermeter_report::analysis::goodput::report_slo;
 use infermeter_report::analysis::{findings, FindingsOptions};
 use infermeter_report::{load_report, Report, Stat};
 
@@ -47,6 +48,7 @@ async fn summary_json_is_the_findings_of_every_report_and_statistic() {
             let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
             let options = FindingsOptions {
                 stat,
+                slo: Some(report_slo(&report)),
                 ..FindingsOptions::default()
             };
             let expected = serde_json::to_value(findings(&report, &options)).unwrap();
