@@ -5,6 +5,7 @@
 pub mod capacity;
 pub mod deep_dive;
 pub mod fastest;
+pub mod goodput;
 pub mod option;
 pub mod plot;
 pub mod power;

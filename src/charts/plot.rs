@@ -177,11 +177,15 @@ impl Plot {
         let mut series: Vec<LineSeries> = Vec::new();
         for (line, color) in self.lines.iter().zip(self.line_colors()) {
             series.push(self.series(line, color));
-            legend.push(LegendEntry {
-                name: line.name.clone(),
-                color,
-                dash: Dash::of_report(line.report),
-            });
+            // An interval's edges share its line's name and legend entry: the entry shows or
+            // hides them together.
+            if !self.is_interval_edge(line) {
+                legend.push(LegendEntry {
+                    name: line.name.clone(),
+                    color,
+                    dash: Dash::of_report(line.report),
+                });
+            }
         }
         if !self.thresholds.is_empty() {
             legend.push(LegendEntry {
@@ -234,14 +238,19 @@ impl Plot {
     /// A colour per line: one per thing shown, in order of first appearance, so a scenario has
     /// the same colour in every compared report (whose lines differ by dash and symbol). Bands
     /// are the exception: each report's band has colours of its own, since their fills overlap
-    /// and a shared fill colour would blur them into one area.
+    /// and a shared fill colour would blur them into one area; but a band around a line of its
+    /// report (an interval) takes the line's colour.
     fn line_colors(&self) -> Vec<&'static str> {
         let palette = palette(self.theme);
         let mut shown: Vec<(Option<&str>, &str)> = Vec::new();
         self.lines
             .iter()
             .map(|line| {
-                let key = (line.band.as_deref(), line.shows.as_str());
+                let band = line
+                    .band
+                    .as_deref()
+                    .filter(|_| !self.is_interval_edge(line));
+                let key = (band, line.shows.as_str());
                 let index = shown.iter().position(|s| *s == key).unwrap_or_else(|| {
                     shown.push(key);
                     shown.len() - 1
@@ -249,6 +258,32 @@ impl Plot {
                 palette[index % palette.len()]
             })
             .collect()
+    }
+
+    /// Whether `line` is an edge of the interval around a plain line of its report showing
+    /// the same thing (a band whose lines share that line's name).
+    fn is_interval_edge(&self, line: &Line) -> bool {
+        line.band.is_some()
+            && self
+                .lines
+                .iter()
+                .any(|l| l.band.is_none() && l.report == line.report && l.shows == line.shows)
+    }
+
+    /// The edges (lower, upper) of the interval around plain `line`, if it has one.
+    fn interval_of(&self, line: &Line) -> Option<(&Line, &Line)> {
+        if line.band.is_some() {
+            return None;
+        }
+        let edge = |kind| {
+            self.lines.iter().find(|l| {
+                l.kind == kind
+                    && l.band.is_some()
+                    && l.report == line.report
+                    && l.shows == line.shows
+            })
+        };
+        Some((edge(LineKind::BandLower)?, edge(LineKind::BandUpper)?))
     }
 
     fn axis(&self, name: &str, unit: Option<&str>, is_x: bool) -> Axis {
@@ -372,6 +407,12 @@ impl Plot {
                 .stack(band.as_str())
                 .encode(DimensionEncode::new().x(1).y(0));
         }
+        if self.is_interval_edge(line) {
+            // An interval is a faint area around its line, not two more lines.
+            series = series
+                .symbol(Symbol::None)
+                .line_style(LineStyle::new().opacity(0.0));
+        }
         if line.kind == LineKind::BandUpper {
             series = series.area_style(AreaStyle::new().opacity(0.25));
         }
@@ -494,14 +535,34 @@ impl Plot {
             .iter()
             .map(|l| self.y.get(l.axis).map_or("", |y| y.unit.as_str()))
             .collect();
+        // An interval's edges say nothing of their own: the line's value carries its interval.
         let texts: Vec<Vec<[String; 2]>> = self
             .lines
             .iter()
-            .map(|l| {
-                l.points
+            .map(|l| match (self.is_interval_edge(l), self.interval_of(l)) {
+                (true, _) => Vec::new(),
+                (false, Some((low, high))) => l
+                    .points
+                    .iter()
+                    .map(|&(x, y)| {
+                        let at = |edge: &Line| edge.points.iter().find(|p| p.0 == x).map(|p| p.1);
+                        let y = match (at(low), at(high)) {
+                            (Some(lo), Some(hi)) => format!(
+                                "{} (95% interval {}–{})",
+                                format_number(y),
+                                format_number(lo),
+                                format_number(hi)
+                            ),
+                            _ => format_number(y),
+                        };
+                        [self.x.value_text(x), y]
+                    })
+                    .collect(),
+                (false, None) => l
+                    .points
                     .iter()
                     .map(|&(x, y)| [self.x.value_text(x), format_number(y)])
-                    .collect()
+                    .collect(),
             })
             .collect();
         let args = serde_json::json!({"units": units, "x": self.x.name(), "texts": texts});
@@ -513,10 +574,15 @@ impl Plot {
         let mut out = String::from("series,x_axis,x,value,unit\n");
         for line in &self.lines {
             let unit = self.y.get(line.axis).map_or("", |y| y.unit.as_str());
+            let name = match (self.is_interval_edge(line), line.kind) {
+                (true, LineKind::BandLower) => format!("{} (95% interval, low)", line.name),
+                (true, _) => format!("{} (95% interval, high)", line.name),
+                (false, _) => line.name.clone(),
+            };
             for &(x, y) in &line.points {
                 out.push_str(&format!(
                     "{},{},{},{},{}\n",
-                    csv_field(&line.name),
+                    csv_field(&name),
                     csv_field(self.x.name()),
                     x,
                     y,

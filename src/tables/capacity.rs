@@ -2,9 +2,10 @@
 //! values of the chart's two metrics, breaches marked.
 
 use infermeter_report::analysis::capacity::{Bound, Capacity};
+use infermeter_report::analysis::goodput::{max_load_under, slo_of_thresholds};
 use infermeter_report::analysis::use_cases::CapacityTarget;
 use infermeter_report::analysis::Metric;
-use infermeter_report::LoadMode;
+use infermeter_report::{LoadMode, DEFAULT_ATTAINMENT_TARGET};
 
 use crate::charts::capacity::{axes_metrics, short_label};
 use crate::charts::Source;
@@ -18,6 +19,24 @@ pub fn verdict(source: &Source, target: &CapacityTarget, view: &ViewState) -> Op
         &view.thresholds(&target.id, target.preset),
         view.stat,
     )
+}
+
+/// The use case's capacity on the attainment basis, worded: the highest load at which 95% of
+/// requests stay within the reader's limits, each request judged by them (the statistic basis
+/// above stays the default, as the reference reports use it). `None` for a report without
+/// per-request figures.
+pub fn attainment_verdict(
+    source: &Source,
+    target: &CapacityTarget,
+    view: &ViewState,
+) -> Option<String> {
+    let series = source
+        .analysis
+        .series(&target.scenario_id, LoadMode::Peak)?;
+    let limits = view.thresholds(&target.id, target.preset);
+    let slo = slo_of_thresholds(&limits, DEFAULT_ATTAINMENT_TARGET);
+    let max = max_load_under(series, &slo)?;
+    Some(max.attainment_sentence(LoadMode::Peak, slo.target))
 }
 
 /// One cell of the capacity table.
@@ -116,7 +135,39 @@ mod tests {
                     .1
                     .iter()
                     .all(|c| c.breached && c.text.ends_with("(threshold exceeded)")));
+                // Judged request by request, no request meets such limits either.
+                let by_requests = attainment_verdict(&s[0], &target, &strict).unwrap();
+                assert!(
+                    by_requests.starts_with("Fewer than 95% of requests"),
+                    "{by_requests}"
+                );
             }
         });
+    }
+
+    /// Beside the statistic basis, the attainment basis: the sample's chatbot meets the
+    /// default limits with every request at every level; a report without per-request
+    /// figures has no such line.
+    #[test]
+    fn the_attainment_basis_reads_each_request() {
+        let mut report = sample();
+        let chatbot = targets(&report)
+            .into_iter()
+            .find(|t| t.scenario_id == "chatbot")
+            .unwrap();
+        let text = with_sources(&report, |s| {
+            attainment_verdict(&s[0], &chatbot, &ViewState::default())
+        });
+        assert_eq!(
+            text.as_deref(),
+            Some("95% of requests stay within the thresholds at every tested level, up to 32 concurrent users.")
+        );
+        for level in report.series.iter_mut().flat_map(|s| s.levels.iter_mut()) {
+            level.per_request = None;
+        }
+        let none = with_sources(&report, |s| {
+            attainment_verdict(&s[0], &chatbot, &ViewState::default())
+        });
+        assert_eq!(none, None);
     }
 }

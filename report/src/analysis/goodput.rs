@@ -54,9 +54,18 @@ pub fn wilson_95(met: u64, total: u64) -> Option<Interval> {
     let denominator = 1.0 + z2 / n;
     let centre = (p + z2 / (2.0 * n)) / denominator;
     let half = Z_95 / denominator * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    // At 0 or 100% an end is exactly the share (rounding would put it a hair inside).
     Some(Interval {
-        low: (centre - half).max(0.0),
-        high: (centre + half).min(1.0),
+        low: if met == 0 {
+            0.0
+        } else {
+            (centre - half).max(0.0)
+        },
+        high: if met >= total {
+            1.0
+        } else {
+            (centre + half).min(1.0)
+        },
     })
 }
 
@@ -84,6 +93,8 @@ pub struct Attainment {
     pub interval: Interval,
     /// Requests that met the SLO per second of the level's window; `None` without a window.
     pub goodput_req_s: Option<f64>,
+    /// The 95% interval of `goodput_req_s`: `interval` times the level's requests per second.
+    pub goodput_req_s_interval: Option<Interval>,
     /// Output tokens of those requests per second of the window.
     pub goodput_tok_s: Option<f64>,
     pub misses: Misses,
@@ -137,12 +148,17 @@ pub fn attainment(level: &Level, slo: &Slo) -> Option<Attainment> {
     }
     let total = columns.len() as u64;
     let per_s = |count: u64| (level.duration_s > 0.0).then(|| count as f64 / level.duration_s);
+    let interval = wilson_95(met, total)?;
     Some(Attainment {
         met,
         total,
         fraction: met as f64 / total as f64,
-        interval: wilson_95(met, total)?,
+        interval,
         goodput_req_s: per_s(met),
+        goodput_req_s_interval: per_s(total).map(|all| Interval {
+            low: interval.low * all,
+            high: interval.high * all,
+        }),
         goodput_tok_s: per_s(met_tokens),
         misses,
     })
@@ -592,8 +608,11 @@ mod tests {
                 stalls: 0
             }
         );
-        // One request of 101 tokens in 10 s.
+        // One request of 101 tokens in 10 s; the interval is the share's times 4 requests in 10 s.
         assert_eq!(a.goodput_req_s, Some(0.1));
+        let band = a.goodput_req_s_interval.unwrap();
+        assert!((band.low - a.interval.low * 0.4).abs() < 1e-12);
+        assert!((band.high - a.interval.high * 0.4).abs() < 1e-12);
         assert_eq!(a.goodput_tok_s, Some(10.1));
         // No bound: every request that did not fail.
         let any = attainment(&l, &Slo::default()).unwrap();
@@ -635,6 +654,8 @@ mod tests {
         close(wilson_95(0, 10).unwrap(), 0.0, 0.2775);
         close(wilson_95(10, 10).unwrap(), 0.7225, 1.0);
         close(wilson_95(95, 100).unwrap(), 0.8883, 0.9785);
+        assert_eq!(wilson_95(7, 7).unwrap().high, 1.0);
+        assert_eq!(wilson_95(0, 7).unwrap().low, 0.0);
         assert_eq!(wilson_95(0, 0), None);
     }
 
