@@ -55,7 +55,12 @@ pub fn summary(report: &Report, args: &SummaryArgs) -> String {
     lines.push(format!("{:<34}{}", "Statistic", args.stat.label()));
     let row = |label: &str, value: &str, context: &str| format!("{label:<34}{value}  ({context})");
     for card in f.cards() {
-        lines.push(row(card.label, &card.value, &card.context));
+        // A percentile on few samples says so beside where it was measured.
+        let context = match card.indicative_note(args.stat) {
+            Some(note) => format!("{}; {note}", card.context),
+            None => card.context.clone(),
+        };
+        lines.push(row(card.label, &card.value, &context));
     }
     for (label, text) in f.key_findings() {
         lines.push(format!("{label:<34}{text}"));

@@ -3,13 +3,14 @@
 //! a [`Plot`], so the picture and the exported numbers can never disagree.
 
 use charming::component::{Axis, Grid};
+use charming::datatype::{DataPoint, DataPointItem};
 use charming::element::{
     AreaStyle, AxisLabel, AxisType, Color, DimensionEncode, ItemStyle, Label, LabelPosition,
     LineStyle, LineStyleType, MarkLine, MarkLineData, MarkLineVariant, MarkPoint, MarkPointData,
     NameLocation, SplitLine, Symbol, TextStyle, Tooltip, Trigger,
 };
 use charming::series::Line as LineSeries;
-use infermeter_report::analysis::format::{format_grouped, format_number};
+use infermeter_report::analysis::format::{format_grouped, format_number, samples_text};
 use infermeter_report::analysis::{Estimate, MonotoneCurve};
 
 use super::option::{ChartOption, Dash, LegendEntry};
@@ -93,6 +94,9 @@ pub struct Line {
     /// The input length of the scenario a per-scenario line shows, for sentences that compare
     /// contexts.
     pub input_tokens: Option<u32>,
+    /// Per point (by index; empty: none), its sample count when it is a percentile resting on
+    /// too few samples (`Stat::is_indicative`): drawn hollow, and the tooltip says so.
+    pub indicative: Vec<Option<u64>>,
 }
 
 impl Line {
@@ -107,7 +111,13 @@ impl Line {
             kind: LineKind::Plain,
             band: None,
             input_tokens: None,
+            indicative: Vec::new(),
         }
+    }
+
+    /// The sample count of point `i` when it is only indicative.
+    pub fn indicative_at(&self, i: usize) -> Option<u64> {
+        self.indicative.get(i).copied().flatten()
     }
 
     /// The same line, as report `report` of those compared, showing `shows`.
@@ -364,18 +374,28 @@ impl Plot {
         } else {
             None
         };
-        let data: Vec<Vec<f64>> = line
+        let data: Vec<DataPoint> = line
             .points
             .iter()
-            .map(|&(x, y)| match (&line.band, line.kind) {
-                (None, _) => vec![x, y],
+            .enumerate()
+            .map(|(i, &(x, y))| match (&line.band, line.kind) {
+                // An indicative point is drawn hollow: the line's colour as its ring only.
+                (None, _) if line.indicative_at(i).is_some() => DataPoint::from(
+                    DataPointItem::new(vec![x, y]).item_style(
+                        ItemStyle::new()
+                            .color(self.theme.colors().background)
+                            .border_color(color)
+                            .border_width(2),
+                    ),
+                ),
+                (None, _) => DataPoint::from(vec![x, y]),
                 (Some(_), LineKind::BandUpper) => {
                     let base = lower
                         .and_then(|l| l.points.iter().find(|p| p.0 == x))
                         .map_or(0.0, |p| p.1);
-                    vec![y - base, x, y]
+                    DataPoint::from(vec![y - base, x, y])
                 }
-                (Some(_), _) => vec![y, x],
+                (Some(_), _) => DataPoint::from(vec![y, x]),
             })
             .collect();
         let dash = Dash::of_report(line.report);
@@ -561,7 +581,16 @@ impl Plot {
                 (false, None) => l
                     .points
                     .iter()
-                    .map(|&(x, y)| [self.x.value_text(x), format_number(y)])
+                    .enumerate()
+                    .map(|(i, &(x, y))| {
+                        let y = match l.indicative_at(i) {
+                            Some(n) => {
+                                format!("{} (indicative: {})", format_number(y), samples_text(n))
+                            }
+                            None => format_number(y),
+                        };
+                        [self.x.value_text(x), y]
+                    })
                     .collect(),
             })
             .collect();

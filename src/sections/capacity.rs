@@ -157,7 +157,8 @@ fn CapacityVerdict(
                         <tr>
                             <th scope="row">{metric}</th>
                             {cells.into_iter().map(|c| view! {
-                                <td class:breached=c.breached>{c.text}</td>
+                                <td class:breached=c.breached class:indicative=c.indicative.is_some()
+                                    title=c.indicative>{c.text}</td>
                             }).collect_view()}
                         </tr>
                     }).collect_view()}

@@ -2,6 +2,7 @@
 //! values of the chart's two metrics, breaches marked.
 
 use infermeter_report::analysis::capacity::{Bound, Capacity};
+use infermeter_report::analysis::findings::headline::indicative_note;
 use infermeter_report::analysis::goodput::{max_load_under, slo_of_thresholds};
 use infermeter_report::analysis::use_cases::CapacityTarget;
 use infermeter_report::analysis::Metric;
@@ -45,6 +46,8 @@ pub struct Cell {
     /// e.g. "10 s (threshold exceeded)", "15 tok/s (below threshold)", "—".
     pub text: String,
     pub breached: bool,
+    /// "indicative: p99 of 36 samples" when the figure is a percentile on too few samples.
+    pub indicative: Option<String>,
 }
 
 /// The table under a capacity chart: one row per judged metric, one column per measured level.
@@ -72,13 +75,21 @@ pub fn table(
                 source
                     .analysis
                     .points(&target.scenario_id, LoadMode::Peak, metric, view.stat);
+            let series = source.analysis.series(&target.scenario_id, LoadMode::Peak);
             let cells = capacity
                 .rows
                 .iter()
                 .map(|row| {
                     let breach = row.breaches.iter().find(|b| b.metric == metric);
                     let value = points.iter().find(|p| p.0 == row.concurrency).map(|p| p.1);
-                    cell(metric, value, breach.map(|b| b.bound))
+                    let samples = series
+                        .and_then(|s| s.levels.iter().find(|l| l.concurrency == row.concurrency))
+                        .and_then(|l| metric.samples(l))
+                        .filter(|&n| view.stat.is_indicative(n));
+                    Cell {
+                        indicative: samples.map(|n| indicative_note(view.stat, n)),
+                        ..cell(metric, value, breach.map(|b| b.bound))
+                    }
                 })
                 .collect();
             (short_label(metric).to_string(), cells)
@@ -92,6 +103,7 @@ fn cell(metric: Metric, value: Option<f64>, breached: Option<Bound>) -> Cell {
         return Cell {
             text: "—".into(),
             breached: breached.is_some(),
+            indicative: None,
         };
     };
     let mut text = metric.display_text(v);
@@ -103,6 +115,7 @@ fn cell(metric: Metric, value: Option<f64>, breached: Option<Bound>) -> Cell {
     Cell {
         text,
         breached: breached.is_some(),
+        indicative: None,
     }
 }
 

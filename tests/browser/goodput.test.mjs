@@ -1,6 +1,7 @@
 // Browser tests of the goodput section: its sliders recompute goodput and the max-load cards
 // from each request's figures, the address carries the SLO, and a report without per-request
-// figures gets the section's note instead of an error.
+// figures gets the section's note instead of an error. And sample sufficiency: a percentile on
+// too few samples is marked wherever it is shown.
 // Run: node --test tests/browser/ (after scripts/build-viewer.sh)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -138,6 +139,30 @@ describe('goodput', () => {
     // Named by its label (the CPU report's GPU field), then why.
     assert.match(await note.innerText(), /: Goodput needs each request's figures/);
     assert.ok(await page.getByTestId('goodput-card-chatbot').isVisible());
+    assertClean(problems);
+  });
+
+  test('a percentile on too few samples is marked on the cards, in the tables and on the charts', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl(SAMPLE, '&stat=p99'));
+    await chartsDrawn(page);
+    // The best TTFT is the single-user chatbot level's: a few dozen requests.
+    const note = page.getByTestId('highlight-best-ttft').getByTestId('indicative-note');
+    assert.match(await note.innerText(), /^indicative: p99 of \d+ samples$/);
+    // A burst level of one request: its point on the TTFT chart is drawn hollow.
+    const point = await page.evaluate(() => {
+      const host = document.querySelector('[data-chart-id="scale_up.ttft"] .chart-canvas');
+      return window.echarts.getInstanceByDom(host).getOption().series[0].data[0];
+    });
+    assert.equal(point.itemStyle?.borderWidth, 2, JSON.stringify(point));
+    await page.getByTestId('measurements-fold').locator('summary').click();
+    const marked = page.getByTestId('measurements-table').first().locator('td.indicative');
+    assert.ok(await marked.count() > 0);
+    assert.match(await marked.first().getAttribute('title'), /^indicative: p99 of \d+ samples?$/);
+    // At the mean nothing is.
+    await page.getByTestId('stat-select').selectOption('mean');
+    await page.waitForFunction(() => !document.querySelector('[data-testid="indicative-note"]'));
+    assert.equal(await page.locator('td.indicative').count(), 0);
     assertClean(problems);
   });
 });

@@ -72,6 +72,10 @@ pub struct Located {
     /// Target arrival rate of a rate-mode level, requests per second.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_rate: Option<f64>,
+    /// How many samples the figure's distribution has (`None` for a figure that is not one):
+    /// a percentile on few of them is only indicative ([`Located::indicative`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u64>,
 }
 
 impl Located {
@@ -84,7 +88,14 @@ impl Located {
             mode,
             concurrency,
             request_rate: None,
+            samples: None,
         }
+    }
+
+    /// The sample count when `stat` of this figure is only indicative (a percentile with
+    /// fewer than ten samples beyond it).
+    pub fn indicative(&self, stat: Stat) -> Option<u64> {
+        self.samples.filter(|&n| stat.is_indicative(n))
     }
 
     /// Where the level sits in its mode: "single user", "32 concurrent", "1 user" and "256 queue
@@ -203,7 +214,12 @@ pub(crate) fn located_points(
                 .map(|s| series_points(s, metric, stat))
                 .unwrap_or_default()
                 .into_iter()
-                .map(move |(concurrency, value)| Located::new(scenario, mode, concurrency, value))
+                .map(move |(concurrency, value)| Located {
+                    samples: series
+                        .and_then(|s| s.levels.iter().find(|l| l.concurrency == concurrency))
+                        .and_then(|l| metric.samples(l)),
+                    ..Located::new(scenario, mode, concurrency, value)
+                })
         })
         .collect()
 }
