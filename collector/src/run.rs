@@ -290,7 +290,8 @@ impl Run {
                 None => Judgement::fail(format!("{label}: no request was measured")),
             };
             tracing::info!("search: {}", passed.summary);
-            if let Some(warning) = passed.warning {
+            // A resumed search judges its earlier levels again: their warnings are there.
+            if let Some(warning) = passed.warning.filter(|w| !self.report.warnings.contains(w)) {
                 self.report.warnings.push(warning);
             }
             search.record(load, passed.passed);

@@ -342,23 +342,20 @@ mod tests {
         }
     }
 
+    /// The level of one trial of `records` over the window 0..`end_s`.
+    fn one_trial(concurrency: u32, records: &[RequestRecord], end_s: f64) -> Level {
+        let window = Window {
+            start_s: 0.0,
+            end_s,
+        };
+        level(concurrency, None, &[Trial { records, window }])
+    }
+
     #[test]
     fn per_token_itl_differs_from_inter_chunk() {
         // First token at 0.5 s, then one chunk of 3 tokens 0.3 s later, then 1 token 0.1 s later.
         let r = ok(0, 0.0, &[(0.5, 1), (0.8, 3), (0.9, 1)]);
-        let window = Window {
-            start_s: 0.0,
-            end_s: 1.0,
-        };
-        let records = [r];
-        let l = level(
-            1,
-            None,
-            &[Trial {
-                records: &records,
-                window,
-            }],
-        );
+        let l = one_trial(1, &[r], 1.0);
         let itl = l.metrics.itl_s.unwrap();
         assert_eq!(itl.count, 4);
         assert!((itl.mean - 0.4 / 4.0).abs() < 1e-12);
@@ -383,18 +380,7 @@ mod tests {
         let mut outside = ok(2, 0.0, &[(7.0, 1), (8.0, 1)]);
         outside.in_window = false;
         let records = [ok(0, 0.0, &[(1.0, 1), (2.0, 1)]), failed, outside];
-        let window = Window {
-            start_s: 0.0,
-            end_s: 2.0,
-        };
-        let l = level(
-            2,
-            None,
-            &[Trial {
-                records: &records,
-                window,
-            }],
-        );
+        let l = one_trial(2, &records, 2.0);
         assert_eq!((l.requests.ok, l.requests.incomplete), (2, 1));
         assert_eq!(l.requests.error_kinds[&ErrorKind::Disconnect], 1);
         assert_eq!(l.metrics.ttft_s.unwrap().count, 1);
@@ -419,19 +405,7 @@ mod tests {
         let mut warm = ok(0, 0.0, &[(0.1, 1)]);
         warm.warmup = true;
         let single = ok(0, 0.0, &[(0.05, 1)]);
-        let records = [smooth, warm, single];
-        let window = Window {
-            start_s: 0.0,
-            end_s: 2.0,
-        };
-        let l = level(
-            1,
-            None,
-            &[Trial {
-                records: &records,
-                window,
-            }],
-        );
+        let l = one_trial(1, &[smooth, warm, single], 2.0);
         let c = l.per_request.unwrap();
         assert_eq!(c.len(), 2);
         // Index 0 was sent first.

@@ -5,18 +5,11 @@
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 
-import { chartsDrawn, launchBrowser, newPage, startServer } from './support.mjs';
+import { chartsDrawn, launchBrowser, newPage, percentile, startServer } from './support.mjs';
 
 const SAMPLE = new URL('../../data/reports/sample-synthetic.json', import.meta.url);
 const REQUESTS = 10_000;
 const MOVES = 40;
-
-function percentile(values, p) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const rank = (p / 100) * (sorted.length - 1);
-  const lo = Math.floor(rank);
-  return sorted[lo] + (sorted[Math.ceil(rank)] - sorted[lo]) * (rank - lo);
-}
 
 const fmt = (v) => `${v.toFixed(1)} ms`;
 const levels = (report) => report.series.flatMap((s) => s.levels);

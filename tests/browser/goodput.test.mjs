@@ -3,36 +3,17 @@
 // figures gets the section's note instead of an error. And sample sufficiency: a percentile on
 // too few samples is marked wherever it is shown.
 // Run: node --test tests/browser/ (after scripts/build-viewer.sh)
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { chartsDrawn, launchBrowser, newPage, startServer, urlMatches } from './support.mjs';
+import { assertClean, browser, changedFrom, reportUrl, useBrowser } from './harness.mjs';
+import { chartsDrawn, newPage, urlMatches } from './support.mjs';
 
 const SAMPLE = 'data/reports/sample-synthetic.json';
 // Written before per-request figures existed (format 1.0.0).
 const WITHOUT_COLUMNS = 'data/reports/llama-cpu-tiny-llama.json';
 
-let server;
-let browser;
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
-
-function reportUrl(report, extra = '') {
-  return `${server.url}?report=${encodeURIComponent(report)}${extra}`;
-}
-
-function assertClean(problems) {
-  assert.deepEqual(problems.pageErrors, [], 'uncaught page errors');
-  assert.deepEqual(problems.panics, [], 'wasm panics');
-  assert.deepEqual(problems.dialogs, [], 'dialogs opened');
-  assert.deepEqual(problems.external, [], 'requests leaving the local server');
-}
+useBrowser();
 
 /// The first line's y values of chart `id`, as drawn.
 async function firstLine(page, id) {
@@ -45,17 +26,6 @@ async function firstLine(page, id) {
 
 async function cardValue(page, scenario) {
   return page.getByTestId(`goodput-card-${scenario}`).locator('.highlight-value').innerText();
-}
-
-/// Polls `read` until it returns something other than `before` (the page redraws a moment after
-/// the input), and returns that.
-async function changedFrom(before, read, what) {
-  for (let tries = 0; ; tries++) {
-    const now = await read();
-    if (JSON.stringify(now) !== JSON.stringify(before)) return now;
-    assert.ok(tries < 100, `${what} changes`);
-    await new Promise((ok) => setTimeout(ok, 50));
-  }
 }
 
 /// The sample with its TTFT bound at the slider's lowest (0.1 s), read back.
