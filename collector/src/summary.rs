@@ -105,8 +105,17 @@ fn goodput_lines(goodput: &GoodputFindings) -> Vec<String> {
         for level in &series.levels {
             let a = &level.attainment;
             let rate = |v: Option<f64>, unit: &str| v.map_or("—".into(), |v| with_unit(v, unit));
+            let smoothness = level.smoothness.map_or(String::new(), |s| {
+                let jitter = s.jitter_p50.map_or(String::new(), |j| {
+                    format!(", jitter p50 {}×", format_number(j))
+                });
+                format!(
+                    "  stalls {} in {} requests{jitter}",
+                    s.stalls, s.stalled_requests
+                )
+            });
             lines.push(format!(
-                "  @{:<8}{} of {} met (95% CI {}–{})  goodput {}, {}{}",
+                "  @{:<8}{} of {} met (95% CI {}–{})  goodput {}, {}{smoothness}{}",
                 format_number(level.load),
                 percent(a.fraction),
                 a.total,

@@ -91,6 +91,8 @@ async fn a_run_with_an_slo_keeps_every_request_and_summary_prints_goodput() {
         "{printed}"
     );
     assert!(printed.contains("@3       33.3% of 3 met"), "{printed}");
+    // The simulator streams evenly: no pause over 100 ms.
+    assert!(printed.contains("  stalls 0 in 0 requests"), "{printed}");
     // Another SLO on the command line: no bound but completing, which one request did.
     let out = infermeter(
         &[

@@ -423,6 +423,39 @@ pub fn saturation(level: &Level) -> Option<Saturation> {
         })
 }
 
+/// How evenly a level's streams arrived: its stalls (pauses longer than the stall gap) and its
+/// requests' jitter (each request's p99 pause over its median pause).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StreamSmoothness {
+    /// Stalls over all of the level's completed requests.
+    pub stalls: u64,
+    /// Completed requests with at least one stall.
+    pub stalled_requests: u64,
+    /// The pause that counts as a stall, seconds.
+    pub stall_gap_s: f64,
+    /// Median over requests of their jitter (1: an even stream); `None` when no request had
+    /// two pauses to compare.
+    pub jitter_p50: Option<f64>,
+}
+
+/// The stalls and jitter of `level`'s completed requests; `None` without per-request columns.
+pub fn stream_smoothness(level: &Level) -> Option<StreamSmoothness> {
+    let columns = level.per_request.as_ref()?;
+    let completed = || (0..columns.len()).filter(|&i| columns.status[i] == RequestColumns::OK);
+    let mut jitters: Vec<f64> = completed()
+        .map(|i| columns.jitter[i])
+        .filter(|&j| j > 0)
+        .map(|j| f64::from(j) / 100.0)
+        .collect();
+    jitters.sort_by(f64::total_cmp);
+    Some(StreamSmoothness {
+        stalls: completed().map(|i| u64::from(columns.stalls[i])).sum(),
+        stalled_requests: completed().filter(|&i| columns.stalls[i] > 0).count() as u64,
+        stall_gap_s: f64::from(columns.stall_gap) * TICK_S,
+        jitter_p50: (!jitters.is_empty()).then(|| crate::stats::percentile_sorted(&jitters, 50.0)),
+    })
+}
+
 /// The SLO in words: "TTFT ≤ 5 s, TPOT ≤ 50 ms, no stall; 95% of requests".
 pub fn slo_text(slo: &Slo) -> String {
     let mut bounds: Vec<String> = Vec::new();
@@ -460,6 +493,7 @@ pub struct LevelGoodput {
     /// TTFT grew without bound over the level (peak and rate levels only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub saturation: Option<Saturation>,
+    pub smoothness: Option<StreamSmoothness>,
 }
 
 /// One series against the SLO.
@@ -502,6 +536,7 @@ pub fn findings(report: &Report, slo: &Slo) -> GoodputFindings {
                         load: level_load(s.mode, l),
                         attainment: attainment(l, slo)?,
                         saturation: (s.mode != LoadMode::Burst).then(|| saturation(l)).flatten(),
+                        smoothness: stream_smoothness(l),
                     })
                 })
                 .collect();
@@ -765,6 +800,26 @@ mod tests {
         let mut few = growing;
         few.per_request = Some(columns(&requests[..4]));
         assert_eq!(saturation(&few), None);
+    }
+
+    /// Stalls summed over completed requests (a failed one's are not counted); jitter is the
+    /// median of the requests that had one.
+    #[test]
+    fn smoothness_counts_stalls_and_reads_jitter() {
+        let mut l = level(3, 1.0, 50.0);
+        let mut c = columns(&[
+            (RequestColumns::OK, 0.1, 1.0, 10, 2),
+            (RequestColumns::OK, 0.1, 1.0, 10, 0),
+            (RequestColumns::OK, 0.1, 1.0, 10, 1),
+            (RequestColumns::INCOMPLETE, 0.1, 1.0, 5, 7),
+        ]);
+        c.jitter = vec![150, 0, 310, 900];
+        l.per_request = Some(c);
+        let s = stream_smoothness(&l).unwrap();
+        assert_eq!((s.stalls, s.stalled_requests), (3, 2));
+        assert_eq!(s.stall_gap_s, 0.1);
+        assert_eq!(s.jitter_p50, Some(2.3));
+        assert_eq!(stream_smoothness(&level(1, 1.0, 50.0)), None);
     }
 
     #[test]
