@@ -52,8 +52,9 @@ pub fn summary(report: &Report, args: &SummaryArgs) -> String {
     if let RunStatus::Partial { reason } = &report.status {
         lines.push(format!("PARTIAL RUN: {reason}"));
     }
-    lines.push(format!("{:<34}{}", "Statistic", args.stat.label()));
-    let row = |label: &str, value: &str, context: &str| format!("{label:<34}{value}  ({context})");
+    lines.push(labelled("Statistic", args.stat.label()));
+    let row =
+        |label: &str, value: &str, context: &str| labelled(label, &format!("{value}  ({context})"));
     for card in f.cards() {
         // A percentile on few samples says so beside where it was measured.
         let context = match card.indicative_note(args.stat) {
@@ -63,7 +64,7 @@ pub fn summary(report: &Report, args: &SummaryArgs) -> String {
         lines.push(row(card.label, &card.value, &context));
     }
     for (label, text) in f.key_findings() {
-        lines.push(format!("{label:<34}{text}"));
+        lines.push(labelled(label, &text));
     }
     for depth in &f.burst.safe_depths {
         lines.push(row(
@@ -81,26 +82,34 @@ pub fn summary(report: &Report, args: &SummaryArgs) -> String {
     lines.join("\n")
 }
 
+/// One line of the summary: the label in a column of its own, at least one space wide of the
+/// text (a long scenario name pushes its text right rather than running into it).
+fn labelled(label: &str, text: &str) -> String {
+    format!("{label:<33} {text}")
+}
+
 /// Goodput as the viewer's section states it: the SLO, then per series the highest load that
 /// meets it and each level's attainment (with its 95% interval) and goodput.
 fn goodput_lines(goodput: &GoodputFindings) -> Vec<String> {
-    let mut lines = vec![format!("{:<34}{}", "Goodput SLO", slo_text(&goodput.slo))];
+    let mut lines = vec![labelled("Goodput SLO", &slo_text(&goodput.slo))];
     if let Some(why) = &goodput.absent {
-        lines.push(format!("{:<34}not available: {why}", "Goodput"));
+        lines.push(labelled("Goodput", &format!("not available: {why}")));
     }
     let percent = |share: f64| with_unit(share * 100.0, "%");
     for series in &goodput.series {
         let load = &series.max_load;
-        lines.push(format!(
-            "{:<34}{} {}  ({})",
-            format!(
+        lines.push(labelled(
+            &format!(
                 "{} ({}) max load",
                 series.scenario_name,
                 series.mode.label()
             ),
-            load.value_text(),
-            load_unit(series.mode, 2.0),
-            load.note()
+            &format!(
+                "{} {}  ({})",
+                load.value_text(),
+                load_unit(series.mode, 2.0),
+                load.note()
+            ),
         ));
         for level in &series.levels {
             let a = &level.attainment;
@@ -109,8 +118,13 @@ fn goodput_lines(goodput: &GoodputFindings) -> Vec<String> {
                 let jitter = s.jitter_p50.map_or(String::new(), |j| {
                     format!(", jitter p50 {}×", format_number(j))
                 });
+                let requests = if s.stalled_requests == 1 {
+                    "request"
+                } else {
+                    "requests"
+                };
                 format!(
-                    "  stalls {} in {} requests{jitter}",
+                    "  stalls {} in {} {requests}{jitter}",
                     s.stalls, s.stalled_requests
                 )
             });

@@ -86,6 +86,12 @@ async fn summary_text_states_the_cards() {
             card.label
         );
     }
+    // A label longer than its column is still set apart from its figure.
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("Tool Calling Agentic (peak) max load ≈ 13 concurrent users")),
+        "{text}"
+    );
     let bad = infermeter(&["summary", path.to_str().unwrap(), "--stat", "p42"], &[]).await;
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("use one of mean, p50"));
