@@ -188,6 +188,7 @@ mod tests {
             chunks: vec![],
             queue_wait_s: None,
             engine_timings: None,
+            shard: None,
         }
     }
 

@@ -12,7 +12,7 @@ mod stop;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use infermeter_report::analysis::format::format_number;
 use infermeter_report::analysis::goodput::{self, slo_text};
@@ -33,11 +33,14 @@ use crate::prompt_plan::{PromptError, PromptPlan};
 use crate::records::{self, RecordWriter, RecordsError};
 use crate::scheduler::{self, LevelContext, LevelRun};
 use crate::scrape::{self, Scraper};
+use crate::shard::{self as sharding, ShardError, ShardRun};
 use crate::slo_spec::SpecError;
 use crate::suite::{Suite, SuiteError};
 use crate::transport::{self, error_chain};
 use measured::Measured;
-use plan::{level_label, PlannedLevel};
+#[cfg(test)]
+pub use plan::plan;
+pub use plan::{level_label, rate_concurrency, PlannedLevel};
 use resume::{DoneLevels, WAS_INTERRUPTED};
 use search::Search;
 use stop::StopSignal;
@@ -86,6 +89,10 @@ pub enum RunError {
     Search(SpecError),
     #[error("search mode needs an SLO to aim at: pass --slo (e.g. --slo ttft=5s,tpot=50ms) or set slo in the suite's [search]")]
     SearchWithoutSlo,
+    #[error("search mode cannot be sharded: each shard would choose the next level from its own share of the requests. Search from one host, then shard a run of the levels it found ([peak] levels in the suite)")]
+    SearchSharded,
+    #[error(transparent)]
+    Shard(#[from] ShardError),
 }
 
 /// Runs the benchmark described by `args`.
@@ -129,6 +136,8 @@ pub struct Run {
     /// Per scenario: whether its warmup requests were sent.
     warmed: Vec<bool>,
     token_source: Option<TokenSource>,
+    /// This shard's schedule and share, in a sharded run (`--shard`).
+    shard: Option<ShardRun>,
     /// Search mode: where to search and the SLO to aim at (instead of `levels`).
     search: Option<(SearchSettings, Slo)>,
 }
@@ -168,6 +177,9 @@ impl Run {
             suite = suite.quick();
         }
         let (slo, search) = slo_and_search(&args, &suite)?;
+        if search.is_some() && args.shard.shard.is_some() {
+            return Err(RunError::SearchSharded);
+        }
         // A search chooses its levels as it goes.
         let levels = match search {
             Some(_) => Vec::new(),
@@ -179,8 +191,15 @@ impl Run {
         let max_in_flight = search
             .as_ref()
             .map_or_else(|| plan::max_in_flight(&levels), |s| s.max as usize);
+        let mut shard = ShardRun::new(&args.shard, &suite, &levels, args.trials, args.resume)?;
         let start = output::prepare(&args.out, args.force, args.resume)?;
         let endpoint = Endpoint::discover(&args).await?;
+        if let Some(shard) = &mut shard {
+            let url = format!("{}/models", args.base_url.trim_end_matches('/'));
+            shard
+                .check_clock(&endpoint.side_client, &url, endpoint.key.as_ref())
+                .await;
+        }
         tracing::info!(
             model = endpoint.model,
             engine = endpoint.engine.display_name(),
@@ -193,13 +212,16 @@ impl Run {
         let records_path = records::records_path(&args.out);
         let (report, done) = match start {
             Start::Fresh => {
-                let mut report = metadata::new_report(
-                    &args,
-                    &suite,
-                    &endpoint.model,
-                    endpoint.engine,
-                    &endpoint.info,
-                );
+                let mut report = Report {
+                    sharding: shard.as_ref().map(ShardRun::sharding),
+                    ..metadata::new_report(
+                        &args,
+                        &suite,
+                        &endpoint.model,
+                        endpoint.engine,
+                        &endpoint.info,
+                    )
+                };
                 report.metadata.test.slo = slo;
                 report.metadata.test.search = search.clone();
                 (report, DoneLevels::new())
@@ -222,6 +244,7 @@ impl Run {
             outputs,
             token_source: None,
             search: search.zip(slo),
+            shard,
         })
     }
 
@@ -325,13 +348,22 @@ impl Run {
     async fn level(&mut self, planned: &PlannedLevel) -> Result<LevelEnd, RunError> {
         let scenario = self.suite.scenarios[planned.scenario].clone();
         let mode = planned.load.mode();
-        self.warm_up(planned.scenario).await;
+        self.warm_up(planned.scenario).await?;
         let label = level_label(&scenario.id, mode, planned.record_label);
         self.progress
             .start_level(&label, planned.expected_requests(self.args.trials));
         self.scraper.start().await;
         let power = PowerSampler::start(&self.args.power).await?;
-        let runs = self.trials(planned, &scenario).await;
+        let (runs, late_s) = self.trials(planned, &scenario).await?;
+        if let Some(shard) = &self.shard {
+            let part = shard.level(&scenario.id, planned, &runs, &late_s);
+            self.report
+                .warnings
+                .extend(sharding::late_warnings(&label, &part));
+            if let Some(sharding) = &mut self.report.sharding {
+                sharding.shards[0].levels.push(part);
+            }
+        }
         let measured = Measured {
             runs,
             server: self.scraper.stop().await,
@@ -369,8 +401,13 @@ impl Run {
         Ok(LevelEnd::Complete)
     }
 
-    /// Runs the level's trials (`--trials`), stopping after one a stop cut short.
-    async fn trials(&self, planned: &PlannedLevel, scenario: &Scenario) -> Vec<LevelRun> {
+    /// Runs the level's trials (`--trials`), stopping after one a stop cut short; with how late
+    /// each began on a sharded run's schedule.
+    async fn trials(
+        &self,
+        planned: &PlannedLevel,
+        scenario: &Scenario,
+    ) -> Result<(Vec<LevelRun>, Vec<f64>), RunError> {
         let (prompts, outputs, progress) = (&self.prompts, &self.outputs, &self.progress);
         let prepare = |index: u64| prompts.prepare(planned.scenario, index);
         let on_record = |r: &RequestRecord| {
@@ -378,7 +415,17 @@ impl Run {
             progress.on_record(r);
         };
         let mut runs = Vec::new();
+        let mut late = Vec::new();
         for trial in 0..self.args.trials {
+            let (origin, late_s, load) = match &self.shard {
+                Some(shard) => {
+                    let stop = self.stop.receiver();
+                    let (origin, late_s) = shard.wait_trial(planned, trial, stop).await?;
+                    (origin, late_s, shard.load(planned.load))
+                }
+                None => (Instant::now(), 0.0, planned.load),
+            };
+            late.push(late_s);
             let ctx = LevelContext {
                 driver: &self.driver,
                 scenario: &scenario.id,
@@ -388,22 +435,29 @@ impl Run {
                 on_record: &on_record,
                 stop: self.stop.receiver(),
                 grace: Duration::from_secs_f64(self.args.grace),
+                origin,
+                part: self.shard.as_ref().map(|s| s.part),
             };
-            let run = scheduler::run_level(ctx, planned.load).await;
+            let run = scheduler::run_level(ctx, load).await;
             let stopped = run.interrupted;
             runs.push(run);
             if stopped {
                 break;
             }
         }
-        runs
+        Ok((runs, late))
     }
 
     /// Sends a scenario's warmup requests, one at a time, before its first level: recorded as
     /// warmup, never measured.
-    async fn warm_up(&mut self, scenario_index: usize) {
+    async fn warm_up(&mut self, scenario_index: usize) -> Result<(), RunError> {
         if std::mem::replace(&mut self.warmed[scenario_index], true) {
-            return;
+            return Ok(());
+        }
+        if let Some(shard) = &self.shard {
+            shard
+                .wait_warmup(scenario_index, self.stop.receiver())
+                .await?;
         }
         let scenario = &self.suite.scenarios[scenario_index];
         for i in 0..self.suite.warmup {
@@ -431,6 +485,7 @@ impl Run {
                 queue_wait_s: None,
                 engine_timings: ex.engine_timings,
                 outcome: ex.outcome,
+                shard: self.shard.as_ref().map(|s| s.part.index),
             };
             if record.outcome != Outcome::Ok {
                 tracing::warn!(
@@ -441,29 +496,17 @@ impl Run {
             }
             self.outputs.write_record(&record);
         }
+        Ok(())
     }
 
     /// The report's series of `scenario` in `mode`, added (empty) if the report has none yet.
     fn series(&mut self, scenario: &str, mode: LoadMode) -> &mut Series {
-        let series = &mut self.report.series;
-        let at = match series
-            .iter()
-            .position(|s| s.scenario == scenario && s.mode == mode)
-        {
-            Some(i) => i,
-            None => {
-                series.push(Series {
-                    scenario: scenario.into(),
-                    mode,
-                    arrivals: (mode == LoadMode::Rate)
-                        .then(|| self.suite.rate.as_ref().map(|r| r.arrivals))
-                        .flatten(),
-                    levels: Vec::new(),
-                });
-                series.len() - 1
-            }
-        };
-        &mut series[at]
+        let rate = self.suite.rate.as_ref();
+        self.report.series_mut(scenario, mode, || {
+            (mode == LoadMode::Rate)
+                .then(|| rate.map(|r| r.arrivals))
+                .flatten()
+        })
     }
 
     /// Writes the report as it stands, with the records file's name and count.
@@ -478,6 +521,9 @@ impl Run {
     fn finish(mut self, interrupted: bool) -> Result<RunEnd, RunError> {
         self.report.series.retain(|s| !s.levels.is_empty());
         self.report.metadata.finished_at = Some(chrono::Utc::now().to_rfc3339());
+        if let Some(sharding) = &mut self.report.sharding {
+            ShardRun::finish(sharding);
+        }
         let end = if interrupted || self.stop.is_set() {
             let name = self.stop.name();
             self.report.status = RunStatus::Partial {

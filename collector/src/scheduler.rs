@@ -16,6 +16,7 @@ use tokio::task::JoinSet;
 
 use crate::arrival::ClockCounts;
 use crate::driver::{Driver, Exchange};
+use crate::shard::Part;
 
 /// A request ready to send.
 #[derive(Debug, Clone)]
@@ -67,6 +68,11 @@ pub struct LevelContext<'a> {
     pub stop: watch::Receiver<bool>,
     /// How long in-flight requests may finish after a stop.
     pub grace: Duration,
+    /// When the level starts: records and window count from it (a sharded run's step start).
+    pub origin: Instant,
+    /// In a sharded run, this shard: it sends only its arrivals of a rate level, and stamps
+    /// its records.
+    pub part: Option<Part>,
 }
 
 /// The outcome of one level trial.
@@ -97,7 +103,7 @@ struct Done {
 /// Runs the level to completion (or until stopped).
 pub async fn run_level(ctx: LevelContext<'_>, load: Load) -> LevelRun {
     let probe = LoopProbe::start();
-    let start = Instant::now();
+    let start = ctx.origin;
     let mut run = match load {
         Load::Peak {
             concurrency,
@@ -263,10 +269,16 @@ async fn run_peak(
     let mut window_start: Option<Instant> = None;
     let mut in_window_done = 0u64;
     let mut interrupted = false;
+    let min_end = tokio::time::Instant::from_std(start + min_duration);
     let drain_start = loop {
         let done = tokio::select! {
             biased;
             _ = stop.wait_for(|s| *s) => { interrupted = true; break Instant::now(); }
+            // Once enough requests finished, the drain starts at `min_duration` on the dot,
+            // not at the next completion after it (a sharded level's shards drain together).
+            _ = tokio::time::sleep_until(min_end), if in_window_done >= target_in_window => {
+                break Instant::now();
+            }
             done = set.join_next() => done,
         };
         let Some(done) = done else {
@@ -343,8 +355,12 @@ async fn run_rate(
     let mut set = JoinSet::new();
     let mut stop = ctx.stop.clone();
     let mut interrupted = false;
-    for (index, offset) in schedule.into_iter().enumerate() {
-        let index = index as u64;
+    let owned = schedule
+        .into_iter()
+        .enumerate()
+        .map(|(index, offset)| (index as u64, offset))
+        .filter(|(index, _)| ctx.part.is_none_or(|part| part.owns(*index)));
+    for (index, offset) in owned {
         let prepared = (ctx.prepare)(index);
         // Absolute schedule: each arrival is placed from the level start, so lateness never
         // accumulates into drift.
@@ -456,6 +472,7 @@ fn to_record(
         queue_wait_s: None,
         engine_timings: ex.engine_timings,
         outcome: ex.outcome,
+        shard: ctx.part.map(|p| p.index),
     }
 }
 

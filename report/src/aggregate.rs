@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::schema::{
     to_ticks, EngineTimings, Level, LevelMetrics, Outcome, RequestColumns, RequestCounts,
-    RequestRecord, ServerMetrics, TrialSummary, DEFAULT_STALL_GAP_S,
+    RequestRecord, Scenario, ServerMetrics, TrialSummary, DEFAULT_STALL_GAP_S,
 };
 use crate::stats::{confidence_interval_95, percentile_sorted, Distribution};
 
@@ -68,7 +68,8 @@ pub fn level(concurrency: u32, request_rate: Option<f64>, trials: &[Trial<'_>]) 
 }
 
 /// The measured requests of every trial (in the window, warmups left out, failures in), trial
-/// by trial in the order they were sent, as [`RequestColumns`].
+/// by trial in the order they were sent (across the shards of a merged run), as
+/// [`RequestColumns`].
 fn request_columns(trials: &[Trial<'_>]) -> RequestColumns {
     let mut measured: Vec<(usize, &RequestRecord)> = trials
         .iter()
@@ -76,7 +77,12 @@ fn request_columns(trials: &[Trial<'_>]) -> RequestColumns {
         .flat_map(|(t, trial)| trial.records.iter().map(move |r| (t, r)))
         .filter(|(_, r)| !r.warmup && r.in_window)
         .collect();
-    measured.sort_by_key(|(trial, r)| (*trial, r.index));
+    // By send time, not index: a merged run's shards each number their requests from 0.
+    measured.sort_by(|(ta, a), (tb, b)| {
+        ta.cmp(tb)
+            .then(a.sent_s.total_cmp(&b.sent_s))
+            .then(a.index.cmp(&b.index))
+    });
     let stall_gap = to_ticks(DEFAULT_STALL_GAP_S);
     let mut columns = RequestColumns {
         stall_gap,
@@ -141,6 +147,19 @@ impl Smoothness {
     }
 }
 
+/// The server's figures of a level: what its `/metrics` said (`scraped`), with the engine's
+/// own speeds from the records where it reports them.
+pub fn server(scraped: Option<ServerMetrics>, trials: &[Trial<'_>]) -> Option<ServerMetrics> {
+    match (scraped, engine_speeds(trials)) {
+        (Some(scraped), Some(speeds)) => Some(ServerMetrics {
+            engine_prefill_tok_s: speeds.engine_prefill_tok_s,
+            engine_decode_tok_s: speeds.engine_decode_tok_s,
+            ..scraped
+        }),
+        (scraped, speeds) => scraped.or(speeds),
+    }
+}
+
 /// The engine's own per-request speeds (llama.cpp `timings`) over the measured requests, as
 /// server figures; `None` when the engine reports no timings.
 pub fn engine_speeds(trials: &[Trial<'_>]) -> Option<ServerMetrics> {
@@ -171,6 +190,67 @@ pub fn engine_speeds(trials: &[Trial<'_>]) -> Option<ServerMetrics> {
     };
     (metrics.engine_prefill_tok_s.is_some() || metrics.engine_decode_tok_s.is_some())
         .then_some(metrics)
+}
+
+/// Warnings about what a level's requests (`records`, warmups excluded by the caller) measured
+/// versus what its scenario asked, and about the level's figures; `label` names the level.
+/// The collector's run and `infermeter merge` both word them here, so a merged report warns as
+/// one run would.
+pub fn warnings(
+    label: &str,
+    scenario: &Scenario,
+    prompt_caching: bool,
+    records: &[&RequestRecord],
+    level: &Level,
+) -> Vec<String> {
+    let ok: Vec<&RequestRecord> = records
+        .iter()
+        .copied()
+        .filter(|r| r.outcome == Outcome::Ok)
+        .collect();
+    let mut warnings = Vec::new();
+    let cached = ok
+        .iter()
+        .filter(|r| r.cached_tokens.unwrap_or(0) > 0)
+        .count();
+    if cached > 0 && !prompt_caching {
+        warnings.push(format!(
+            "{label}: {cached} request(s) reported cached prompt tokens in a no-cache suite; TTFT may be optimistic"
+        ));
+    }
+    let wrong_output = ok
+        .iter()
+        .filter(|r| r.output_tokens.is_some_and(|n| n != scenario.output_tokens))
+        .count();
+    if wrong_output > 0 {
+        warnings.push(format!(
+            "{label}: {wrong_output} request(s) produced a different number of output tokens than the {} asked (the engine may ignore ignore_eos/min_tokens)",
+            scenario.output_tokens
+        ));
+    }
+    let target = f64::from(scenario.input_tokens);
+    let off_input = ok
+        .iter()
+        .filter(|r| {
+            r.input_tokens
+                .is_some_and(|n| (f64::from(n) - target).abs() > target * 0.02 + 2.0)
+        })
+        .count();
+    if off_input > 0 {
+        warnings.push(format!(
+            "{label}: {off_input} request(s) had an input length more than 2% away from {}; pass --tokenizer for exact prompts",
+            scenario.input_tokens
+        ));
+    }
+    if level.client.as_ref().is_some_and(|c| c.distorted) {
+        warnings.push(format!(
+            "{label}: the client sent requests late (scheduling lag p99 above 5 ms); its figures may be distorted"
+        ));
+    }
+    if level.requests.ok == 0 && level.requests.total() > 0 {
+        warnings.push(format!("{label}: every request failed"));
+    }
+    warnings
 }
 
 /// Output tokens whose chunks arrived inside the window, from every request (a request that
@@ -339,6 +419,7 @@ mod tests {
                 .collect(),
             queue_wait_s: None,
             engine_timings: None,
+            shard: None,
         }
     }
 
@@ -417,6 +498,27 @@ mod tests {
         assert_eq!(c.jitter, [0, 294]);
         assert_eq!(c.stall_gap, 1_000);
         assert!(c.column_lengths().iter().all(|&(_, n)| n == 2));
+    }
+
+    /// Two shards' records, each shard numbering its own from 0, merged onto one clock (the
+    /// second shard's requests all sent after the first's): the columns follow the send times,
+    /// not the indices, so the first and last requests are the first and last sent.
+    #[test]
+    fn columns_of_merged_shards_follow_the_send_times() {
+        let sent = |shard, index, sent_s: f64| {
+            let ttft_s = 0.1 * (sent_s + 1.0);
+            let mut r = ok(index, sent_s, &[(ttft_s, 1), (ttft_s + 0.1, 1)]);
+            r.shard = Some(shard);
+            r
+        };
+        let records = [
+            sent(0, 0, 0.0),
+            sent(0, 1, 1.0),
+            sent(1, 0, 2.0),
+            sent(1, 1, 3.0),
+        ];
+        let c = one_trial(2, &records, 4.0).per_request.unwrap();
+        assert_eq!(c.ttft, [1_000, 2_000, 3_000, 4_000]);
     }
 
     #[test]

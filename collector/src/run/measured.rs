@@ -3,7 +3,7 @@
 
 use infermeter_report::aggregate::{self, Trial};
 use infermeter_report::{
-    ClientHealth, Level, Outcome, PowerStats, RequestRecord, Scenario, ServerMetrics, TokenSource,
+    ClientHealth, Level, PowerStats, RequestRecord, Scenario, ServerMetrics, TokenSource,
 };
 
 use super::plan::PlannedLevel;
@@ -54,14 +54,7 @@ impl Measured {
         let max_in_flight = self.runs.iter().map(|r| r.max_in_flight).max();
         let concurrency = planned.report_concurrency(max_in_flight.unwrap_or(1), previous);
         let mut level = aggregate::level(concurrency, planned.request_rate, &trials);
-        level.server = match (self.server.clone(), aggregate::engine_speeds(&trials)) {
-            (Some(scraped), Some(speeds)) => Some(ServerMetrics {
-                engine_prefill_tok_s: speeds.engine_prefill_tok_s,
-                engine_decode_tok_s: speeds.engine_decode_tok_s,
-                ..scraped
-            }),
-            (scraped, speeds) => scraped.or(speeds),
-        };
+        level.server = aggregate::server(self.server.clone(), &trials);
         level.power = self.power.clone();
         level.client = self.runs.last().map(|r| ClientHealth {
             // Over every trial, not just the last.
@@ -79,54 +72,8 @@ impl Measured {
         prompt_caching: bool,
         level: &Level,
     ) -> Vec<String> {
-        let ok: Vec<&RequestRecord> = self
-            .runs
-            .iter()
-            .flat_map(|r| r.records.iter())
-            .filter(|r| r.outcome == Outcome::Ok)
-            .collect();
-        let mut warnings = Vec::new();
-        let cached = ok
-            .iter()
-            .filter(|r| r.cached_tokens.unwrap_or(0) > 0)
-            .count();
-        if cached > 0 && !prompt_caching {
-            warnings.push(format!(
-                "{label}: {cached} request(s) reported cached prompt tokens in a no-cache suite; TTFT may be optimistic"
-            ));
-        }
-        let wrong_output = ok
-            .iter()
-            .filter(|r| r.output_tokens.is_some_and(|n| n != scenario.output_tokens))
-            .count();
-        if wrong_output > 0 {
-            warnings.push(format!(
-                "{label}: {wrong_output} request(s) produced a different number of output tokens than the {} asked (the engine may ignore ignore_eos/min_tokens)",
-                scenario.output_tokens
-            ));
-        }
-        let target = f64::from(scenario.input_tokens);
-        let off_input = ok
-            .iter()
-            .filter(|r| {
-                r.input_tokens
-                    .is_some_and(|n| (f64::from(n) - target).abs() > target * 0.02 + 2.0)
-            })
-            .count();
-        if off_input > 0 {
-            warnings.push(format!(
-                "{label}: {off_input} request(s) had an input length more than 2% away from {}; pass --tokenizer for exact prompts",
-                scenario.input_tokens
-            ));
-        }
-        if level.client.as_ref().is_some_and(|c| c.distorted) {
-            warnings.push(format!(
-                "{label}: the client sent requests late (scheduling lag p99 above 5 ms); its figures may be distorted"
-            ));
-        }
-        if level.requests.ok == 0 && level.requests.total() > 0 {
-            warnings.push(format!("{label}: every request failed"));
-        }
+        let records: Vec<&RequestRecord> = self.runs.iter().flat_map(|r| &r.records).collect();
+        let mut warnings = aggregate::warnings(label, scenario, prompt_caching, &records, level);
         let clocks = self.clocks();
         if clocks.summary() == Some(MIXED_CLOCKS) {
             warnings.push(format!(

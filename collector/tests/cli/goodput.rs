@@ -243,3 +243,30 @@ async fn search_without_an_slo_says_how_to_give_one() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn a_sharded_search_is_refused_before_any_request() {
+    let dir = out_dir("goodput-search-sharded");
+    let suite = compute_bound_suite(&dir, "[1]", "");
+    let report = dir.join("report.json");
+    let args = run_args(
+        "http://127.0.0.1:9/v1",
+        suite.to_str().unwrap(),
+        &report,
+        &[
+            "--quiet",
+            "--slo",
+            SLO,
+            "--search",
+            "--shard",
+            "0/2",
+            "--start-at",
+            "2026-01-01T00:00:00Z",
+        ],
+    );
+    let out = infermeter(&args, &[]).await;
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("search mode cannot be sharded"), "{err}");
+    assert!(!report.exists());
+}
