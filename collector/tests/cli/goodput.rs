@@ -223,21 +223,27 @@ async fn search_finds_the_capacity_of_an_exhaustive_sweep_in_fewer_levels() {
     );
 }
 
-#[tokio::test]
-async fn search_without_an_slo_says_how_to_give_one() {
-    let dir = out_dir("goodput-search-no-slo");
+/// What a search run refused with `more` arguments says on stderr. Refused before any request:
+/// the address is never dialled, and no report is written.
+async fn refused_search(name: &str, more: &[&str]) -> String {
+    let dir = out_dir(name);
     let suite = compute_bound_suite(&dir, "[1]", "");
     let report = dir.join("report.json");
-    // Refused before any request: the address is never dialled.
     let args = run_args(
         "http://127.0.0.1:9/v1",
         suite.to_str().unwrap(),
         &report,
-        &["--quiet", "--search"],
+        &[&["--quiet", "--search"][..], more].concat(),
     );
     let out = infermeter(&args, &[]).await;
     assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!report.exists());
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[tokio::test]
+async fn search_without_an_slo_says_how_to_give_one() {
+    let err = refused_search("goodput-search-no-slo", &[]).await;
     assert!(
         err.contains("search mode needs an SLO to aim at: pass --slo"),
         "{err}"
@@ -245,28 +251,12 @@ async fn search_without_an_slo_says_how_to_give_one() {
 }
 
 #[tokio::test]
-async fn a_sharded_search_is_refused_before_any_request() {
-    let dir = out_dir("goodput-search-sharded");
-    let suite = compute_bound_suite(&dir, "[1]", "");
-    let report = dir.join("report.json");
-    let args = run_args(
-        "http://127.0.0.1:9/v1",
-        suite.to_str().unwrap(),
-        &report,
-        &[
-            "--quiet",
-            "--slo",
-            SLO,
-            "--search",
-            "--shard",
-            "0/2",
-            "--start-at",
-            "2026-01-01T00:00:00Z",
-        ],
-    );
-    let out = infermeter(&args, &[]).await;
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+async fn a_sharded_search_is_refused() {
+    let shard = ["--shard", "0/2", "--start-at", "2026-01-01T00:00:00Z"];
+    let err = refused_search(
+        "goodput-search-sharded",
+        &[&["--slo", SLO][..], &shard].concat(),
+    )
+    .await;
     assert!(err.contains("search mode cannot be sharded"), "{err}");
-    assert!(!report.exists());
 }
