@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use infermeter_report::analysis::cost::DEFAULT_USD_PER_KWH;
 use infermeter_report::analysis::DEFAULT_TTFT_THRESHOLD_S;
 use infermeter_report::analysis::{findings, Findings, FindingsOptions, Thresholds};
-use infermeter_report::{Report, Stat};
+use infermeter_report::{Report, Slo, Stat};
 use leptos::prelude::{Memo, RwSignal, Signal};
 
 use crate::charts::report_labels;
@@ -64,6 +64,96 @@ impl ThresholdKind {
     }
 }
 
+/// One bound of the goodput SLO a slider sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SloBound {
+    /// Time to first token, seconds.
+    Ttft,
+    /// Time per output token, seconds.
+    Tpot,
+    /// End-to-end latency, seconds.
+    E2e,
+}
+
+impl SloBound {
+    pub const ALL: [SloBound; 3] = [SloBound::Ttft, SloBound::Tpot, SloBound::E2e];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            SloBound::Ttft => "ttft",
+            SloBound::Tpot => "tpot",
+            SloBound::E2e => "e2e",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<SloBound> {
+        SloBound::ALL.into_iter().find(|b| b.key() == s)
+    }
+
+    /// The bound's value in an SLO (`None`: not checked).
+    pub fn get(self, slo: &Slo) -> Option<f64> {
+        match self {
+            SloBound::Ttft => slo.max_ttft_s,
+            SloBound::Tpot => slo.max_tpot_s,
+            SloBound::E2e => slo.max_e2e_s,
+        }
+    }
+
+    fn slot(self, slo: &mut Slo) -> &mut Option<f64> {
+        match self {
+            SloBound::Ttft => &mut slo.max_ttft_s,
+            SloBound::Tpot => &mut slo.max_tpot_s,
+            SloBound::E2e => &mut slo.max_e2e_s,
+        }
+    }
+}
+
+/// The goodput SLO as the reader moved it off the report's own: each bound set (`Some(None)`:
+/// switched off) or left as the report has it (`None`), and the target.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SloChoice {
+    pub bounds: BTreeMap<SloBound, Option<f64>>,
+    pub target: Option<f64>,
+}
+
+impl SloChoice {
+    /// `base` with the reader's changes.
+    pub fn apply(&self, base: Slo) -> Slo {
+        let mut slo = base;
+        for (bound, value) in &self.bounds {
+            *bound.slot(&mut slo) = *value;
+        }
+        slo.target = self.target.unwrap_or(slo.target);
+        slo
+    }
+
+    /// Sets one bound (`None`: off); back at `base`'s value it is no change at all.
+    pub fn set_bound(&mut self, base: &Slo, bound: SloBound, value: Option<f64>) {
+        if bound.get(base) == value {
+            self.bounds.remove(&bound);
+        } else {
+            self.bounds.insert(bound, value);
+        }
+    }
+
+    /// Sets the target; back at `base`'s it is no change at all.
+    pub fn set_target(&mut self, base: &Slo, target: f64) {
+        self.target = (target != base.target).then_some(target);
+    }
+}
+
+/// What part of the view a chart depends on beyond the common settings, so a control redraws
+/// only what reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope<'a> {
+    /// Statistic, cursor, theme...: neither use-case limits nor the goodput SLO.
+    Common,
+    /// The common settings and one use case's limits.
+    UseCase(&'a str),
+    /// The common settings and the goodput SLO.
+    Goodput,
+}
+
 /// The whole view: which reports, which statistic, which limits, which theme.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ViewState {
@@ -80,6 +170,8 @@ pub struct ViewState {
     pub theme: Theme,
     /// Chart id shown alone (embed view).
     pub chart: Option<String>,
+    /// The goodput SLO's changes from the main report's.
+    pub slo: SloChoice,
 }
 
 impl Default for ViewState {
@@ -93,6 +185,7 @@ impl Default for ViewState {
             at: None,
             theme: Theme::Light,
             chart: None,
+            slo: SloChoice::default(),
         }
     }
 }
@@ -115,10 +208,21 @@ impl ViewState {
                 "at" => state.at = value.parse::<u32>().ok().filter(|n| *n > 0),
                 "theme" => state.theme = Theme::parse(value).unwrap_or(state.theme),
                 "chart" if !value.is_empty() => state.chart = Some(value.to_string()),
+                "slo.target" => {
+                    state.slo.target = positive(value).filter(|v| *v <= 1.0).or(state.slo.target)
+                }
                 key => {
                     if let Some((use_case, kind)) = threshold_key(key) {
                         if let Some(v) = non_negative(value) {
                             state.set_override(use_case, kind, Some(v));
+                        }
+                    } else if let Some(bound) = key.strip_prefix("slo.").and_then(SloBound::parse) {
+                        let limit = match value {
+                            "off" => Some(None),
+                            v => positive(v).map(Some),
+                        };
+                        if let Some(limit) = limit {
+                            state.slo.bounds.insert(bound, limit);
                         }
                     }
                 }
@@ -165,13 +269,24 @@ impl ViewState {
         if let Some(chart) = &self.chart {
             q.append_pair("chart", chart);
         }
+        for (bound, value) in &self.slo.bounds {
+            let value = value.map_or_else(|| "off".to_string(), number);
+            q.append_pair(&format!("slo.{}", bound.key()), &value);
+        }
+        if let Some(target) = self.slo.target {
+            q.append_pair("slo.target", &number(target));
+        }
         q.finish()
     }
 
-    /// The view as seen by what depends on at most one use case's limits: the same view with
-    /// the threshold overrides of every other use case dropped. Memoised per chart, a slider
-    /// then re-renders only its own use case.
-    pub fn scoped(&self, use_case: Option<&str>) -> ViewState {
+    /// The view as seen by what depends on `scope`: the same view without the use-case limits
+    /// and the goodput SLO it does not read. Memoised per chart, a slider then re-renders only
+    /// what reads it.
+    pub fn scoped(&self, scope: Scope) -> ViewState {
+        let use_case = match scope {
+            Scope::UseCase(id) => Some(id),
+            _ => None,
+        };
         ViewState {
             threshold_overrides: self
                 .threshold_overrides
@@ -179,16 +294,28 @@ impl ViewState {
                 .filter(|(id, _)| Some(id.as_str()) == use_case)
                 .map(|(id, t)| (id.clone(), *t))
                 .collect(),
+            slo: match scope {
+                Scope::Goodput => self.slo.clone(),
+                _ => SloChoice::default(),
+            },
             ..self.clone()
         }
     }
 
+    /// The goodput SLO: the main report's (`base`) with the reader's changes.
+    pub fn slo(&self, base: Slo) -> Slo {
+        self.slo.apply(base)
+    }
+
     /// What the report's findings depend on: the statistic, the queue's TTFT limit, the price.
+    /// Not the goodput SLO: the goodput section computes goodput itself, so its sliders
+    /// recompute nothing else.
     pub fn findings_options(&self) -> FindingsOptions {
         FindingsOptions {
             stat: self.stat,
             queue_ttft_s: self.queue_ttft_s,
             usd_per_kwh: self.usd_per_kwh,
+            slo: None,
         }
     }
 
@@ -261,8 +388,8 @@ pub struct ReportContext {
     /// Each report's label when several are shown together (`charts::report_labels`).
     pub labels: Signal<Vec<String>>,
     pub view: RwSignal<ViewState>,
-    /// `view.scoped(None)`: what does not depend on use-case limits reads this, so a threshold
-    /// slider does not re-render it.
+    /// `view.scoped(Scope::Common)`: what depends neither on use-case limits nor on the goodput
+    /// SLO reads this, so their sliders do not re-render it.
     pub common: Memo<ViewState>,
     /// Every figure of each report under the view's statistic, queue limit and price: what the
     /// cards, tables and sentences word. Recomputed only when one of those changes.
@@ -279,7 +406,7 @@ impl ReportContext {
             reports,
             labels,
             view,
-            common: Memo::new(move |_| view.with(|v| v.scoped(None))),
+            common: Memo::new(move |_| view.with(|v| v.scoped(Scope::Common))),
             findings: Memo::new(move |_| {
                 reports.with(|r| options.with(|o| r.iter().map(|r| findings(r, o)).collect()))
             }),
@@ -330,9 +457,52 @@ mod tests {
 
     #[test]
     fn a_scoped_view_keeps_only_its_use_case_limits() {
-        let s = ViewState::from_query("uc.a.ttft=2&uc.b.ttft=3&stat=p99");
-        assert_eq!(s.scoped(Some("a")).to_query(), "stat=p99&uc.a.ttft=2");
-        assert_eq!(s.scoped(None).to_query(), "stat=p99");
+        let s = ViewState::from_query("uc.a.ttft=2&uc.b.ttft=3&stat=p99&slo.ttft=4");
+        assert_eq!(
+            s.scoped(Scope::UseCase("a")).to_query(),
+            "stat=p99&uc.a.ttft=2"
+        );
+        assert_eq!(s.scoped(Scope::Common).to_query(), "stat=p99");
+        assert_eq!(s.scoped(Scope::Goodput).to_query(), "stat=p99&slo.ttft=4");
+    }
+
+    /// The SLO's bounds and target round-trip; a bound switched off reads "off"; moved back
+    /// to the report's own, nothing is written.
+    #[test]
+    fn the_goodput_slo_round_trips_through_the_url() {
+        let base = Slo {
+            max_ttft_s: Some(5.0),
+            max_tpot_s: Some(0.05),
+            ..Slo::default()
+        };
+        let mut state = ViewState::default();
+        state.slo.set_bound(&base, SloBound::Ttft, Some(2.5));
+        state.slo.set_bound(&base, SloBound::Tpot, None);
+        state.slo.set_bound(&base, SloBound::E2e, Some(30.0));
+        state.slo.set_target(&base, 0.99);
+        let query = state.to_query();
+        assert_eq!(
+            query,
+            "slo.ttft=2.5&slo.tpot=off&slo.e2e=30&slo.target=0.99"
+        );
+        let read = ViewState::from_query(&query);
+        assert_eq!(read, state);
+        let slo = read.slo(base);
+        assert_eq!(
+            (slo.max_ttft_s, slo.max_tpot_s, slo.max_e2e_s, slo.target),
+            (Some(2.5), None, Some(30.0), 0.99)
+        );
+        let mut back = read;
+        back.slo.set_bound(&base, SloBound::Ttft, Some(5.0));
+        back.slo.set_bound(&base, SloBound::Tpot, Some(0.05));
+        back.slo.set_bound(&base, SloBound::E2e, None);
+        back.slo.set_target(&base, base.target);
+        assert_eq!(back.to_query(), "");
+        // Unreadable values are ignored.
+        assert_eq!(
+            ViewState::from_query("slo.ttft=-1&slo.target=2&slo.itl=3&slo.e2e=soon"),
+            ViewState::default()
+        );
     }
 
     #[test]

@@ -195,6 +195,17 @@ pub struct RunArgs {
     /// Server metrics URL (default: `/metrics` next to the base URL).
     #[arg(long)]
     pub metrics_url: Option<String>,
+    /// Service-level objective, recorded in the report: what search mode aims at and what
+    /// `summary` and the viewer judge goodput by, e.g. `ttft=5s,tpot=50ms,e2e=30s,stall=0`
+    /// (`decode=20` for 20 tok/s; `target=95%` is the share of requests that must meet it).
+    #[arg(long, value_name = "SPEC", value_parser = crate::slo_spec::parse_slo)]
+    pub slo: Option<infermeter_report::Slo>,
+    /// Search mode: instead of the suite's levels, find the highest concurrency at which the
+    /// SLO's share of requests meets it (doubling, then bisection), per scenario. Settings
+    /// `mode=peak|burst,min=1,max=256,resolution=0.1` override the suite's `[search]`.
+    #[arg(long, value_name = "SPEC", num_args = 0..=1, default_missing_value = "",
+        value_parser = crate::slo_spec::SearchSpec::parse)]
+    pub search: Option<crate::slo_spec::SearchSpec>,
     #[command(flatten)]
     pub shard: crate::shard::ShardArgs,
 }
@@ -244,6 +255,10 @@ pub struct SummaryArgs {
     /// Electricity price for the energy costs, dollars per kWh.
     #[arg(long, default_value_t = infermeter_report::analysis::cost::DEFAULT_USD_PER_KWH)]
     pub usd_per_kwh: f64,
+    /// The SLO to judge goodput by, as `run --slo` takes it (default: the one the run
+    /// recorded, else TTFT 5 s and TPOT 50 ms for 95% of requests).
+    #[arg(long, value_name = "SPEC", value_parser = crate::slo_spec::parse_slo)]
+    pub slo: Option<infermeter_report::Slo>,
 }
 
 fn parse_stat(s: &str) -> Result<infermeter_report::Stat, String> {

@@ -36,6 +36,7 @@ mod prompt_plan;
 mod records;
 mod scheduler;
 mod shard;
+mod slo_spec;
 mod suite;
 mod transport;
 

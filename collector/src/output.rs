@@ -5,6 +5,7 @@ use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use infermeter_report::pretty_json::to_pretty_json;
 use infermeter_report::{load_report, LoadError, Report, RunStatus};
 
 /// Writes `bytes` to `path` so a reader sees either the old file or the complete new one.
@@ -32,7 +33,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// Writes the report atomically.
 pub fn write_report(path: &Path, report: &Report) -> Result<(), OutputError> {
     let write = || {
-        let mut text = serde_json::to_vec_pretty(report).map_err(std::io::Error::other)?;
+        let mut text = to_pretty_json(report).map_err(std::io::Error::other)?;
         text.push(b'\n');
         write_atomic(path, &text)
     };

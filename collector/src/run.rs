@@ -7,14 +7,18 @@ mod measured;
 mod metadata;
 mod plan;
 mod resume;
+mod search;
 mod stop;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use infermeter_report::analysis::format::format_number;
+use infermeter_report::analysis::goodput::{self, slo_text};
 use infermeter_report::{
-    LoadMode, Outcome, RecordsLink, Report, RequestRecord, RunStatus, Scenario, Series, TokenSource,
+    Level, LoadMode, Outcome, RecordsLink, Report, RequestRecord, RunStatus, Scenario,
+    SearchSettings, Series, Slo, TokenSource,
 };
 
 use crate::adapters::{self, EngineKind};
@@ -32,6 +36,7 @@ use crate::records::{self, RecordWriter, RecordsError};
 use crate::scheduler::{self, LevelContext, LevelRun};
 use crate::scrape::Scraper;
 use crate::shard::{self as sharding, ShardError, ShardRun};
+use crate::slo_spec::SpecError;
 use crate::suite::{Suite, SuiteError};
 use crate::transport::{self, error_chain};
 use measured::Measured;
@@ -39,6 +44,7 @@ use measured::Measured;
 pub use plan::plan;
 pub use plan::{level_label, rate_concurrency, PlannedLevel};
 use resume::{DoneLevels, WAS_INTERRUPTED};
+use search::Search;
 use stop::StopSignal;
 
 /// How a run ended.
@@ -83,6 +89,12 @@ pub enum RunError {
     Records(#[from] RecordsError),
     #[error(transparent)]
     Power(#[from] PowerError),
+    #[error("--search: {0}")]
+    Search(SpecError),
+    #[error("search mode needs an SLO to aim at: pass --slo (e.g. --slo ttft=5s,tpot=50ms) or set slo in the suite's [search]")]
+    SearchWithoutSlo,
+    #[error("search mode cannot be sharded: each shard would choose the next level from its own share of the requests. Search from one host, then shard a run of the levels it found ([peak] levels in the suite)")]
+    SearchSharded,
     #[error(transparent)]
     Shard(#[from] ShardError),
 }
@@ -130,6 +142,33 @@ pub struct Run {
     token_source: Option<TokenSource>,
     /// This shard's schedule and share, in a sharded run (`--shard`).
     shard: Option<ShardRun>,
+    /// Search mode: where to search and the SLO to aim at (instead of `levels`).
+    search: Option<(SearchSettings, Slo)>,
+}
+
+/// The SLO of a run (`--slo`, else the suite's `[search]`), and its search settings when it
+/// searches (`--search` over the suite's `[search]`).
+fn slo_and_search(
+    args: &RunArgs,
+    suite: &Suite,
+) -> Result<(Option<Slo>, Option<SearchSettings>), RunError> {
+    let suite_search = suite.search.clone().unwrap_or_default();
+    let suite_slo = suite_search.slo().map_err(RunError::Search)?;
+    let slo = args.slo.or(suite_slo);
+    if args.search.is_none() && suite.search.is_none() {
+        return Ok((slo, None));
+    }
+    let base = suite_search.spec().map_err(RunError::Search)?;
+    let settings = args
+        .search
+        .clone()
+        .unwrap_or_default()
+        .settle(&base)
+        .map_err(RunError::Search)?;
+    if slo.is_none() {
+        return Err(RunError::SearchWithoutSlo);
+    }
+    Ok((slo, Some(settings)))
 }
 
 impl Run {
@@ -141,10 +180,21 @@ impl Run {
         if args.quick {
             suite = suite.quick();
         }
-        let levels = plan::plan(&suite, &args.modes);
-        if levels.is_empty() {
+        let (slo, search) = slo_and_search(&args, &suite)?;
+        if search.is_some() && args.shard.shard.is_some() {
+            return Err(RunError::SearchSharded);
+        }
+        // A search chooses its levels as it goes.
+        let levels = match search {
+            Some(_) => Vec::new(),
+            None => plan::plan(&suite, &args.modes),
+        };
+        if levels.is_empty() && search.is_none() {
             return Err(RunError::NoLevels { suite: suite.name });
         }
+        let max_in_flight = search
+            .as_ref()
+            .map_or_else(|| plan::max_in_flight(&levels), |s| s.max as usize);
         let mut shard = ShardRun::new(&args.shard, &suite, &levels, args.trials, args.resume)?;
         let start = output::prepare(&args.out, args.force, args.resume)?;
         let endpoint = Endpoint::discover(&args).await?;
@@ -162,18 +212,20 @@ impl Run {
             suite = suite.name,
             "starting"
         );
-        let driver = endpoint.driver(&args, &suite, &levels)?;
+        let driver = endpoint.driver(&args, &suite, max_in_flight)?;
         let tokenizer = endpoint.tokenizer(&args).await?;
         let prompts = PromptPlan::new(&driver, &suite, tokenizer, endpoint.api).await?;
         let records_path = records::records_path(&args.out);
         let (report, done) = match start {
-            Start::Fresh => (
-                Report {
+            Start::Fresh => {
+                let mut report = Report {
                     sharding: shard.as_ref().map(ShardRun::sharding),
                     ..metadata::new_report(&args, &suite, &endpoint)
-                },
-                DoneLevels::new(),
-            ),
+                };
+                report.metadata.test.slo = slo;
+                report.metadata.test.search = search.clone();
+                (report, DoneLevels::new())
+            }
             Start::Resume(partial) => resume::resume(*partial, &records_path)?,
         };
         let outputs = Outputs::open(args.out.clone(), records_path, args.resume)?;
@@ -191,25 +243,95 @@ impl Run {
             report,
             outputs,
             token_source: None,
+            search: search.zip(slo),
             shard,
         })
     }
 
-    /// Measures every planned level the report does not hold yet, in order, then finishes.
+    /// Measures every planned level the report does not hold yet, in order (or searches each
+    /// scenario), then finishes.
     pub async fn execute(mut self) -> Result<RunEnd, RunError> {
+        let interrupted = match self.search.clone() {
+            Some((settings, slo)) => self.search_each_scenario(&settings, &slo).await?,
+            None => self.planned_levels().await?,
+        };
+        self.finish(interrupted)
+    }
+
+    /// Measures the planned levels; whether a stop ended the run.
+    async fn planned_levels(&mut self) -> Result<bool, RunError> {
         let levels = std::mem::take(&mut self.levels);
-        let mut interrupted = false;
         for planned in &levels {
             if self.is_done(planned) {
                 continue;
             }
             if self.stop.is_set() || self.level(planned).await? == LevelEnd::Interrupted {
-                interrupted = true;
-                break;
+                return Ok(true);
             }
             heap::release_freed();
         }
-        self.finish(interrupted)
+        Ok(false)
+    }
+
+    /// Searches every scenario in turn; whether a stop ended the run.
+    async fn search_each_scenario(
+        &mut self,
+        settings: &SearchSettings,
+        slo: &Slo,
+    ) -> Result<bool, RunError> {
+        for scenario in 0..self.suite.scenarios.len() {
+            if self.search_scenario(scenario, settings, slo).await? == LevelEnd::Interrupted {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Probes levels of one scenario until the search settles: each level measured (or, when
+    /// resuming, found in the report) and judged against the SLO.
+    async fn search_scenario(
+        &mut self,
+        scenario: usize,
+        settings: &SearchSettings,
+        slo: &Slo,
+    ) -> Result<LevelEnd, RunError> {
+        let id = self.suite.scenarios[scenario].id.clone();
+        let mode = settings.mode;
+        let mut search = Search::new(settings.clone());
+        while let Some(load) = search.next() {
+            if self.measured(&id, mode, load).is_none() {
+                if self.stop.is_set() {
+                    return Ok(LevelEnd::Interrupted);
+                }
+                let planned = plan::probe(&self.suite, scenario, mode, load);
+                if self.level(&planned).await? == LevelEnd::Interrupted {
+                    return Ok(LevelEnd::Interrupted);
+                }
+            }
+            let label = level_label(&id, mode, load);
+            let passed = match self.measured(&id, mode, load) {
+                Some(level) => judge(level, mode, slo, &label),
+                None => Judgement::fail(format!("{label}: no request was measured")),
+            };
+            tracing::info!("search: {}", passed.summary);
+            // A resumed search judges its earlier levels again: their warnings are there.
+            if let Some(warning) = passed.warning.filter(|w| !self.report.warnings.contains(w)) {
+                self.report.warnings.push(warning);
+            }
+            search.record(load, passed.passed);
+        }
+        Ok(LevelEnd::Complete)
+    }
+
+    /// The level of `scenario` under `mode` at concurrency `load`, if measured.
+    fn measured(&self, scenario: &str, mode: LoadMode, load: u32) -> Option<&Level> {
+        self.report
+            .series
+            .iter()
+            .find(|s| s.scenario == scenario && s.mode == mode)?
+            .levels
+            .iter()
+            .find(|l| l.concurrency == load)
     }
 
     /// Whether a resumed run's partial report completed `planned`.
@@ -258,7 +380,10 @@ impl Run {
         let has_data = level.requests.total() > 0;
         if has_data {
             self.progress.finish_level(&label, &level);
-            self.series(&scenario.id, mode).levels.push(level.clone());
+            // In order of load: a search probes out of order.
+            let levels = &mut self.series(&scenario.id, mode).levels;
+            let at = levels.partition_point(|l| l.concurrency < level.concurrency);
+            levels.insert(at, level.clone());
         }
         let warnings = measured.warnings(&label, &scenario, self.suite.prompt_caching, &level);
         self.report.warnings.extend(warnings);
@@ -483,12 +608,12 @@ impl Endpoint {
         format!("{}/{}", self.api_base, self.api.path())
     }
 
-    /// The driver of the measured requests, its pool sized for the plan's largest level.
+    /// The driver of the measured requests, its pool sized for the most requests in flight.
     fn driver(
         &self,
         args: &RunArgs,
         suite: &Suite,
-        levels: &[PlannedLevel],
+        max_in_flight: usize,
     ) -> Result<Driver, DriverError> {
         Driver::new(DriverConfig {
             base_url: self.api_base.clone(),
@@ -500,7 +625,7 @@ impl Endpoint {
             connect_timeout: args.connect_timeout(),
             first_token_timeout: args.first_token_timeout(),
             total_timeout: args.total_timeout(),
-            max_in_flight: plan::max_in_flight(levels),
+            max_in_flight,
             connection_reuse: args.connection_reuse,
         })
     }
@@ -517,6 +642,62 @@ impl Endpoint {
             tracing::debug!("no server tokenizer: {}", error_chain(&e));
             Tokenizer::estimate()
         }))
+    }
+}
+
+/// A probed level against the SLO: whether it passed, a line for the log, and a warning for
+/// the report when the level was over-saturated.
+struct Judgement {
+    passed: bool,
+    summary: String,
+    warning: Option<String>,
+}
+
+impl Judgement {
+    fn fail(summary: String) -> Judgement {
+        Judgement {
+            passed: false,
+            summary,
+            warning: None,
+        }
+    }
+}
+
+/// Whether `level` meets `slo`: its attainment reaches the target and, outside burst mode
+/// (whose queue drains by design), TTFT did not grow without bound over it. An over-saturated
+/// level fails whatever its attainment: its figures only depend on how long it ran.
+fn judge(level: &Level, mode: LoadMode, slo: &Slo, label: &str) -> Judgement {
+    let Some(attainment) = goodput::attainment(level, slo) else {
+        return Judgement::fail(format!("{label}: no per-request figures to judge"));
+    };
+    let share = format!(
+        "{label}: {}% of {} requests met {}",
+        format_number(attainment.fraction * 100.0),
+        attainment.total,
+        slo_text(slo)
+    );
+    let saturated = (mode != LoadMode::Burst)
+        .then(|| goodput::saturation(level))
+        .flatten();
+    match saturated {
+        Some(s) => Judgement {
+            passed: false,
+            summary: format!("{share}: over-saturated, counted as failing"),
+            warning: Some(format!(
+                "{label}: over-saturated (median TTFT rose from {} s to {} s over the level); \
+                 the search counts it as failing and probes no higher load",
+                format_number(s.first_ttft_s),
+                format_number(s.last_ttft_s)
+            )),
+        },
+        None => {
+            let passed = attainment.passes(slo);
+            Judgement {
+                passed,
+                summary: format!("{share}: {}", if passed { "pass" } else { "fail" }),
+                warning: None,
+            }
+        }
     }
 }
 

@@ -6,8 +6,10 @@ use std::path::Path;
 use infermeter_report::presets::{
     ScenarioPreset, CAPACITY_SCENARIOS, CONTEXT_SWEEP, FOUR_SCENARIOS,
 };
-use infermeter_report::{Arrivals, Scenario};
+use infermeter_report::{Arrivals, Scenario, Slo};
 use serde::Deserialize;
+
+use crate::slo_spec::{parse_slo, SearchSpec, SpecError};
 
 /// A complete run plan.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -28,12 +30,55 @@ pub struct Suite {
     pub burst: Option<BurstPlan>,
     #[serde(default)]
     pub rate: Option<RatePlan>,
+    /// Search mode: probe levels until the SLO breaks instead of running a fixed list.
+    #[serde(default)]
+    pub search: Option<SearchPlan>,
+}
+
+/// A suite's `[search]`: the SLO and where to search (each key optional; `--search` and
+/// `--slo` override them).
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchPlan {
+    /// `peak` (concurrency) or `burst` (queue depth).
+    #[serde(default)]
+    pub mode: Option<String>,
+    #[serde(default)]
+    pub min: Option<f64>,
+    #[serde(default)]
+    pub max: Option<f64>,
+    #[serde(default)]
+    pub resolution: Option<f64>,
+    /// The SLO, as `--slo` writes it: "ttft=5s,tpot=50ms".
+    #[serde(default)]
+    pub slo: Option<String>,
+}
+
+impl SearchPlan {
+    /// The settings it gives, as `--search` would.
+    pub fn spec(&self) -> Result<SearchSpec, SpecError> {
+        let mut spec = match &self.mode {
+            Some(mode) => SearchSpec::parse(&format!("mode={mode}"))?,
+            None => SearchSpec::default(),
+        };
+        spec.min = self.min;
+        spec.max = self.max;
+        spec.resolution = self.resolution;
+        Ok(spec)
+    }
+
+    /// The SLO it gives, if any.
+    pub fn slo(&self) -> Result<Option<Slo>, SpecError> {
+        self.slo.as_deref().map(parse_slo).transpose()
+    }
 }
 
 /// Closed loop: exactly N in flight.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PeakPlan {
+    /// Concurrencies, one level each (a search chooses its own).
+    #[serde(default)]
     pub levels: Vec<u32>,
     /// A level runs until this many requests per slot finished inside the steady-state window...
     #[serde(default = "default_requests_per_slot")]
@@ -41,6 +86,17 @@ pub struct PeakPlan {
     /// ...and at least this long.
     #[serde(default = "default_min_seconds")]
     pub min_seconds: f64,
+}
+
+impl Default for PeakPlan {
+    /// No levels, and the defaults of each level's length.
+    fn default() -> Self {
+        PeakPlan {
+            levels: Vec::new(),
+            requests_per_slot: default_requests_per_slot(),
+            min_seconds: default_min_seconds(),
+        }
+    }
 }
 
 /// N sent at once, drained.
@@ -128,6 +184,7 @@ impl Suite {
                 levels: BURST_LEVELS.to_vec(),
             }),
             rate: None,
+            search: None,
         }
     }
 
@@ -162,6 +219,7 @@ impl Suite {
                 levels: vec![1, 4, 8],
             }),
             rate: None,
+            search: None,
         }
     }
 
@@ -185,8 +243,20 @@ impl Suite {
         let increasing = |levels: &[u32]| {
             !levels.is_empty() && levels[0] > 0 && levels.windows(2).all(|w| w[0] < w[1])
         };
+        if let Some(search) = &self.search {
+            search
+                .spec()
+                .and_then(|spec| spec.settle(&SearchSpec::default()))
+                .map_err(|e| SuiteError::Invalid(self.name.clone(), format!("[search] {e}")))?;
+            search.slo().map_err(|e| {
+                SuiteError::Invalid(self.name.clone(), format!("[search] slo: {e}"))
+            })?;
+        }
+        // A search sets its own levels: a [peak] then only gives each level's length.
+        let peak_levels_needed = self.search.is_none();
         if let Some(p) = &self.peak {
-            if !increasing(&p.levels) || p.requests_per_slot == 0 {
+            let levels_ok = increasing(&p.levels) || (p.levels.is_empty() && !peak_levels_needed);
+            if !levels_ok || p.requests_per_slot == 0 {
                 return bad(
                     "[peak] levels must be increasing and at least 1, requests_per_slot at least 1"
                         .into(),
@@ -210,8 +280,12 @@ impl Suite {
                 );
             }
         }
-        if self.peak.is_none() && self.burst.is_none() && self.rate.is_none() {
-            return bad("defines no load mode: add [peak], [burst] or [rate]".into());
+        if self.peak.is_none()
+            && self.burst.is_none()
+            && self.rate.is_none()
+            && self.search.is_none()
+        {
+            return bad("defines no load mode: add [peak], [burst], [rate] or [search]".into());
         }
         Ok(())
     }
@@ -285,6 +359,27 @@ mod tests {
         let suite = Suite::load(&format!("{dir}/suites/example.toml")).unwrap();
         assert_eq!(suite.name, "example");
         assert!(suite.rate.is_some());
+    }
+
+    #[test]
+    fn a_search_suite_needs_no_levels() {
+        let suite: Suite = toml::from_str(
+            "name='s'\n[[scenario]]\nid='a'\nname='A'\ninput_tokens=8\noutput_tokens=8\n\
+             [peak]\nrequests_per_slot=2\nmin_seconds=0\n\
+             [search]\nmode='peak'\nmax=64\nslo='ttft=2s,target=90%'\n",
+        )
+        .unwrap();
+        suite.check().unwrap();
+        let search = suite.search.as_ref().unwrap();
+        assert_eq!(search.spec().unwrap().max, Some(64.0));
+        assert_eq!(search.slo().unwrap().unwrap().target, 0.9);
+        let bad: Suite = toml::from_str(
+            "name='s'\n[[scenario]]\nid='a'\nname='A'\ninput_tokens=8\noutput_tokens=8\n\
+             [search]\nslo='ttft=soon'\n",
+        )
+        .unwrap();
+        let err = bad.check().unwrap_err().to_string();
+        assert!(err.contains("[search] slo: ttft=soon"), "{err}");
     }
 
     #[test]

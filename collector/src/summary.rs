@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use infermeter_report::analysis::format::{format_number, with_unit};
+use infermeter_report::analysis::goodput::{load_unit, report_slo, slo_text, GoodputFindings};
 use infermeter_report::analysis::{findings, FindingsOptions};
 use infermeter_report::{load_report, LoadError, Report, RunStatus};
 
@@ -28,14 +30,15 @@ fn describe(path: &Path, e: &LoadError) -> String {
 }
 
 /// The summary of a report: the findings the report page states (its highlight cards, key
-/// findings and safe queue depths) as text, or every figure as JSON (`--json`: the report
-/// crate's `Findings`, serialised as it is). Figures are written by the report crate's
-/// formatter, so "6.18 s" on the page is "6.18 s" here.
+/// findings and safe queue depths, goodput under the SLO) as text, or every figure as JSON
+/// (`--json`: the report crate's `Findings`, serialised as it is). Figures are written by the
+/// report crate's formatter, so "6.18 s" on the page is "6.18 s" here.
 pub fn summary(report: &Report, args: &SummaryArgs) -> String {
     let options = FindingsOptions {
         stat: args.stat,
         queue_ttft_s: args.ttft_threshold,
         usd_per_kwh: args.usd_per_kwh,
+        slo: Some(args.slo.unwrap_or_else(|| report_slo(report))),
     };
     let f = findings(report, &options);
     if args.json {
@@ -49,13 +52,19 @@ pub fn summary(report: &Report, args: &SummaryArgs) -> String {
     if let RunStatus::Partial { reason } = &report.status {
         lines.push(format!("PARTIAL RUN: {reason}"));
     }
-    lines.push(format!("{:<34}{}", "Statistic", args.stat.label()));
-    let row = |label: &str, value: &str, context: &str| format!("{label:<34}{value}  ({context})");
+    lines.push(labelled("Statistic", args.stat.label()));
+    let row =
+        |label: &str, value: &str, context: &str| labelled(label, &format!("{value}  ({context})"));
     for card in f.cards() {
-        lines.push(row(card.label, &card.value, &card.context));
+        // A percentile on few samples says so beside where it was measured.
+        let context = match card.indicative_note(args.stat) {
+            Some(note) => format!("{}; {note}", card.context),
+            None => card.context.clone(),
+        };
+        lines.push(row(card.label, &card.value, &context));
     }
     for (label, text) in f.key_findings() {
-        lines.push(format!("{label:<34}{text}"));
+        lines.push(labelled(label, &text));
     }
     for depth in &f.burst.safe_depths {
         lines.push(row(
@@ -64,8 +73,77 @@ pub fn summary(report: &Report, args: &SummaryArgs) -> String {
             &depth.caption(options.queue_ttft_s),
         ));
     }
+    if let Some(goodput) = &f.goodput {
+        lines.extend(goodput_lines(goodput));
+    }
     for w in &report.warnings {
         lines.push(format!("warning: {w}"));
     }
     lines.join("\n")
+}
+
+/// One line of the summary: the label in a column of its own, at least one space wide of the
+/// text (a long scenario name pushes its text right rather than running into it).
+fn labelled(label: &str, text: &str) -> String {
+    format!("{label:<33} {text}")
+}
+
+/// Goodput as the viewer's section states it: the SLO, then per series the highest load that
+/// meets it and each level's attainment (with its 95% interval) and goodput.
+fn goodput_lines(goodput: &GoodputFindings) -> Vec<String> {
+    let mut lines = vec![labelled("Goodput SLO", &slo_text(&goodput.slo))];
+    if let Some(why) = &goodput.absent {
+        lines.push(labelled("Goodput", &format!("not available: {why}")));
+    }
+    let percent = |share: f64| with_unit(share * 100.0, "%");
+    for series in &goodput.series {
+        let load = &series.max_load;
+        lines.push(labelled(
+            &format!(
+                "{} ({}) max load",
+                series.scenario_name,
+                series.mode.label()
+            ),
+            &format!(
+                "{} {}  ({})",
+                load.value_text(),
+                load_unit(series.mode, 2.0),
+                load.note()
+            ),
+        ));
+        for level in &series.levels {
+            let a = &level.attainment;
+            let rate = |v: Option<f64>, unit: &str| v.map_or("—".into(), |v| with_unit(v, unit));
+            let smoothness = level.smoothness.map_or(String::new(), |s| {
+                let jitter = s.jitter_p50.map_or(String::new(), |j| {
+                    format!(", jitter p50 {}×", format_number(j))
+                });
+                let requests = if s.stalled_requests == 1 {
+                    "request"
+                } else {
+                    "requests"
+                };
+                format!(
+                    "  stalls {} in {} {requests}{jitter}",
+                    s.stalls, s.stalled_requests
+                )
+            });
+            lines.push(format!(
+                "  @{:<8}{} of {} met (95% CI {}–{})  goodput {}, {}{smoothness}{}",
+                format_number(level.load),
+                percent(a.fraction),
+                a.total,
+                percent(a.interval.low),
+                percent(a.interval.high),
+                rate(a.goodput_req_s, "req/s"),
+                rate(a.goodput_tok_s, "tok/s"),
+                if level.saturation.is_some() {
+                    "  (over-saturated: TTFT grew over the level)"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    lines
 }

@@ -6,6 +6,8 @@ mod common;
 mod connections;
 #[path = "cli/faults.rs"]
 mod faults;
+#[path = "cli/goodput.rs"]
+mod goodput;
 #[path = "cli/interrupt.rs"]
 mod interrupt;
 #[path = "cli/k8s.rs"]

@@ -5,10 +5,11 @@
 use std::path::Path;
 
 use infermeter_report::presets::FOUR_SCENARIOS;
+use infermeter_report::pretty_json::to_pretty_json;
 use infermeter_report::{
-    Distribution, EngineInfo, HardwareInfo, Level, LevelMetrics, LoadMode, Measurement, Metadata,
-    ModelInfo, PowerStats, Report, RequestCounts, RunStatus, Series, TestParameters,
-    SCHEMA_VERSION,
+    to_ticks, Distribution, EngineInfo, HardwareInfo, Level, LevelMetrics, LoadMode, Measurement,
+    Metadata, ModelInfo, PowerStats, Report, RequestColumns, RequestCounts, RunStatus, Series,
+    TestParameters, DEFAULT_STALL_GAP_S, SCHEMA_VERSION,
 };
 
 const PEAK_LEVELS: [u32; 7] = [1, 2, 4, 8, 16, 24, 32];
@@ -107,8 +108,9 @@ fn main() {
             .parent()
             .expect("the crate sits in the workspace")
             .join("data/reports/sample-synthetic.json");
-    let json = serde_json::to_string_pretty(&report).expect("a report serialises");
-    std::fs::write(&path, json + "\n").unwrap_or_else(|e| panic!("writing {path:?}: {e}"));
+    let mut json = to_pretty_json(&report).expect("a report serialises");
+    json.push(b'\n');
+    std::fs::write(&path, json).unwrap_or_else(|e| panic!("writing {path:?}: {e}"));
     println!("wrote {}", path.display());
 }
 
@@ -147,7 +149,7 @@ fn metadata() -> Metadata {
             prompt_caching: Some(false),
             speculative_decoding: Some(false),
             kv_cache_dtype: None,
-            notes: None,
+            ..TestParameters::default()
         },
         started_at: "2026-01-15T09:00:00Z".into(),
         finished_at: Some("2026-01-15T10:12:00Z".into()),
@@ -247,6 +249,43 @@ fn level(
         server: None,
         client: None,
         trials: None,
+        per_request: Some(columns(output, ttft_s, &e2e, &tpot)),
+    }
+}
+
+/// The requests of a level one by one, as the collector keeps them for goodput: each TTFT with
+/// the decode speed drawn for it, in a sending order that mixes fast and slow ones (the
+/// samples are generated in ascending order), its worst pause three times its time per token
+/// (a stall when that is over the stall gap).
+fn columns(output: u32, ttft_s: &[f64], e2e_s: &[f64], tpot_s: &[f64]) -> RequestColumns {
+    let n = ttft_s.len();
+    // A stride coprime with n visits every request once, out of order.
+    let stride = (1..)
+        .map(|k| n / 3 + k)
+        .find(|s| gcd(*s, n) == 1)
+        .expect("a coprime stride");
+    let order: Vec<usize> = (0..n).map(|i| i * stride % n.max(1)).collect();
+    let pick =
+        |values: &[f64]| -> Vec<u32> { order.iter().map(|&i| to_ticks(values[i])).collect() };
+    let stall_gap = to_ticks(DEFAULT_STALL_GAP_S);
+    let max_gap: Vec<u32> = order.iter().map(|&i| to_ticks(3.0 * tpot_s[i])).collect();
+    RequestColumns {
+        status: vec![RequestColumns::OK; n],
+        ttft: pick(ttft_s),
+        e2e: pick(e2e_s),
+        output_tokens: vec![output; n],
+        stalls: max_gap.iter().map(|&g| u32::from(g > stall_gap)).collect(),
+        max_gap,
+        jitter: vec![180; n],
+        stall_gap,
+    }
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
     }
 }
 

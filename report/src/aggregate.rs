@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 
 use crate::schema::{
-    EngineTimings, Level, LevelMetrics, Outcome, RequestCounts, RequestRecord, Scenario,
-    ServerMetrics, TrialSummary,
+    to_ticks, EngineTimings, Level, LevelMetrics, Outcome, RequestColumns, RequestCounts,
+    RequestRecord, Scenario, ServerMetrics, TrialSummary, DEFAULT_STALL_GAP_S,
 };
-use crate::stats::{confidence_interval_95, Distribution};
+use crate::stats::{confidence_interval_95, percentile_sorted, Distribution};
 
 /// The measurement window of one trial of a level, seconds after that trial's start.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -63,6 +63,87 @@ pub fn level(concurrency: u32, request_rate: Option<f64>, trials: &[Trial<'_>]) 
         server: None,
         client: None,
         trials: trial_summary(concurrency, request_rate, trials),
+        per_request: Some(request_columns(trials)),
+    }
+}
+
+/// The measured requests of every trial (in the window, warmups left out, failures in), trial
+/// by trial in the order they were sent (across the shards of a merged run), as
+/// [`RequestColumns`].
+fn request_columns(trials: &[Trial<'_>]) -> RequestColumns {
+    let mut measured: Vec<(usize, &RequestRecord)> = trials
+        .iter()
+        .enumerate()
+        .flat_map(|(t, trial)| trial.records.iter().map(move |r| (t, r)))
+        .filter(|(_, r)| !r.warmup && r.in_window)
+        .collect();
+    // By send time, not index: a merged run's shards each number their requests from 0.
+    measured.sort_by(|(ta, a), (tb, b)| {
+        ta.cmp(tb)
+            .then(a.sent_s.total_cmp(&b.sent_s))
+            .then(a.index.cmp(&b.index))
+    });
+    let stall_gap = to_ticks(DEFAULT_STALL_GAP_S);
+    let mut columns = RequestColumns {
+        stall_gap,
+        ..RequestColumns::default()
+    };
+    let mut gaps: Vec<u32> = Vec::new();
+    for (_, r) in measured {
+        columns.status.push(match r.outcome {
+            Outcome::Ok => RequestColumns::OK,
+            Outcome::Incomplete { .. } => RequestColumns::INCOMPLETE,
+            Outcome::Errored { .. } => RequestColumns::ERRORED,
+        });
+        columns.ttft.push(r.ttft_s.map_or(0, to_ticks));
+        columns.e2e.push(r.e2e_s.map_or(0, to_ticks));
+        columns.output_tokens.push(r.output_tokens.unwrap_or(0));
+        // In ticks, so a pause of exactly the stall gap is not one by a rounding error.
+        gaps.clear();
+        gaps.extend(
+            r.chunks
+                .windows(2)
+                .map(|pair| to_ticks(pair[1].t - pair[0].t)),
+        );
+        gaps.sort_unstable();
+        let smoothness = Smoothness::of_sorted(&gaps, stall_gap);
+        columns.max_gap.push(smoothness.max_gap);
+        columns.stalls.push(smoothness.stalls);
+        columns.jitter.push(smoothness.jitter_hundredths);
+    }
+    columns
+}
+
+/// How evenly one request's stream arrived, from its pauses between content events (ticks).
+struct Smoothness {
+    max_gap: u32,
+    /// Pauses longer than the stall gap.
+    stalls: u32,
+    /// p99 pause over the median pause, in hundredths; 0 with fewer than two pauses (or a median
+    /// of zero: events that arrived together).
+    jitter_hundredths: u32,
+}
+
+impl Smoothness {
+    fn of_sorted(gaps: &[u32], stall_gap: u32) -> Smoothness {
+        let stalls = gaps.len() - gaps.partition_point(|&g| g <= stall_gap);
+        let ticks: Vec<f64> = gaps.iter().map(|&g| f64::from(g)).collect();
+        let jitter = match ticks.len() {
+            0 | 1 => 0,
+            _ => {
+                let median = percentile_sorted(&ticks, 50.0);
+                if median > 0.0 {
+                    (percentile_sorted(&ticks, 99.0) / median * 100.0).round() as u32
+                } else {
+                    0
+                }
+            }
+        };
+        Smoothness {
+            max_gap: gaps.last().copied().unwrap_or(0),
+            stalls: stalls as u32,
+            jitter_hundredths: jitter,
+        }
     }
 }
 
@@ -343,23 +424,20 @@ mod tests {
         }
     }
 
+    /// The level of one trial of `records` over the window 0..`end_s`.
+    fn one_trial(concurrency: u32, records: &[RequestRecord], end_s: f64) -> Level {
+        let window = Window {
+            start_s: 0.0,
+            end_s,
+        };
+        level(concurrency, None, &[Trial { records, window }])
+    }
+
     #[test]
     fn per_token_itl_differs_from_inter_chunk() {
         // First token at 0.5 s, then one chunk of 3 tokens 0.3 s later, then 1 token 0.1 s later.
         let r = ok(0, 0.0, &[(0.5, 1), (0.8, 3), (0.9, 1)]);
-        let window = Window {
-            start_s: 0.0,
-            end_s: 1.0,
-        };
-        let records = [r];
-        let l = level(
-            1,
-            None,
-            &[Trial {
-                records: &records,
-                window,
-            }],
-        );
+        let l = one_trial(1, &[r], 1.0);
         let itl = l.metrics.itl_s.unwrap();
         assert_eq!(itl.count, 4);
         assert!((itl.mean - 0.4 / 4.0).abs() < 1e-12);
@@ -384,24 +462,64 @@ mod tests {
         let mut outside = ok(2, 0.0, &[(7.0, 1), (8.0, 1)]);
         outside.in_window = false;
         let records = [ok(0, 0.0, &[(1.0, 1), (2.0, 1)]), failed, outside];
-        let window = Window {
-            start_s: 0.0,
-            end_s: 2.0,
-        };
-        let l = level(
-            2,
-            None,
-            &[Trial {
-                records: &records,
-                window,
-            }],
-        );
+        let l = one_trial(2, &records, 2.0);
         assert_eq!((l.requests.ok, l.requests.incomplete), (2, 1));
         assert_eq!(l.requests.error_kinds[&ErrorKind::Disconnect], 1);
         assert_eq!(l.metrics.ttft_s.unwrap().count, 1);
+        // The columns hold the window's requests, the failed one with its status; the one
+        // outside the window is not there.
+        let columns = l.per_request.unwrap();
+        assert_eq!(
+            columns.status,
+            [RequestColumns::OK, RequestColumns::INCOMPLETE]
+        );
+        assert_eq!(columns.ttft, [10_000, 990_000]);
         // Tokens inside [0, 2]: 2 + 2 from the failed stream, none from the late one.
         assert!((l.system_output_tok_s - 2.0).abs() < 1e-12);
         assert!(l.trials.is_none());
+    }
+
+    /// Pauses of 0.3, 0.1, 0.1, 0.1 s: the 0.3 s one is a stall (over 100 ms; 0.1 s is not),
+    /// the worst gap is 0.3 s and the p99 pause (0.294 s) over the median (0.1 s) is 294%.
+    #[test]
+    fn columns_keep_each_request_in_send_order_with_its_smoothness() {
+        let smooth = ok(1, 0.5, &[(0.2, 1), (0.5, 1), (0.6, 1), (0.7, 1), (0.8, 1)]);
+        let mut warm = ok(0, 0.0, &[(0.1, 1)]);
+        warm.warmup = true;
+        let single = ok(0, 0.0, &[(0.05, 1)]);
+        let l = one_trial(1, &[smooth, warm, single], 2.0);
+        let c = l.per_request.unwrap();
+        assert_eq!(c.len(), 2);
+        // Index 0 was sent first.
+        assert_eq!(c.ttft, [500, 2_000]);
+        assert_eq!(c.e2e, [500, 8_000]);
+        assert_eq!(c.output_tokens, [1, 5]);
+        assert_eq!(c.max_gap, [0, 3_000]);
+        assert_eq!(c.stalls, [0, 1]);
+        assert_eq!(c.jitter, [0, 294]);
+        assert_eq!(c.stall_gap, 1_000);
+        assert!(c.column_lengths().iter().all(|&(_, n)| n == 2));
+    }
+
+    /// Two shards' records, each shard numbering its own from 0, merged onto one clock (the
+    /// second shard's requests all sent after the first's): the columns follow the send times,
+    /// not the indices, so the first and last requests are the first and last sent.
+    #[test]
+    fn columns_of_merged_shards_follow_the_send_times() {
+        let sent = |shard, index, sent_s: f64| {
+            let ttft_s = 0.1 * (sent_s + 1.0);
+            let mut r = ok(index, sent_s, &[(ttft_s, 1), (ttft_s + 0.1, 1)]);
+            r.shard = Some(shard);
+            r
+        };
+        let records = [
+            sent(0, 0, 0.0),
+            sent(0, 1, 1.0),
+            sent(1, 0, 2.0),
+            sent(1, 1, 3.0),
+        ];
+        let c = one_trial(2, &records, 4.0).per_request.unwrap();
+        assert_eq!(c.ttft, [1_000, 2_000, 3_000, 4_000]);
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod inline;
 pub mod json_schema;
 pub mod load;
 pub mod presets;
+pub mod pretty_json;
 pub mod schema;
 pub mod stats;
 pub mod validate;

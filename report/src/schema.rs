@@ -16,8 +16,10 @@ use crate::stats::Distribution;
 
 /// Version of the report format written by this build. Semver: a reader accepts any
 /// minor version of its own major version and refuses a newer major version.
-/// 1.1.0: `ClientHealth::event_clock`. 1.2.0: `Report::sharding`, `RequestRecord::shard`,
-/// `RequestRecord::retried`, `ClientHealth::retried`, `Measurement::connection_reuse`.
+/// 1.1.0: `ClientHealth::event_clock`. 1.2.0 (all optional, so 1.0 and 1.1 reports stay valid):
+/// `Level::per_request` (goodput under any SLO), `TestParameters::slo` and
+/// `TestParameters::search` (#24); `Report::sharding` and `RequestRecord::shard` (#27);
+/// `RequestRecord::retried`, `ClientHealth::retried` and `Measurement::connection_reuse` (#26).
 pub const SCHEMA_VERSION: &str = "1.2.0";
 
 /// One benchmark run: what was measured, on what, and every measured level.
@@ -140,6 +142,80 @@ pub struct TestParameters {
     /// Free-text notes, e.g. optimisation status.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
+    /// The service-level objective the run was given (`--slo`): what `infermeter summary` and
+    /// the viewer's goodput section judge requests by until the reader picks other bounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo: Option<Slo>,
+    /// How a search-mode run (`--search`, a suite's `[search]`) chose its levels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchSettings>,
+}
+
+/// A service-level objective: bounds every request must meet at once (a request that failed
+/// meets none), and the share of requests that must meet them. `None`: not checked. A value
+/// exactly at a bound meets it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Slo {
+    /// Time to first token, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_ttft_s: Option<f64>,
+    /// Time per output token after the first, seconds: `(e2e - ttft) / (output_tokens - 1)`, the
+    /// inverse of the per-user decode speed. A request of one token has no such time and meets it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tpot_s: Option<f64>,
+    /// End-to-end latency, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_e2e_s: Option<f64>,
+    /// Most stalls a request may have (pauses in its stream longer than the level's
+    /// `per_request.stall_gap`); 0: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_stalls: Option<u32>,
+    /// Share of requests (0..1) that must meet every bound for a level to pass, e.g. 0.95.
+    #[serde(default = "default_attainment_target")]
+    pub target: f64,
+}
+
+/// The attainment target when none is given: 95% of requests.
+pub const DEFAULT_ATTAINMENT_TARGET: f64 = 0.95;
+
+fn default_attainment_target() -> f64 {
+    DEFAULT_ATTAINMENT_TARGET
+}
+
+impl Default for Slo {
+    fn default() -> Self {
+        Slo {
+            max_ttft_s: None,
+            max_tpot_s: None,
+            max_e2e_s: None,
+            max_stalls: None,
+            target: DEFAULT_ATTAINMENT_TARGET,
+        }
+    }
+}
+
+impl Slo {
+    /// True when no bound is set (every request that did not fail meets it).
+    pub fn is_unbounded(&self) -> bool {
+        self.max_ttft_s.is_none()
+            && self.max_tpot_s.is_none()
+            && self.max_e2e_s.is_none()
+            && self.max_stalls.is_none()
+    }
+}
+
+/// A search-mode run: levels probed by bracketing (doubling until the SLO breaks) and bisection,
+/// instead of a fixed list. Every probed level is in the report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SearchSettings {
+    /// The load mode searched.
+    pub mode: LoadMode,
+    /// Lowest and highest load probed: concurrency (peak, burst) or requests per second (rate).
+    pub min: f64,
+    pub max: f64,
+    /// Bisection stops when the highest passing and lowest failing load are this close, as a
+    /// fraction of the passing one (and at least one request in flight apart).
+    pub resolution: f64,
 }
 
 /// Whether the run finished.
@@ -314,6 +390,91 @@ pub struct Level {
     /// Repeat trials of this level, when `--trials` > 1: the mean and a 95% confidence interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trials: Option<TrialSummary>,
+    /// The level's measured requests one by one (since 1.2.0): what goodput under any SLO is
+    /// computed from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_request: Option<RequestColumns>,
+}
+
+/// Seconds per tick: the times of [`RequestColumns`] are whole tenths of a millisecond, finer
+/// than the collector's timing error and short to write.
+pub const TICK_S: f64 = 1e-4;
+
+/// A stream pause longer than this is a stall, seconds: the default of
+/// [`RequestColumns::stall_gap`].
+pub const DEFAULT_STALL_GAP_S: f64 = 0.1;
+
+/// The measured requests of a level, one entry per request and one array per figure (entry `i`
+/// of every column is request `i`): the level's requests in its measurement window (warmups
+/// and a peak level's ramp-up and drain left out), failed ones included, in the order they were
+/// sent. Times are integers of [`TICK_S`] (0.1 ms: `52341` is 5.2341 s), so a request costs
+/// about 31 bytes of JSON as the collector writes it, 8.5 gzipped (measured on the bundled
+/// sample by `node tests/browser/bench-goodput.mjs`; README, "Headline figures").
+///
+/// Later versions add columns (a reader ignores those it does not know); each new column is
+/// optional, so files without it stay valid. Every column holds one entry per request.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RequestColumns {
+    /// How each request ended: [`RequestColumns::OK`], [`RequestColumns::INCOMPLETE`] or
+    /// [`RequestColumns::ERRORED`] (a failed request meets no SLO).
+    pub status: Vec<u8>,
+    /// Time to first token, ticks (0 for a request that received none). In rate mode from the
+    /// scheduled start, as the level's distributions.
+    pub ttft: Vec<u32>,
+    /// End-to-end latency, ticks.
+    pub e2e: Vec<u32>,
+    /// Output tokens (0 when unknown).
+    pub output_tokens: Vec<u32>,
+    /// Longest pause between two content events of the stream, ticks (0 with fewer than two).
+    pub max_gap: Vec<u32>,
+    /// Pauses between content events longer than `stall_gap`.
+    pub stalls: Vec<u32>,
+    /// The request's p99 pause over its median pause, in hundredths (100: an even stream; 0
+    /// with fewer than two pauses).
+    pub jitter: Vec<u32>,
+    /// The pause beyond which a gap counts as a stall, ticks.
+    pub stall_gap: u32,
+}
+
+impl RequestColumns {
+    /// `status` of a request that completed with the full stream.
+    pub const OK: u8 = 0;
+    /// `status` of a request that streamed some output but did not finish.
+    pub const INCOMPLETE: u8 = 1;
+    /// `status` of a request that failed before or without output.
+    pub const ERRORED: u8 = 2;
+
+    /// Requests held.
+    pub fn len(&self) -> usize {
+        self.status.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.status.is_empty()
+    }
+
+    /// The columns by name with their lengths, for the validator.
+    pub fn column_lengths(&self) -> [(&'static str, usize); 7] {
+        [
+            ("status", self.status.len()),
+            ("ttft", self.ttft.len()),
+            ("e2e", self.e2e.len()),
+            ("output_tokens", self.output_tokens.len()),
+            ("max_gap", self.max_gap.len()),
+            ("stalls", self.stalls.len()),
+            ("jitter", self.jitter.len()),
+        ]
+    }
+}
+
+/// Seconds as whole ticks ([`TICK_S`]), rounded; negative or non-finite as 0, and beyond
+/// `u32` (119 hours) as its maximum.
+pub fn to_ticks(seconds: f64) -> u32 {
+    if seconds.is_finite() && seconds > 0.0 {
+        (seconds / TICK_S).round().min(f64::from(u32::MAX)) as u32
+    } else {
+        0
+    }
 }
 
 /// Request outcomes at a level. Errors never count as successes.

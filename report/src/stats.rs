@@ -20,6 +20,9 @@ pub struct Distribution {
     pub p999: f64,
 }
 
+/// A percentile needs at least this many samples beyond it to be more than indicative.
+pub const SAMPLES_BEYOND_A_PERCENTILE: f64 = 10.0;
+
 /// Which figure of a distribution to read; the viewer's percentile selector.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -59,6 +62,31 @@ impl Stat {
             Stat::Min => "min",
             Stat::Max => "max",
         }
+    }
+
+    /// The percentile this statistic is, 0..100; `None` for the mean, minimum and maximum.
+    pub fn percentile(self) -> Option<f64> {
+        match self {
+            Stat::P50 => Some(50.0),
+            Stat::P90 => Some(90.0),
+            Stat::P95 => Some(95.0),
+            Stat::P99 => Some(99.0),
+            Stat::P999 => Some(99.9),
+            Stat::Mean | Stat::Min | Stat::Max => None,
+        }
+    }
+
+    /// Whether this statistic of `count` samples is only indicative: a percentile with fewer
+    /// than [`SAMPLES_BEYOND_A_PERCENTILE`] samples beyond it (p99 of fewer than 1,000
+    /// samples, p90 of fewer than 100) rests on a handful of requests and moves a lot from run
+    /// to run. The mean, minimum and maximum are what they are.
+    pub fn is_indicative(self, count: u64) -> bool {
+        self.percentile().is_some_and(|p| {
+            let beyond = count as f64 * (100.0 - p) / 100.0;
+            // With a margin: 100 - 99.9 is not exactly 0.1, and p99.9 of 10,000 samples has 10
+            // beyond it.
+            beyond < SAMPLES_BEYOND_A_PERCENTILE - 1e-6
+        })
     }
 
     /// Parses the label written by [`Stat::label`] (and "p999").
@@ -200,6 +228,21 @@ mod tests {
     fn single_sample_has_zero_stddev() {
         let d = Distribution::from_samples(&[0.25]).unwrap();
         assert_eq!(d, Distribution::constant(0.25));
+    }
+
+    /// p99 needs 1,000 samples, p90 100, p50 20; the mean never is indicative.
+    #[test]
+    fn percentiles_on_few_samples_are_indicative() {
+        assert!(Stat::P99.is_indicative(999));
+        assert!(!Stat::P99.is_indicative(1_000));
+        assert!(Stat::P90.is_indicative(99));
+        assert!(!Stat::P90.is_indicative(100));
+        assert!(Stat::P50.is_indicative(19));
+        assert!(!Stat::P50.is_indicative(20));
+        assert!(Stat::P999.is_indicative(9_999));
+        assert!(!Stat::P999.is_indicative(10_000));
+        assert!(!Stat::Mean.is_indicative(1));
+        assert!(!Stat::Max.is_indicative(1));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use crate::analysis::format::ABSURD_MAGNITUDE;
-use crate::schema::{Level, Report};
+use crate::schema::{Level, Report, RequestColumns};
 use crate::stats::Distribution;
 
 /// One inconsistency, with a JSON-path-like location such as `series[2].levels[0].metrics.ttft_s`.
@@ -146,6 +146,38 @@ fn check_level(at: &str, level: &Level, push: &mut impl FnMut(String, String)) {
             }
         }
     }
+    if let Some(columns) = &level.per_request {
+        if let Some(message) = columns_problem(columns) {
+            push(format!("{at}.per_request"), message);
+        }
+    }
+}
+
+/// Why a level's per-request columns cannot be read together, if they cannot: every column
+/// holds one entry per request, and a status is one of the three.
+fn columns_problem(columns: &RequestColumns) -> Option<String> {
+    let lengths = columns.column_lengths();
+    let requests = columns.len();
+    if let Some((name, n)) = lengths.iter().find(|(_, n)| *n != requests) {
+        return Some(format!(
+            "column {name} holds {n} entries but status holds {requests}: every column needs one entry per request"
+        ));
+    }
+    let known = [
+        RequestColumns::OK,
+        RequestColumns::INCOMPLETE,
+        RequestColumns::ERRORED,
+    ];
+    columns
+        .status
+        .iter()
+        .position(|s| !known.contains(s))
+        .map(|i| {
+            format!(
+                "status[{i}] is {}; a status is 0 (ok), 1 (incomplete) or 2 (errored)",
+                columns.status[i]
+            )
+        })
 }
 
 /// Why a distribution cannot be right, if it cannot.

@@ -8,8 +8,8 @@ use infermeter_report::analysis::use_cases::{targets, CapacityTarget};
 use infermeter_report::analysis::Metric;
 use infermeter_report::LoadMode;
 
-use super::plot::{Plot, Threshold, XAxis};
-use super::{display_points, metric_axis, plot, source_line, Source};
+use super::plot::{Line, Plot, Threshold, XAxis};
+use super::{display_points, indicative_points, metric_axis, plot, source_line, Source};
 use crate::state::ViewState;
 
 /// The metrics a target is judged on: left axis (decode speed, or ITL when only ITL is
@@ -61,8 +61,16 @@ pub fn chart(sources: &[Source], target: &CapacityTarget, view: &ViewState) -> P
                 continue;
             }
             let shows = format!("{} ({} axis)", short_label(metric), ["left", "right"][axis]);
-            p.lines
-                .push(source_line(sources, source, &shows, axis, points));
+            p.lines.push(Line {
+                indicative: indicative_points(
+                    source,
+                    &t.scenario_id,
+                    LoadMode::Peak,
+                    metric,
+                    view.stat,
+                ),
+                ..source_line(sources, source, &shows, axis, points)
+            });
         }
     }
     for (metric, bound, limit) in thresholds.limits() {

@@ -6,7 +6,7 @@ use infermeter_report::analysis::Metric;
 use infermeter_report::presets::INSTANT_ITL_S;
 
 use super::fastest::itl_threshold;
-use super::plot::{Plot, XAxis};
+use super::plot::{Line, Plot, XAxis};
 use super::{metric_axis, plot, source_line, Source};
 use crate::state::ViewState;
 
@@ -25,8 +25,14 @@ pub fn by_context(sources: &[Source], view: &ViewState, metric: Metric) -> Plot 
                 .map(|at| (f64::from(at.input_tokens), metric.to_display(at.value)))
                 .collect();
             let shows = format!("{} concurrent", line.concurrency);
-            p.lines
-                .push(source_line(sources, source, &shows, 0, points));
+            p.lines.push(Line {
+                indicative: line
+                    .points
+                    .iter()
+                    .map(|at| at.indicative(view.stat))
+                    .collect(),
+                ..source_line(sources, source, &shows, 0, points)
+            });
         }
     }
     p

@@ -5,6 +5,7 @@
 pub mod capacity;
 pub mod deep_dive;
 pub mod fastest;
+pub mod goodput;
 pub mod option;
 pub mod plot;
 pub mod power;
@@ -132,6 +133,7 @@ pub fn scenario_lines(
                     let points = display_points(source, &scenario.id, mode, metric, stat);
                     (!points.is_empty()).then(|| Line {
                         input_tokens: Some(scenario.input_tokens),
+                        indicative: indicative_points(source, &scenario.id, mode, metric, stat),
                         ..source_line(sources, source, &scenario.name, axis, points)
                     })
                 })
@@ -152,6 +154,26 @@ pub fn display_points(
         .points(scenario_id, mode, metric, stat)
         .into_iter()
         .map(|(c, v)| (f64::from(c), metric.to_display(v)))
+        .collect()
+}
+
+/// For each point [`display_points`] gives (by index), its sample count when `stat` of it is
+/// only indicative.
+pub fn indicative_points(
+    source: &Source,
+    scenario_id: &str,
+    mode: LoadMode,
+    metric: Metric,
+    stat: Stat,
+) -> Vec<Option<u64>> {
+    let Some(series) = source.analysis.series(scenario_id, mode) else {
+        return Vec::new();
+    };
+    series
+        .levels
+        .iter()
+        .filter(|l| metric.value(l, stat).is_some())
+        .map(|l| metric.samples(l).filter(|&n| stat.is_indicative(n)))
         .collect()
 }
 
@@ -339,6 +361,31 @@ mod tests {
         });
         assert!(p99.lines[0].points[0].1 > mean.lines[0].points[0].1);
         assert!(p99.y[0].name.ends_with("p99"));
+    }
+
+    /// At p99 a burst level of fewer than 1,000 requests has too few samples beyond it: its
+    /// point is drawn hollow and its tooltip says how many samples it rests on; at the mean no
+    /// point is marked.
+    #[test]
+    fn percentiles_on_few_samples_are_drawn_hollow_and_say_so() {
+        let report = sample();
+        let p99 = ViewState {
+            stat: Stat::P99,
+            ..ViewState::default()
+        };
+        let p = with_sources(&report, |s| scale_up::ttft(s, &p99));
+        assert_eq!(p.lines[0].indicative_at(0), Some(1));
+        let json = chart_json(&p);
+        let first = &json["series"][0]["data"][0];
+        assert!(first["itemStyle"]["borderWidth"].is_number(), "{first}");
+        let formatter = json["tooltip"]["formatter"].as_str().unwrap();
+        assert!(formatter.contains("(indicative: 1 sample)"), "{formatter}");
+        let mean = with_sources(&report, |s| scale_up::ttft(s, &ViewState::default()));
+        assert!(mean
+            .lines
+            .iter()
+            .all(|l| l.indicative.iter().all(Option::is_none)));
+        assert!(chart_json(&mean)["series"][0]["data"][0].is_array());
     }
 
     #[test]

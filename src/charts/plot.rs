@@ -3,13 +3,14 @@
 //! a [`Plot`], so the picture and the exported numbers can never disagree.
 
 use charming::component::{Axis, Grid};
+use charming::datatype::{DataPoint, DataPointItem};
 use charming::element::{
     AreaStyle, AxisLabel, AxisType, Color, DimensionEncode, ItemStyle, Label, LabelPosition,
     LineStyle, LineStyleType, MarkLine, MarkLineData, MarkLineVariant, MarkPoint, MarkPointData,
     NameLocation, SplitLine, Symbol, TextStyle, Tooltip, Trigger,
 };
 use charming::series::Line as LineSeries;
-use infermeter_report::analysis::format::{format_grouped, format_number};
+use infermeter_report::analysis::format::{format_grouped, format_number, samples_text};
 use infermeter_report::analysis::{Estimate, MonotoneCurve};
 
 use super::option::{ChartOption, Dash, LegendEntry};
@@ -93,6 +94,9 @@ pub struct Line {
     /// The input length of the scenario a per-scenario line shows, for sentences that compare
     /// contexts.
     pub input_tokens: Option<u32>,
+    /// Per point (by index; empty: none), its sample count when it is a percentile resting on
+    /// too few samples (`Stat::is_indicative`): drawn hollow, and the tooltip says so.
+    pub indicative: Vec<Option<u64>>,
 }
 
 impl Line {
@@ -107,7 +111,13 @@ impl Line {
             kind: LineKind::Plain,
             band: None,
             input_tokens: None,
+            indicative: Vec::new(),
         }
+    }
+
+    /// The sample count of point `i` when it is only indicative.
+    pub fn indicative_at(&self, i: usize) -> Option<u64> {
+        self.indicative.get(i).copied().flatten()
     }
 
     /// The same line, as report `report` of those compared, showing `shows`.
@@ -177,11 +187,15 @@ impl Plot {
         let mut series: Vec<LineSeries> = Vec::new();
         for (line, color) in self.lines.iter().zip(self.line_colors()) {
             series.push(self.series(line, color));
-            legend.push(LegendEntry {
-                name: line.name.clone(),
-                color,
-                dash: Dash::of_report(line.report),
-            });
+            // An interval's edges share its line's name and legend entry: the entry shows or
+            // hides them together.
+            if !self.is_interval_edge(line) {
+                legend.push(LegendEntry {
+                    name: line.name.clone(),
+                    color,
+                    dash: Dash::of_report(line.report),
+                });
+            }
         }
         if !self.thresholds.is_empty() {
             legend.push(LegendEntry {
@@ -234,14 +248,19 @@ impl Plot {
     /// A colour per line: one per thing shown, in order of first appearance, so a scenario has
     /// the same colour in every compared report (whose lines differ by dash and symbol). Bands
     /// are the exception: each report's band has colours of its own, since their fills overlap
-    /// and a shared fill colour would blur them into one area.
+    /// and a shared fill colour would blur them into one area; but a band around a line of its
+    /// report (an interval) takes the line's colour.
     fn line_colors(&self) -> Vec<&'static str> {
         let palette = palette(self.theme);
         let mut shown: Vec<(Option<&str>, &str)> = Vec::new();
         self.lines
             .iter()
             .map(|line| {
-                let key = (line.band.as_deref(), line.shows.as_str());
+                let band = line
+                    .band
+                    .as_deref()
+                    .filter(|_| !self.is_interval_edge(line));
+                let key = (band, line.shows.as_str());
                 let index = shown.iter().position(|s| *s == key).unwrap_or_else(|| {
                     shown.push(key);
                     shown.len() - 1
@@ -249,6 +268,32 @@ impl Plot {
                 palette[index % palette.len()]
             })
             .collect()
+    }
+
+    /// Whether `line` is an edge of the interval around a plain line of its report showing
+    /// the same thing (a band whose lines share that line's name).
+    fn is_interval_edge(&self, line: &Line) -> bool {
+        line.band.is_some()
+            && self
+                .lines
+                .iter()
+                .any(|l| l.band.is_none() && l.report == line.report && l.shows == line.shows)
+    }
+
+    /// The edges (lower, upper) of the interval around plain `line`, if it has one.
+    fn interval_of(&self, line: &Line) -> Option<(&Line, &Line)> {
+        if line.band.is_some() {
+            return None;
+        }
+        let edge = |kind| {
+            self.lines.iter().find(|l| {
+                l.kind == kind
+                    && l.band.is_some()
+                    && l.report == line.report
+                    && l.shows == line.shows
+            })
+        };
+        Some((edge(LineKind::BandLower)?, edge(LineKind::BandUpper)?))
     }
 
     fn axis(&self, name: &str, unit: Option<&str>, is_x: bool) -> Axis {
@@ -329,18 +374,28 @@ impl Plot {
         } else {
             None
         };
-        let data: Vec<Vec<f64>> = line
+        let data: Vec<DataPoint> = line
             .points
             .iter()
-            .map(|&(x, y)| match (&line.band, line.kind) {
-                (None, _) => vec![x, y],
+            .enumerate()
+            .map(|(i, &(x, y))| match (&line.band, line.kind) {
+                // An indicative point is drawn hollow: the line's colour as its ring only.
+                (None, _) if line.indicative_at(i).is_some() => DataPoint::from(
+                    DataPointItem::new(vec![x, y]).item_style(
+                        ItemStyle::new()
+                            .color(self.theme.colors().background)
+                            .border_color(color)
+                            .border_width(2),
+                    ),
+                ),
+                (None, _) => DataPoint::from(vec![x, y]),
                 (Some(_), LineKind::BandUpper) => {
                     let base = lower
                         .and_then(|l| l.points.iter().find(|p| p.0 == x))
                         .map_or(0.0, |p| p.1);
-                    vec![y - base, x, y]
+                    DataPoint::from(vec![y - base, x, y])
                 }
-                (Some(_), _) => vec![y, x],
+                (Some(_), _) => DataPoint::from(vec![y, x]),
             })
             .collect();
         let dash = Dash::of_report(line.report);
@@ -371,6 +426,12 @@ impl Plot {
             series = series
                 .stack(band.as_str())
                 .encode(DimensionEncode::new().x(1).y(0));
+        }
+        if self.is_interval_edge(line) {
+            // An interval is a faint area around its line, not two more lines.
+            series = series
+                .symbol(Symbol::None)
+                .line_style(LineStyle::new().opacity(0.0));
         }
         if line.kind == LineKind::BandUpper {
             series = series.area_style(AreaStyle::new().opacity(0.25));
@@ -494,14 +555,43 @@ impl Plot {
             .iter()
             .map(|l| self.y.get(l.axis).map_or("", |y| y.unit.as_str()))
             .collect();
+        // An interval's edges say nothing of their own: the line's value carries its interval.
         let texts: Vec<Vec<[String; 2]>> = self
             .lines
             .iter()
-            .map(|l| {
-                l.points
+            .map(|l| match (self.is_interval_edge(l), self.interval_of(l)) {
+                (true, _) => Vec::new(),
+                (false, Some((low, high))) => l
+                    .points
                     .iter()
-                    .map(|&(x, y)| [self.x.value_text(x), format_number(y)])
-                    .collect()
+                    .map(|&(x, y)| {
+                        let at = |edge: &Line| edge.points.iter().find(|p| p.0 == x).map(|p| p.1);
+                        let y = match (at(low), at(high)) {
+                            (Some(lo), Some(hi)) => format!(
+                                "{} (95% interval {}–{})",
+                                format_number(y),
+                                format_number(lo),
+                                format_number(hi)
+                            ),
+                            _ => format_number(y),
+                        };
+                        [self.x.value_text(x), y]
+                    })
+                    .collect(),
+                (false, None) => l
+                    .points
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &(x, y))| {
+                        let y = match l.indicative_at(i) {
+                            Some(n) => {
+                                format!("{} (indicative: {})", format_number(y), samples_text(n))
+                            }
+                            None => format_number(y),
+                        };
+                        [self.x.value_text(x), y]
+                    })
+                    .collect(),
             })
             .collect();
         let args = serde_json::json!({"units": units, "x": self.x.name(), "texts": texts});
@@ -513,10 +603,15 @@ impl Plot {
         let mut out = String::from("series,x_axis,x,value,unit\n");
         for line in &self.lines {
             let unit = self.y.get(line.axis).map_or("", |y| y.unit.as_str());
+            let name = match (self.is_interval_edge(line), line.kind) {
+                (true, LineKind::BandLower) => format!("{} (95% interval, low)", line.name),
+                (true, _) => format!("{} (95% interval, high)", line.name),
+                (false, _) => line.name.clone(),
+            };
             for &(x, y) in &line.points {
                 out.push_str(&format!(
                     "{},{},{},{},{}\n",
-                    csv_field(&line.name),
+                    csv_field(&name),
                     csv_field(self.x.name()),
                     x,
                     y,

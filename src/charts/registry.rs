@@ -11,9 +11,9 @@ use infermeter_report::analysis::use_cases::{targets, CapacityTarget};
 
 use super::option::ChartOption;
 use super::plot::Plot;
-use super::{capacity, deep_dive, fastest, power, scale_up, throughput, Source};
+use super::{capacity, deep_dive, fastest, goodput, power, scale_up, throughput, Source};
 use crate::findings::{self as words, Finding};
-use crate::state::ViewState;
+use crate::state::{Scope, ViewState};
 
 /// A chart: what a block on the page and an embed show.
 #[derive(Debug, Clone, Copy)]
@@ -25,8 +25,9 @@ pub struct Chart {
     /// What is plotted, under it.
     pub caption: &'static str,
     pub plot: fn(&[Source], &ViewState) -> Plot,
-    /// The sentence under it, worded from each report's findings.
-    pub finding: Finding,
+    /// The sentence under it, worded from each report's findings (`None`: its section words
+    /// what it shows, as the goodput section does from the reader's SLO).
+    pub finding: Option<Finding>,
 }
 
 pub const FASTEST_DECODE: Chart = Chart {
@@ -35,7 +36,7 @@ pub const FASTEST_DECODE: Chart = Chart {
     intro: "How many tokens per second each user receives as more users share the GPU. A single user gets the fastest decode, and speed drops as concurrency grows because the GPU's memory bandwidth is split among them.",
     caption: "Per-user decode speed (tok/s) at each concurrent-user level. One line per context-length scenario.",
     plot: fastest::decode,
-    finding: words::fastest::decode_by_scenario,
+    finding: Some(words::fastest::decode_by_scenario),
 };
 
 pub const FASTEST_ITL: Chart = Chart {
@@ -44,7 +45,7 @@ pub const FASTEST_ITL: Chart = Chart {
     intro: "The delay between consecutive tokens arriving in the stream: this is what decides whether the output feels fluid or choppy. Under ~20ms feels instant, 20–70ms feels noticeably slower but acceptable, and above 70ms feels sluggish.",
     caption: "Inter-token latency (ms) at each concurrent-user level. The 20ms threshold marks the boundary of perceptually instant streaming.",
     plot: fastest::itl,
-    finding: words::fastest::itl_by_scenario,
+    finding: Some(words::fastest::itl_by_scenario),
 };
 
 pub const FASTEST_SCALING: Chart = Chart {
@@ -53,7 +54,7 @@ pub const FASTEST_SCALING: Chart = Chart {
     intro: "The GPU utilization trade-off. At 100% efficiency, doubling concurrency would double total throughput (every user gets the same speed as a single user). In practice, efficiency drops because memory bandwidth is shared.",
     caption: "Scaling efficiency (%) at each concurrent-user level relative to ideal linear scaling.",
     plot: fastest::scaling,
-    finding: words::fastest::scaling,
+    finding: Some(words::fastest::scaling),
 };
 
 pub const FASTEST_DECODE_RANGE: Chart = Chart {
@@ -62,7 +63,7 @@ pub const FASTEST_DECODE_RANGE: Chart = Chart {
     intro: "The band between best-case (short context) and worst-case (long context) per-user decode speed. A narrow band means context length doesn't matter much: users get a consistent experience.",
     caption: "Per-user decode speed range across scenarios at each concurrent-user level.",
     plot: fastest::decode_range,
-    finding: words::fastest::decode_band,
+    finding: Some(words::fastest::decode_band),
 };
 
 pub const FASTEST_TTFT_RANGE: Chart = Chart {
@@ -71,7 +72,7 @@ pub const FASTEST_TTFT_RANGE: Chart = Chart {
     intro: "How long users wait before the first token appears. TTFT is dominated by the prefill phase: longer contexts mean longer prefill times, especially under concurrency.",
     caption: "TTFT range across scenarios at each concurrent-user level.",
     plot: fastest::ttft_range,
-    finding: words::fastest::ttft_by_scenario,
+    finding: Some(words::fastest::ttft_by_scenario),
 };
 
 pub const BURST_TTFT: Chart = Chart {
@@ -80,7 +81,7 @@ pub const BURST_TTFT: Chart = Chart {
     intro: "The most important chart for production planning. TTFT explodes under queue saturation because arriving requests must wait while the GPU finishes earlier prefills and decodes. The dashed line marks the TTFT limit beyond which users perceive the system as slow.",
     caption: "TTFT (seconds) at each queue depth, measured under simultaneous burst load.",
     plot: scale_up::ttft,
-    finding: words::burst::ttft,
+    finding: Some(words::burst::ttft),
 };
 
 pub const BURST_ITL: Chart = Chart {
@@ -89,7 +90,7 @@ pub const BURST_ITL: Chart = Chart {
     intro: "The streaming smoothness your users experience under queued traffic. Unlike peak conditions where ITL rises steadily with concurrency, queued ITL can plateau when the engine's continuous batching shares the decode pipeline across all active sequences.",
     caption: "Inter-token latency (ms) at each queue depth. The 70ms threshold marks where streaming turns sluggish: the memory-bandwidth ceiling of large MoE models.",
     plot: scale_up::itl,
-    finding: words::burst::itl,
+    finding: Some(words::burst::itl),
 };
 
 pub const BURST_DECODE: Chart = Chart {
@@ -98,7 +99,7 @@ pub const BURST_DECODE: Chart = Chart {
     intro: "The per-scenario breakdown of decode speed under queued load. Decode speed (ITL) is usually more robust than TTFT when the system is heavily queued.",
     caption: "Per-user decode speed (tok/s) at each queue depth. One line per context-length scenario.",
     plot: scale_up::decode,
-    finding: words::burst::decode,
+    finding: Some(words::burst::decode),
 };
 
 pub const SYSTEM_THROUGHPUT: Chart = Chart {
@@ -107,7 +108,7 @@ pub const SYSTEM_THROUGHPUT: Chart = Chart {
     intro: "Aggregate token generation across all concurrent requests. Measures output tokens only; prompt tokens processed during prefill are excluded. Higher concurrency raises total throughput as the GPU processes more requests in parallel, even though per-user speed decreases. This is the figure for batch workloads such as document processing, synthetic data generation or offline analysis.",
     caption: "Aggregate system decode throughput (tok/s) at each concurrency level, one line per scenario.",
     plot: throughput::system,
-    finding: words::throughput::system,
+    finding: Some(words::throughput::system),
 };
 
 pub const CONTEXT_THROUGHPUT: Chart = Chart {
@@ -116,7 +117,7 @@ pub const CONTEXT_THROUGHPUT: Chart = Chart {
     intro: "Aggregate output tokens per second across all concurrent requests, at each context length. Longer contexts leave less of the GPU for decoding, so total throughput falls as context grows.",
     caption: "System throughput (tok/s) by context length, one line per concurrency level.",
     plot: deep_dive::throughput,
-    finding: words::context::throughput,
+    finding: Some(words::context::throughput),
 };
 
 pub const CONTEXT_DECODE: Chart = Chart {
@@ -125,7 +126,7 @@ pub const CONTEXT_DECODE: Chart = Chart {
     intro: "The speed at which text streams into each user's response, at each context length. As concurrency increases, per-user speed decreases since GPU resources are shared across requests.",
     caption: "Per-user generation speed (tok/s) by context length, one line per concurrency level.",
     plot: deep_dive::decode,
-    finding: words::context::decode,
+    finding: Some(words::context::decode),
 };
 
 pub const CONTEXT_TTFT: Chart = Chart {
@@ -134,7 +135,7 @@ pub const CONTEXT_TTFT: Chart = Chart {
     intro: "The primary metric for perceived responsiveness: time from request submission to the first response token, queue wait (grows with concurrency) plus prefill (grows with context length). At low concurrency prefill dominates; under load, queue wait takes over.",
     caption: "TTFT (s) by context length, one line per concurrency level.",
     plot: deep_dive::ttft,
-    finding: words::context::ttft,
+    finding: Some(words::context::ttft),
 };
 
 pub const CONTEXT_QUEUE_WAIT: Chart = Chart {
@@ -143,7 +144,7 @@ pub const CONTEXT_QUEUE_WAIT: Chart = Chart {
     intro: "Time a request waits for GPU availability before processing begins, as reported by the server. Queue wait is part of TTFT; breaking it out shows whether latency comes from GPU saturation (high queue wait) or context processing (high prefill time). Queue wait and prefill are measured independently and may not sum exactly to TTFT: under heavy load, chunked prefill and preemptions can make them overlap, so queue wait plus prefill can exceed TTFT. Use queue wait for capacity planning and finding bottlenecks, and TTFT for what users actually wait before streaming begins.",
     caption: "Queue wait (s) by context length, one line per concurrency level.",
     plot: deep_dive::queue_wait,
-    finding: words::context::queue_wait,
+    finding: Some(words::context::queue_wait),
 };
 
 pub const CONTEXT_PREFILL: Chart = Chart {
@@ -152,7 +153,7 @@ pub const CONTEXT_PREFILL: Chart = Chart {
     intro: "Rate at which the model processes input context before generating output (input tokens / TTFT). Prefill speed decides the non-queue part of TTFT. A line that peaks before the longest context reflects saturation or engine limits such as chunked prefill.",
     caption: "Per-user prefill speed (tok/s) by context length, one line per concurrency level.",
     plot: deep_dive::prefill,
-    finding: words::context::prefill,
+    finding: Some(words::context::prefill),
 };
 
 pub const CONTEXT_ITL: Chart = Chart {
@@ -161,7 +162,7 @@ pub const CONTEXT_ITL: Chart = Chart {
     intro: "Time between consecutive tokens during generation; it decides how smooth responses look and diagnoses token-level behaviour.",
     caption: "Inter-token latency (ms) by context length, one line per concurrency level. Lower is better: under 20ms feels instantaneous.",
     plot: deep_dive::itl,
-    finding: words::context::itl,
+    finding: Some(words::context::itl),
 };
 
 pub const CONTEXT_SCALING: Chart = Chart {
@@ -170,7 +171,7 @@ pub const CONTEXT_SCALING: Chart = Chart {
     intro: "Percentage of ideal linear scaling achieved as concurrency increases. 100% means doubling concurrent requests doubles total throughput with no per-user loss. High efficiency at your target concurrency means headroom; sharply dropping efficiency means diminishing returns.",
     caption: "Scaling efficiency (%) by context length, one line per concurrency level.",
     plot: deep_dive::scaling,
-    finding: words::context::scaling,
+    finding: Some(words::context::scaling),
 };
 
 pub const POWER_DRAW: Chart = Chart {
@@ -179,7 +180,7 @@ pub const POWER_DRAW: Chart = Chart {
     intro: "Mean GPU power draw (all GPUs) at each concurrency level, per scenario.",
     caption: "GPU power draw (W) at each concurrency level.",
     plot: power::draw,
-    finding: words::power::draw,
+    finding: Some(words::power::draw),
 };
 
 pub const ENERGY_EFFICIENCY: Chart = Chart {
@@ -188,7 +189,7 @@ pub const ENERGY_EFFICIENCY: Chart = Chart {
     intro: "Output tokens generated per joule of GPU energy: higher means more work for the same power bill.",
     caption: "Output tokens per joule at each concurrency level.",
     plot: power::tokens_per_joule,
-    finding: words::power::efficiency,
+    finding: Some(words::power::efficiency),
 };
 
 pub const ENERGY_COST: Chart = Chart {
@@ -197,11 +198,32 @@ pub const ENERGY_COST: Chart = Chart {
     intro: "Electricity cost of a million output tokens at the price above (GPU power only; excludes host, cooling and hardware).",
     caption: "Energy cost ($ per million output tokens) at each concurrency level.",
     plot: power::cost,
-    finding: words::power::cost,
+    finding: Some(words::power::cost),
 };
 
+pub const GOODPUT_ATTAINMENT: Chart = Chart {
+    id: "goodput.attainment",
+    title: "Requests Meeting the SLO",
+    intro: "The share of requests that met every bound of the SLO at once (failed requests count as misses), at each load. The dashed line is the target; the shaded band is the 95% interval of the share (Wilson), wide where a level had few requests.",
+    caption: "Requests meeting the SLO (%) at each load, one line per scenario, with its 95% interval.",
+    plot: goodput::attainment,
+    finding: None,
+};
+
+pub const GOODPUT_RATE: Chart = Chart {
+    id: "goodput.rate",
+    title: "Goodput per Scenario",
+    intro: "Requests per second that met the SLO: the throughput that counts. It rises with load while most requests meet the SLO and falls once they stop meeting it; its peak is where the deployment does the most useful work.",
+    caption: "Goodput (requests per second meeting the SLO) at each load, one line per scenario, with its 95% interval.",
+    plot: goodput::rate_per_s,
+    finding: None,
+};
+
+/// The charts that read the goodput SLO.
+pub const GOODPUT_CHARTS: [&Chart; 2] = [&GOODPUT_ATTAINMENT, &GOODPUT_RATE];
+
 /// Every chart with a fixed id, in page order.
-pub const CHARTS: [&Chart; 19] = [
+pub const CHARTS: [&Chart; 21] = [
     &FASTEST_DECODE,
     &FASTEST_ITL,
     &FASTEST_SCALING,
@@ -211,6 +233,8 @@ pub const CHARTS: [&Chart; 19] = [
     &BURST_ITL,
     &BURST_DECODE,
     &SYSTEM_THROUGHPUT,
+    &GOODPUT_ATTAINMENT,
+    &GOODPUT_RATE,
     &CONTEXT_THROUGHPUT,
     &CONTEXT_DECODE,
     &CONTEXT_TTFT,
@@ -238,6 +262,17 @@ pub fn capacity_title(target: &CapacityTarget) -> String {
 /// The use case whose capacity chart `id` is; `None` for another chart.
 pub fn use_case_of(id: &str) -> Option<&str> {
     id.strip_prefix(CAPACITY_PREFIX)
+}
+
+/// What chart `id` reads of the view beyond the common settings.
+pub fn scope_of(id: &str) -> Scope<'_> {
+    if let Some(use_case) = use_case_of(id) {
+        Scope::UseCase(use_case)
+    } else if GOODPUT_CHARTS.iter().any(|c| c.id == id) {
+        Scope::Goodput
+    } else {
+        Scope::Common
+    }
 }
 
 /// The use case a capacity chart id names, among the main report's.

@@ -12,12 +12,16 @@ pub fn HighlightCard(
     /// `data-testid` of the card, e.g. `highlight-peak-decode`.
     #[prop(optional, into)]
     testid: Option<String>,
+    /// Why the figure is only indicative ("indicative: p99 of 36 samples"), shown under it.
+    #[prop(default = None)]
+    note: Option<String>,
 ) -> impl IntoView {
     view! {
         <div class="highlight-card" data-testid=testid.unwrap_or_else(|| "highlight-card".into())>
-            <div class="highlight-value">{value}</div>
+            <div class="highlight-value" class:indicative=note.is_some()>{value}</div>
             <div class="highlight-label">{label}</div>
             {context.map(|c| view! { <div class="highlight-context">{c}</div> })}
+            {note.map(|n| view! { <div class="highlight-note" data-testid="indicative-note">{n}</div> })}
         </div>
     }
 }

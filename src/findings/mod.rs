@@ -7,6 +7,7 @@ pub mod burst;
 pub mod capacity;
 pub mod context;
 pub mod fastest;
+pub mod goodput;
 pub mod power;
 pub mod throughput;
 

@@ -15,8 +15,8 @@ use crate::findings::capacity::{
     caption, card_text, figure_text, latency_limit_text, speed_limit_text, thresholds_text,
     token_profile, use_case_heading,
 };
-use crate::state::ThresholdKind;
-use crate::tables::capacity::{table, verdict, CapacityTable};
+use crate::state::{Scope, ThresholdKind};
+use crate::tables::capacity::{attainment_verdict, table, verdict, CapacityTable};
 
 /// A threshold slider: which limit, its test-id key, label, display unit and range.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -129,6 +129,8 @@ fn CapacityVerdict(
     figure: String,
     sentence: String,
     table: CapacityTable,
+    /// The same limits on the attainment basis, when the report has per-request figures.
+    by_requests: Option<String>,
     /// The figure's test id.
     figure_testid: String,
     table_label: String,
@@ -140,6 +142,9 @@ fn CapacityVerdict(
                 "Capacity limit: " <strong data-testid=figure_testid>{figure}</strong>
             </p>
             <p data-testid="capacity-verdict">{sentence}</p>
+            {by_requests.map(|text| view! {
+                <p data-testid="capacity-attainment"><strong>"By requests: "</strong>{text}</p>
+            })}
             <TableScroll label=table_name(label.as_deref(), &table_label)><table class="data-table" data-testid="capacity-table">
                 <thead><tr>
                     <th scope="col">"Metric"</th>
@@ -152,7 +157,8 @@ fn CapacityVerdict(
                         <tr>
                             <th scope="row">{metric}</th>
                             {cells.into_iter().map(|c| view! {
-                                <td class:breached=c.breached>{c.text}</td>
+                                <td class:breached=c.breached class:indicative=c.indicative.is_some()
+                                    title=c.indicative>{c.text}</td>
                             }).collect_view()}
                         </tr>
                     }).collect_view()}
@@ -167,7 +173,7 @@ fn UseCaseBlock(target: CapacityTarget) -> impl IntoView {
     let ctx = context();
     let id = target.id.clone();
     let heading = use_case_heading(&target.name, target.input_tokens);
-    let scoped = scoped_view(ctx, Some(&id));
+    let scoped = scoped_view(ctx, Scope::UseCase(&id));
     let verdicts = {
         let target = target.clone();
         move || {
@@ -185,6 +191,7 @@ fn UseCaseBlock(target: CapacityTarget) -> impl IntoView {
                             comparing.then(|| s.label.to_string()),
                             figure_text(&cap),
                             cap.verdict_sentence(),
+                            attainment_verdict(s, &t, view),
                             table(s, &t, &cap, view),
                         ))
                     })
@@ -219,10 +226,10 @@ fn UseCaseBlock(target: CapacityTarget) -> impl IntoView {
             </div>
             <ChartFrame id=capacity_id(&target) title=capacity_title(&target) intro=""
                 caption=caption_text finding=None />
-            {move || verdicts().into_iter().enumerate().map(|(i, (label, figure, sentence, table))| {
+            {move || verdicts().into_iter().enumerate().map(|(i, (label, figure, sentence, by_requests, table))| {
                 let figure_testid = if i == 0 { figure_id.clone() } else { format!("{figure_id}-{}", i + 1) };
                 view! {
-                    <CapacityVerdict label figure sentence table figure_testid table_label=table_label.clone() />
+                    <CapacityVerdict label figure sentence by_requests table figure_testid table_label=table_label.clone() />
                 }
             }).collect_view()}
         </article>
@@ -234,7 +241,7 @@ fn UseCaseBlock(target: CapacityTarget) -> impl IntoView {
 #[component]
 fn CapacityCard(target: CapacityTarget) -> impl IntoView {
     let ctx = context();
-    let view = scoped_view(ctx, Some(&target.id));
+    let view = scoped_view(ctx, Scope::UseCase(&target.id));
     let label = capacity_title(&target);
     let profile = token_profile(target.input_tokens, target.output_tokens);
     let testid = format!("capacity-card-{}", target.id);
@@ -255,7 +262,7 @@ fn CapacityCard(target: CapacityTarget) -> impl IntoView {
 #[component]
 fn GuidanceRow(target: CapacityTarget) -> impl IntoView {
     let ctx = context();
-    let view = scoped_view(ctx, Some(&target.id));
+    let view = scoped_view(ctx, Scope::UseCase(&target.id));
     let name = target.name.clone();
     let row = Memo::new(move |_| {
         read_sources_in(ctx, view, |sources, view| {

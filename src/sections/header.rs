@@ -87,14 +87,25 @@ const FOLD_WARNINGS_ABOVE: usize = 3;
 pub fn HighlightsSection() -> impl IntoView {
     let ctx = context();
     let figures = Memo::new(move |_| {
-        read_main_findings(ctx, |f| (f.cards(), f.key_findings())).unwrap_or_default()
+        read_main_findings(ctx, |f| {
+            let cards: Vec<_> = f
+                .cards()
+                .into_iter()
+                .map(|c| {
+                    let note = c.indicative_note(f.options.stat);
+                    (c, note)
+                })
+                .collect();
+            (cards, f.key_findings())
+        })
+        .unwrap_or_default()
     });
     view! {
         <section class="highlights" data-testid="section-highlights">
             <h2 class="visually-hidden">"Highlights"</h2>
             <HighlightGrid>
-                {move || figures.get().0.into_iter().map(|c| view! {
-                    <HighlightCard value=c.value label=c.label context=c.context testid=format!("highlight-{}", c.id) />
+                {move || figures.get().0.into_iter().map(|(c, note)| view! {
+                    <HighlightCard value=c.value label=c.label context=c.context testid=format!("highlight-{}", c.id) note />
                 }).collect_view()}
             </HighlightGrid>
             <table class="data-table key-findings" data-testid="key-findings">

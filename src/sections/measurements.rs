@@ -37,7 +37,7 @@ pub fn MeasurementsSection() -> impl IntoView {
     let comparing = move || ctx.reports.with(|r| r.len() > 1);
     view! {
         <Section info=&MEASUREMENTS>
-            <p>"Every level of every run as measured: requests completed of those sent, completed requests per second, and each latency and speed at the statistic chosen at the top of the page (now " {stat} "). The CSV holds the same figures unrounded."</p>
+            <p>"Every level of every run as measured: requests completed of those sent, completed requests per second, and each latency and speed at the statistic chosen at the top of the page (now " {stat} "). A figure underlined with dots is only indicative: a percentile with fewer than 10 samples beyond it (p99 of fewer than 1,000 requests), which moves a lot from run to run. The CSV holds the same figures unrounded."</p>
             <details class="collapsible" data-testid="measurements-fold"
                 on:toggle=move |ev| open.set(event_target::<web_sys::HtmlDetailsElement>(&ev).open())>
                 <summary>{move || format!("Show all {} measured levels", levels())}</summary>
@@ -57,11 +57,13 @@ pub fn MeasurementsSection() -> impl IntoView {
                                 </tr></thead>
                                 <tbody>
                                     {table.rows.iter().map(|r| {
-                                        let mut cells = r.cells().into_iter();
+                                        let mut cells = r.cells().into_iter().zip(r.cell_notes());
                                         view! {
                                             <tr class:breached=r.ok < r.total>
-                                                <th scope="row">{cells.next()}</th>
-                                                {cells.map(|c| view! { <td>{c}</td> }).collect_view()}
+                                                <th scope="row">{cells.next().map(|(c, _)| c)}</th>
+                                                {cells.map(|(c, note)| view! {
+                                                    <td class:indicative=note.is_some() title=note>{c}</td>
+                                                }).collect_view()}
                                             </tr>
                                         }
                                     }).collect_view()}

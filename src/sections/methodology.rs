@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use super::{context, Section, EXPERIENCE, METHODOLOGY};
 
 /// Our metric definitions, in the order a reader meets them.
-pub const DEFINITIONS: [(&str, &str); 7] = [
+pub const DEFINITIONS: [(&str, &str); 9] = [
     ("TTFT (time to first token)", "From request start to the first stream event carrying content, reasoning or a tool-call delta. The role-only first chunk some engines send does not count."),
     ("ITL (inter-token latency)", "The gap between successive output tokens. When one stream event carries several tokens, its gap is spread over them, so ITL is per token, not per chunk."),
     ("TPOT (time per output token)", "(E2E − TTFT) / (output tokens − 1) for one request."),
@@ -15,6 +15,8 @@ pub const DEFINITIONS: [(&str, &str); 7] = [
     ("Scaling efficiency", "System throughput / (single-user throughput × concurrency) × 100. 100% means adding users costs nobody speed."),
     ("E2E latency", "From request start to the last token: TTFT plus decode time, measured end to end."),
     ("System throughput", "Output tokens per second summed over all requests in the measurement window."),
+    ("Goodput", "Requests (or their output tokens) per second of the measurement window that met every bound of an SLO at once; failed requests meet none. Attainment is their share of the level's requests, with a Wilson 95% interval."),
+    ("Stall", "A pause of more than 100 ms between two content events of one stream; jitter is a request's p99 pause over its median pause."),
 ];
 
 /// Where output token counts come from, in words.
@@ -44,7 +46,7 @@ pub fn MethodologySection() -> impl IntoView {
     let ctx = context();
     view! {
         <Section info=&METHODOLOGY>
-            <p>"Benchmarks run against a live endpoint with streaming completions. Every token's arrival is timestamped on a monotonic clock at the client; all figures derive from those timestamps. Peak mode holds exactly N requests in flight (a new one starts when one ends); burst mode sends N at once and drains them. Values between measured levels are interpolated with a monotone curve and always marked; nothing is extrapolated."</p>
+            <p>"Benchmarks run against a live endpoint with streaming completions. Every token's arrival is timestamped on a monotonic clock at the client; all figures derive from those timestamps. Peak mode holds exactly N requests in flight (a new one starts when one ends); burst mode sends N at once and drains them. Values between measured levels are interpolated with a monotone curve and always marked; nothing is extrapolated. A percentile with fewer than 10 samples beyond it (p99 of fewer than 1,000 requests, p90 of fewer than 100) is only indicative and marked so wherever it appears: a hollow point on a chart (its tooltip gives the sample count), a dotted underline in a table, a note on a card."</p>
             <details class="collapsible" open>
                 <summary>"Definitions"</summary>
                 <dl class="definitions">

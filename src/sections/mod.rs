@@ -6,15 +6,16 @@
 use leptos::prelude::*;
 
 use crate::charts::plot::Plot;
-use crate::charts::registry::{plot_by_id, use_case_of, Chart};
+use crate::charts::registry::{plot_by_id, scope_of, Chart};
 use crate::charts::{sources, Source};
 use crate::components::ChartView;
 use crate::findings::{for_each_report, Finding, Findings};
-use crate::state::{ReportContext, ViewState};
+use crate::state::{ReportContext, Scope, ViewState};
 
 pub mod capacity;
 pub mod deep_dive;
 pub mod fastest;
+pub mod goodput;
 pub mod header;
 pub mod measurements;
 pub mod methodology;
@@ -55,6 +56,10 @@ pub const CAPACITY: SectionInfo = SectionInfo {
     id: "capacity",
     title: "Use Case Guidance",
 };
+pub const GOODPUT: SectionInfo = SectionInfo {
+    id: "goodput",
+    title: "Goodput Under an SLO",
+};
 pub const DEEP_DIVE: SectionInfo = SectionInfo {
     id: "deep-dive",
     title: "Technical Deep Dive",
@@ -77,13 +82,14 @@ pub const EXPERIENCE: SectionInfo = SectionInfo {
 };
 
 /// The sections the table of contents links to, in page order.
-const TOC: [&SectionInfo; 11] = [
+const TOC: [&SectionInfo; 12] = [
     &SCENARIOS,
     &GLOSSARY,
     &FASTEST,
     &SCALE_UP,
     &THROUGHPUT,
     &CAPACITY,
+    &GOODPUT,
     &DEEP_DIVE,
     &MEASUREMENTS,
     &POWER,
@@ -121,6 +127,7 @@ pub fn remaining_sections() -> impl IntoView {
         <scale_up::ScaleUpSection />
         <throughput::ThroughputSection />
         <capacity::CapacitySection />
+        <goodput::GoodputSection />
         <deep_dive::DeepDiveSection />
         <measurements::MeasurementsSection />
         <power::PowerSection />
@@ -173,15 +180,16 @@ pub(crate) fn read_main_findings<T>(
     ctx.findings.with(|all| all.first().map(f))
 }
 
-/// The view with the limits of `use_case` only (all use cases' limits dropped for `None`), so
-/// what reads it re-renders only when they change.
-pub(crate) fn scoped_view(ctx: ReportContext, use_case: Option<&str>) -> Signal<ViewState> {
-    match use_case {
-        None => ctx.common.into(),
-        Some(id) => {
+/// The view as `scope` reads it (see [`ViewState::scoped`]), so what reads it re-renders only
+/// when that changes.
+pub(crate) fn scoped_view(ctx: ReportContext, scope: Scope) -> Signal<ViewState> {
+    match scope {
+        Scope::Common => ctx.common.into(),
+        Scope::UseCase(id) => {
             let id = id.to_string();
-            Memo::new(move |_| ctx.view.with(|v| v.scoped(Some(&id)))).into()
+            Memo::new(move |_| ctx.view.with(|v| v.scoped(Scope::UseCase(&id)))).into()
         }
+        Scope::Goodput => Memo::new(move |_| ctx.view.with(|v| v.scoped(Scope::Goodput))).into(),
     }
 }
 
@@ -190,7 +198,7 @@ pub(crate) fn scoped_view(ctx: ReportContext, use_case: Option<&str>) -> Signal<
 pub fn ChartBlock(chart: &'static Chart) -> impl IntoView {
     view! {
         <ChartFrame id=chart.id title=chart.title intro=chart.intro
-            caption=Signal::stored(chart.caption.to_string()) finding=Some(chart.finding) />
+            caption=Signal::stored(chart.caption.to_string()) finding=chart.finding />
     }
 }
 
@@ -207,7 +215,7 @@ pub fn ChartFrame(
     finding: Option<Finding>,
 ) -> impl IntoView {
     let ctx = context();
-    let view = scoped_view(ctx, use_case_of(&id));
+    let view = scoped_view(ctx, scope_of(&id));
     let plot = {
         let id = id.clone();
         Memo::new(move |_| read_sources_in(ctx, view, |s, v| plot_by_id(&id, s, v)))
@@ -238,7 +246,7 @@ pub fn ChartFrame(
                 <p class="muted" data-testid="not-measured">"Not measured in this report."</p>
             }>
                 <ChartView id=chart_id.clone() label=label.clone() embed_button=true
-                    warm_update=use_case_of(&chart_id).is_some()
+                    warm_update=scope_of(&chart_id) != Scope::Common
                     option=move || plot.with(|p| p.as_ref().map(Plot::to_option)).unwrap_or_default()
                     csv=move || plot.with(|p| p.as_ref().map(Plot::to_csv)).unwrap_or_default() />
                 <p class="caption">{move || caption.get()}</p>

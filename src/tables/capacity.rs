@@ -2,9 +2,11 @@
 //! values of the chart's two metrics, breaches marked.
 
 use infermeter_report::analysis::capacity::{Bound, Capacity};
+use infermeter_report::analysis::findings::headline::indicative_note;
+use infermeter_report::analysis::goodput::{max_load_under, slo_of_thresholds};
 use infermeter_report::analysis::use_cases::CapacityTarget;
 use infermeter_report::analysis::Metric;
-use infermeter_report::LoadMode;
+use infermeter_report::{LoadMode, DEFAULT_ATTAINMENT_TARGET};
 
 use crate::charts::capacity::{axes_metrics, short_label};
 use crate::charts::Source;
@@ -20,12 +22,32 @@ pub fn verdict(source: &Source, target: &CapacityTarget, view: &ViewState) -> Op
     )
 }
 
+/// The use case's capacity on the attainment basis, worded: the highest load at which 95% of
+/// requests stay within the reader's limits, each request judged by them (the statistic basis
+/// above stays the default, as the reference reports use it). `None` for a report without
+/// per-request figures.
+pub fn attainment_verdict(
+    source: &Source,
+    target: &CapacityTarget,
+    view: &ViewState,
+) -> Option<String> {
+    let series = source
+        .analysis
+        .series(&target.scenario_id, LoadMode::Peak)?;
+    let limits = view.thresholds(&target.id, target.preset);
+    let slo = slo_of_thresholds(&limits, DEFAULT_ATTAINMENT_TARGET);
+    let max = max_load_under(series, &slo)?;
+    Some(max.attainment_sentence(LoadMode::Peak, slo.target))
+}
+
 /// One cell of the capacity table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cell {
     /// e.g. "10 s (threshold exceeded)", "15 tok/s (below threshold)", "—".
     pub text: String,
     pub breached: bool,
+    /// "indicative: p99 of 36 samples" when the figure is a percentile on too few samples.
+    pub indicative: Option<String>,
 }
 
 /// The table under a capacity chart: one row per judged metric, one column per measured level.
@@ -53,13 +75,21 @@ pub fn table(
                 source
                     .analysis
                     .points(&target.scenario_id, LoadMode::Peak, metric, view.stat);
+            let series = source.analysis.series(&target.scenario_id, LoadMode::Peak);
             let cells = capacity
                 .rows
                 .iter()
                 .map(|row| {
                     let breach = row.breaches.iter().find(|b| b.metric == metric);
                     let value = points.iter().find(|p| p.0 == row.concurrency).map(|p| p.1);
-                    cell(metric, value, breach.map(|b| b.bound))
+                    let samples = series
+                        .and_then(|s| s.levels.iter().find(|l| l.concurrency == row.concurrency))
+                        .and_then(|l| metric.samples(l))
+                        .filter(|&n| view.stat.is_indicative(n));
+                    Cell {
+                        indicative: samples.map(|n| indicative_note(view.stat, n)),
+                        ..cell(metric, value, breach.map(|b| b.bound))
+                    }
                 })
                 .collect();
             (short_label(metric).to_string(), cells)
@@ -73,6 +103,7 @@ fn cell(metric: Metric, value: Option<f64>, breached: Option<Bound>) -> Cell {
         return Cell {
             text: "—".into(),
             breached: breached.is_some(),
+            indicative: None,
         };
     };
     let mut text = metric.display_text(v);
@@ -84,6 +115,7 @@ fn cell(metric: Metric, value: Option<f64>, breached: Option<Bound>) -> Cell {
     Cell {
         text,
         breached: breached.is_some(),
+        indicative: None,
     }
 }
 
@@ -116,7 +148,39 @@ mod tests {
                     .1
                     .iter()
                     .all(|c| c.breached && c.text.ends_with("(threshold exceeded)")));
+                // Judged request by request, no request meets such limits either.
+                let by_requests = attainment_verdict(&s[0], &target, &strict).unwrap();
+                assert!(
+                    by_requests.starts_with("Fewer than 95% of requests"),
+                    "{by_requests}"
+                );
             }
         });
+    }
+
+    /// Beside the statistic basis, the attainment basis: the sample's chatbot meets the
+    /// default limits with every request at every level; a report without per-request
+    /// figures has no such line.
+    #[test]
+    fn the_attainment_basis_reads_each_request() {
+        let mut report = sample();
+        let chatbot = targets(&report)
+            .into_iter()
+            .find(|t| t.scenario_id == "chatbot")
+            .unwrap();
+        let text = with_sources(&report, |s| {
+            attainment_verdict(&s[0], &chatbot, &ViewState::default())
+        });
+        assert_eq!(
+            text.as_deref(),
+            Some("95% of requests stay within the thresholds at every tested level, up to 32 concurrent users.")
+        );
+        for level in report.series.iter_mut().flat_map(|s| s.levels.iter_mut()) {
+            level.per_request = None;
+        }
+        let none = with_sources(&report, |s| {
+            attainment_verdict(&s[0], &chatbot, &ViewState::default())
+        });
+        assert_eq!(none, None);
     }
 }

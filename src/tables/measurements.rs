@@ -2,6 +2,7 @@
 //! their results: request outcomes, request rate and each latency and speed at the chosen
 //! statistic. Nothing a run measured is left out of the page, and the CSV carries it all.
 
+use infermeter_report::analysis::findings::headline::indicative_note;
 use infermeter_report::analysis::format::format_number;
 use infermeter_report::analysis::Metric;
 use infermeter_report::{Level, LoadMode, Stat};
@@ -37,6 +38,8 @@ pub struct MeasurementRow {
     pub requests_per_s: Option<f64>,
     /// One value per [`MeasurementTable::metrics`], in display units.
     pub values: Vec<Option<f64>>,
+    /// Per value, "indicative: p99 of 36 samples" when it is a percentile on too few samples.
+    pub indicative: Vec<Option<String>>,
 }
 
 /// All levels of one report, with the metrics any level measured.
@@ -98,6 +101,14 @@ pub fn measurements(source: &Source, stat: Stat) -> MeasurementTable {
                 .iter()
                 .map(|m| m.value(level, stat).map(|v| m.to_display(v)))
                 .collect(),
+            indicative: metrics
+                .iter()
+                .map(|m| {
+                    m.samples(level)
+                        .filter(|&n| stat.is_indicative(n))
+                        .map(|n| indicative_note(stat, n))
+                })
+                .collect(),
         })
         .collect();
     MeasurementTable { metrics, rows }
@@ -115,6 +126,13 @@ impl MeasurementTable {
 }
 
 impl MeasurementRow {
+    /// Per cell of [`MeasurementRow::cells`], why it is only indicative, if it is.
+    pub fn cell_notes(&self) -> Vec<Option<String>> {
+        std::iter::repeat_n(None, 5)
+            .chain(self.indicative.iter().cloned())
+            .collect()
+    }
+
     /// The row as the page shows it: figures rounded as everywhere else, "—" where a level
     /// has no value.
     pub fn cells(&self) -> Vec<String> {
@@ -201,6 +219,16 @@ mod tests {
         assert_eq!(cells[3], format!("{} of {}", row.ok, row.total));
         // Chunk gaps too, which the charts do not show.
         assert!(headings.contains(&"Inter-chunk latency (ms)".to_string()));
+        // p99 of the single-user level's few requests is only indicative; pooled token gaps are
+        // many enough.
+        let notes = row.cell_notes();
+        assert_eq!(notes.len(), cells.len());
+        let ttft_samples = first.metrics.ttft_s.as_ref().unwrap().count;
+        assert_eq!(
+            notes[5 + ttft],
+            Some(format!("indicative: p99 of {ttft_samples} samples"))
+        );
+        assert_eq!(notes[5 + column(Metric::Itl)], None);
     }
 
     #[test]

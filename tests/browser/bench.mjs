@@ -11,7 +11,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
-import { chartsDrawn, distDir, launchBrowser, launchProfile, newPage } from './support.mjs';
+import { chartsDrawn, distDir, launchBrowser, launchProfile, newPage, percentile } from './support.mjs';
 
 const SAMPLE = 'data/reports/sample-synthetic.json';
 const LOADS = 15;
@@ -39,13 +39,6 @@ function shipped(dir) {
     if (statSync(path).isDirectory()) return name === 'data' ? [] : shipped(path);
     return /\.(wasm|js|css)$/.test(name) ? [path] : [];
   });
-}
-
-function percentile(values, p) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const rank = (p / 100) * (sorted.length - 1);
-  const lo = Math.floor(rank);
-  return sorted[lo] + (sorted[Math.ceil(rank)] - sorted[lo]) * (rank - lo);
 }
 
 const fmt = (v) => `${v.toFixed(1)} ms`;

@@ -144,6 +144,15 @@ export async function chartSettled(page, chartId) {
   }), chartId);
 }
 
+/// Percentile `p` (0..100) of `values`, by linear interpolation between closest ranks (as the
+/// report crate computes its own): the benchmarks' figures.
+export function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = (p / 100) * (sorted.length - 1);
+  const lo = Math.floor(rank);
+  return sorted[lo] + (sorted[Math.ceil(rank)] - sorted[lo]) * (rank - lo);
+}
+
 /// Waits until the page's address matches `pattern` (the app writes it just after a change).
 export async function urlMatches(page, pattern, timeout = 5000) {
   await page.waitForFunction((source) => new RegExp(source).test(location.href), pattern.source, { timeout });

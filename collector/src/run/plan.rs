@@ -1,7 +1,7 @@
 //! The level plan: which levels a run measures, in order, and what each mode means for a level
 //! beyond its load (its number in the records, its key in the report). A new load mode adds a
-//! `Load` variant (scheduler) and its levels here; a search would hand the run levels one at a
-//! time instead of this fixed list.
+//! `Load` variant (scheduler) and its levels here; a search hands the run levels one at a time
+//! instead of this fixed list ([`probe`]).
 
 use std::time::Duration;
 
@@ -9,7 +9,7 @@ use infermeter_report::LoadMode;
 
 use crate::cli::ModeName;
 use crate::scheduler::Load;
-use crate::suite::Suite;
+use crate::suite::{PeakPlan, Suite};
 
 /// One level of the plan.
 #[derive(Debug, Clone)]
@@ -34,15 +34,8 @@ pub fn plan(suite: &Suite, modes: &[ModeName]) -> Vec<PlannedLevel> {
         if let (Some(p), true) = (&suite.peak, wanted(ModeName::Peak)) {
             for (position, &n) in p.levels.iter().enumerate() {
                 levels.push(PlannedLevel {
-                    scenario,
-                    load: Load::Peak {
-                        concurrency: n,
-                        requests_per_slot: p.requests_per_slot,
-                        min_duration: Duration::from_secs_f64(p.min_seconds),
-                    },
-                    record_label: n,
-                    request_rate: None,
                     position,
+                    ..PlannedLevel::peak(scenario, p, n)
                 });
             }
         }
@@ -77,6 +70,21 @@ pub fn plan(suite: &Suite, modes: &[ModeName]) -> Vec<PlannedLevel> {
     levels
 }
 
+/// The level a search probes: `load` requests in flight (peak, each level as long as the
+/// suite's `[peak]` says) or sent at once (burst).
+pub fn probe(suite: &Suite, scenario: usize, mode: LoadMode, load: u32) -> PlannedLevel {
+    match mode {
+        LoadMode::Burst => PlannedLevel {
+            scenario,
+            load: Load::Burst { concurrency: load },
+            record_label: load,
+            request_rate: None,
+            position: 0,
+        },
+        _ => PlannedLevel::peak(scenario, &suite.peak.clone().unwrap_or_default(), load),
+    }
+}
+
 /// Most requests any level of the plan has in flight, to size the connection pool.
 pub fn max_in_flight(levels: &[PlannedLevel]) -> usize {
     levels
@@ -96,6 +104,21 @@ pub fn level_label(scenario: &str, mode: LoadMode, record_label: u32) -> String 
 }
 
 impl PlannedLevel {
+    /// A peak level of `n` in flight, as `plan` sets it (first of its series).
+    fn peak(scenario: usize, plan: &PeakPlan, n: u32) -> PlannedLevel {
+        PlannedLevel {
+            scenario,
+            load: Load::Peak {
+                concurrency: n,
+                requests_per_slot: plan.requests_per_slot,
+                min_duration: Duration::from_secs_f64(plan.min_seconds),
+            },
+            record_label: n,
+            request_rate: None,
+            position: 0,
+        }
+    }
+
     /// Requests the level sends over `trials` trials when known in advance (burst), for the
     /// progress bar.
     pub fn expected_requests(&self, trials: u32) -> Option<u64> {

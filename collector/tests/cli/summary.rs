@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use infermeter_report::analysis::goodput::report_slo;
 use infermeter_report::analysis::{findings, FindingsOptions};
 use infermeter_report::{load_report, Report, Stat};
 
@@ -47,6 +48,7 @@ async fn summary_json_is_the_findings_of_every_report_and_statistic() {
             let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
             let options = FindingsOptions {
                 stat,
+                slo: Some(report_slo(&report)),
                 ..FindingsOptions::default()
             };
             let expected = serde_json::to_value(findings(&report, &options)).unwrap();
@@ -70,8 +72,13 @@ async fn summary_text_states_the_cards() {
         ..FindingsOptions::default()
     };
     let f = findings(&report, &options);
+    // At p99 the sample's single-user levels (a few dozen requests) are only indicative.
+    assert!(f.cards().iter().any(|c| c.indicative.is_some()));
     for card in f.cards() {
-        let line = format!("{}  ({})", card.value, card.context);
+        let line = match card.indicative_note(Stat::P99) {
+            Some(note) => format!("{}  ({}; {note})", card.value, card.context),
+            None => format!("{}  ({})", card.value, card.context),
+        };
         assert!(
             text.lines()
                 .any(|l| l.starts_with(card.label) && l.ends_with(&line)),
@@ -79,6 +86,12 @@ async fn summary_text_states_the_cards() {
             card.label
         );
     }
+    // A label longer than its column is still set apart from its figure.
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("Tool Calling Agentic (peak) max load ≈ 13 concurrent users")),
+        "{text}"
+    );
     let bad = infermeter(&["summary", path.to_str().unwrap(), "--stat", "p42"], &[]).await;
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("use one of mean, p50"));

@@ -69,6 +69,14 @@ pub fn with_unit(value: f64, unit: &str) -> String {
     }
 }
 
+/// "1 sample", "36 samples", "1,000 samples".
+pub fn samples_text(count: u64) -> String {
+    match count {
+        1 => "1 sample".into(),
+        n => format!("{} samples", format_grouped(n as f64)),
+    }
+}
+
 /// A token count as the reports write context sizes: 1024 -> "1K", 262144 -> "256K",
 /// 1000 -> "1,000".
 pub fn context_label(tokens: u32) -> String {
@@ -117,6 +125,8 @@ mod tests {
         assert_eq!(context_phrase(64), "64-token context");
         assert_eq!(with_unit(41.0, "%"), "41%");
         assert_eq!(with_unit(5.8, "ms"), "5.8 ms");
+        assert_eq!(samples_text(1), "1 sample");
+        assert_eq!(samples_text(1000), "1,000 samples");
     }
 
     #[test]

@@ -156,6 +156,33 @@ impl Metric {
         )
     }
 
+    /// How many samples the metric's distribution at `level` has; `None` for a figure that is
+    /// not a distribution (system throughput, power) or was not measured. What says whether a
+    /// percentile is only indicative ([`Stat::is_indicative`]).
+    pub fn samples(self, level: &Level) -> Option<u64> {
+        let m = &level.metrics;
+        let distribution = match self {
+            Metric::Ttft => &m.ttft_s,
+            Metric::Itl => &m.itl_s,
+            Metric::InterChunk => &m.inter_chunk_s,
+            Metric::Tpot => &m.tpot_s,
+            Metric::E2e => &m.e2e_s,
+            Metric::DecodeTokS => &m.decode_tok_s,
+            Metric::PrefillTokS => &m.prefill_tok_s,
+            Metric::QueueWait => &m.queue_wait_s,
+            Metric::InputTokens => &m.input_tokens,
+            Metric::OutputTokens => &m.output_tokens,
+            _ => return None,
+        };
+        distribution.as_ref().map(|d| d.count)
+    }
+
+    /// Whether `stat` of the metric at `level` is only indicative: a percentile resting on
+    /// too few samples beyond it.
+    pub fn is_indicative(self, level: &Level, stat: Stat) -> bool {
+        self.samples(level).is_some_and(|n| stat.is_indicative(n))
+    }
+
     /// The metric's value at `level` (stored unit), `None` when not measured. `stat` picks the
     /// figure of a distribution; power reads the mean (or the maximum for [`Stat::Max`]).
     /// [`Metric::ScalingEfficiency`] is always `None` here: it needs the series' single-user
@@ -213,6 +240,20 @@ mod tests {
         assert_eq!(Metric::PowerW.value(&l, Stat::Mean), Some(500.0));
         assert_eq!(Metric::PowerW.value(&l, Stat::Max), Some(610.0));
         assert_eq!(Metric::TokensPerJoule.value(&l, Stat::Mean), Some(0.8));
+    }
+
+    #[test]
+    fn sample_counts_say_when_a_percentile_is_indicative() {
+        let mut l = level(4, 0.25, 100.0);
+        l.metrics.ttft_s = Some(Distribution {
+            count: 500,
+            ..Distribution::constant(0.25)
+        });
+        assert_eq!(Metric::Ttft.samples(&l), Some(500));
+        assert!(Metric::Ttft.is_indicative(&l, Stat::P99));
+        assert!(!Metric::Ttft.is_indicative(&l, Stat::P90));
+        assert_eq!(Metric::SystemOutputTokS.samples(&l), None);
+        assert!(!Metric::SystemOutputTokS.is_indicative(&l, Stat::P99));
     }
 
     #[test]

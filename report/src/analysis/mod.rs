@@ -1,5 +1,5 @@
-//! Every derived figure: interpolation, scaling, capacity, queue depth, cost, and the
-//! [`findings`] the page and `infermeter summary` state. The collector and the viewer both read
+//! Every derived figure: interpolation, scaling, capacity, queue depth, cost, goodput under a
+//! service-level objective, and the [`findings`] the page and `infermeter summary` state. The collector and the viewer both read
 //! reports through these functions.
 
 pub mod capacity;
@@ -7,6 +7,7 @@ pub mod cost;
 pub mod coverage;
 pub mod findings;
 pub mod format;
+pub mod goodput;
 pub mod interpolate;
 pub mod metric;
 pub mod queue;

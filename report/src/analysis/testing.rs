@@ -32,6 +32,7 @@ pub(crate) fn level(concurrency: u32, ttft_s: f64, decode_tok_s: f64) -> Level {
         server: None,
         client: None,
         trials: None,
+        per_request: None,
     }
 }
 

@@ -101,6 +101,47 @@ fn client_event_clock_is_optional_and_round_trips() {
     assert_eq!(clock(&again).as_deref(), Some("kernel_receive"));
 }
 
+/// Per-request columns (1.2.0) are optional, as in every report written before them; when
+/// present, every column has an entry per request and each status is a known one.
+#[test]
+fn per_request_columns_are_optional_and_checked() {
+    let mut report = sample();
+    let first = &mut report["series"][0]["levels"][0];
+    let requests = first["per_request"]["status"].as_array().unwrap().len();
+    assert!(requests > 1);
+    first.as_object_mut().unwrap().remove("per_request");
+    report["schema_version"] = json!("1.1.0");
+    let loaded = load(&report).expect("a level without columns loads");
+    assert!(loaded.series[0].levels[0].per_request.is_none());
+    assert!(loaded.series[0].levels[1].per_request.is_some());
+
+    let columns = &mut report["series"][0]["levels"][1]["per_request"];
+    let n = columns["status"].as_array().unwrap().len();
+    columns["e2e"].as_array_mut().unwrap().pop();
+    report["series"][0]["levels"][2]["per_request"]["status"][0] = json!(7);
+    let LoadError::Invalid(problems) = load(&report).unwrap_err() else {
+        panic!("expected validation problems");
+    };
+    let found: Vec<(&str, &str)> = problems
+        .iter()
+        .map(|p| (p.path.as_str(), p.message.as_str()))
+        .collect();
+    let mismatch = format!(
+        "column e2e holds {} entries but status holds {n}: every column needs one entry per request",
+        n - 1
+    );
+    assert_eq!(
+        found,
+        [
+            ("series[0].levels[1].per_request", mismatch.as_str()),
+            (
+                "series[0].levels[2].per_request",
+                "status[0] is 7; a status is 0 (ok), 1 (incomplete) or 2 (errored)"
+            ),
+        ]
+    );
+}
+
 #[test]
 fn truncated_json_reports_line_and_column() {
     let text = serde_json::to_string_pretty(&sample()).unwrap();

@@ -3,9 +3,10 @@
 //! sentence under a chart that state the same figure read the same value.
 
 use super::{Findings, Located, ScenarioDepth};
-use crate::analysis::format::{format_number, with_unit};
+use crate::analysis::format::{format_number, samples_text, with_unit};
 use crate::analysis::metric::Metric;
 use crate::schema::LoadMode;
+use crate::stats::Stat;
 
 /// One highlight card.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,6 +16,9 @@ pub struct Card {
     pub label: &'static str,
     pub value: String,
     pub context: String,
+    /// The sample count when the figure is a percentile resting on too few samples beyond it:
+    /// only indicative, which the page and the summary mark.
+    pub indicative: Option<u64>,
 }
 
 impl Located {
@@ -49,6 +53,19 @@ pub fn depth_caption(name: &str, ttft_limit_s: f64) -> String {
 
 const NOT_MEASURED: &str = "not measured";
 
+impl Card {
+    /// "indicative: p99 of 36 samples" when the figure is only indicative.
+    pub fn indicative_note(&self, stat: Stat) -> Option<String> {
+        self.indicative.map(|n| indicative_note(stat, n))
+    }
+}
+
+/// "indicative: p99 of 36 samples": how a figure resting on too few samples is marked, on the
+/// page and in the summary.
+pub fn indicative_note(stat: Stat, samples: u64) -> String {
+    format!("indicative: {} of {}", stat.label(), samples_text(samples))
+}
+
 fn card(id: &'static str, label: &'static str, figure: Option<(String, String)>) -> Card {
     let (value, context) = figure.unwrap_or_else(|| ("n/a".into(), NOT_MEASURED.into()));
     Card {
@@ -56,6 +73,7 @@ fn card(id: &'static str, label: &'static str, figure: Option<(String, String)>)
         label,
         value,
         context,
+        indicative: None,
     }
 }
 
@@ -64,12 +82,16 @@ fn located_card(
     label: &'static str,
     metric: Metric,
     at: Option<&Located>,
+    stat: Stat,
 ) -> Card {
-    card(
-        id,
-        label,
-        at.map(|l| (l.value_text(metric), l.card_context())),
-    )
+    Card {
+        indicative: at.and_then(|l| l.indicative(stat)),
+        ..card(
+            id,
+            label,
+            at.map(|l| (l.value_text(metric), l.card_context())),
+        )
+    }
 }
 
 impl Findings {
@@ -94,18 +116,21 @@ impl Findings {
                 "Peak Decode Speed",
                 Metric::DecodeTokS,
                 self.peak.decode.as_ref().map(|r| &r.high),
+                self.options.stat,
             ),
             located_card(
                 "max-throughput",
                 "Max System Throughput",
                 Metric::SystemOutputTokS,
                 self.throughput.max.as_ref(),
+                self.options.stat,
             ),
             located_card(
                 "best-ttft",
                 "Best TTFT",
                 Metric::Ttft,
                 self.peak.ttft.as_ref().map(|r| &r.low),
+                self.options.stat,
             ),
             fourth,
             card("success-rate", "Success Rate", success),
@@ -228,6 +253,31 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    /// At p99 the sample's single-user levels (36 requests) are only indicative; at the mean
+    /// nothing is.
+    #[test]
+    fn cards_say_when_a_percentile_rests_on_few_samples() {
+        let mut r = sample();
+        for level in r.series.iter_mut().flat_map(|s| s.levels.iter_mut()) {
+            level.metrics.ttft_s = crate::Distribution::from_samples(&vec![0.3; 36]);
+        }
+        let at = |stat| {
+            let options = FindingsOptions {
+                stat,
+                ..FindingsOptions::default()
+            };
+            let cards = findings(&r, &options).cards();
+            let best_ttft = cards.iter().find(|c| c.id == "best-ttft").unwrap();
+            (best_ttft.indicative, cards[1].indicative)
+        };
+        assert_eq!(at(Stat::P99), (Some(36), None));
+        assert_eq!(
+            indicative_note(Stat::P99, 36),
+            "indicative: p99 of 36 samples"
+        );
+        assert_eq!(at(Stat::Mean), (None, None));
     }
 
     /// A report without burst runs has no queue depth, which is not a failed one: the card

@@ -17,11 +17,12 @@ use serde::Serialize;
 
 use super::cost::DEFAULT_USD_PER_KWH;
 use super::format::{context_phrase, format_number};
+use super::goodput::{self, GoodputFindings};
 use super::metric::Metric;
 use super::queue::{max_safe_queue_depth, SafeDepth, DEFAULT_TTFT_THRESHOLD_S};
 use super::use_cases::{targets, CapacityTarget};
 use super::{series_points, Analysis};
-use crate::schema::{LoadMode, Report, Scenario};
+use crate::schema::{LoadMode, Report, Scenario, Slo};
 use crate::stats::Stat;
 
 pub use context::{ContextFindings, ContextSpan, ContextThroughput, PrefillPeak};
@@ -31,7 +32,7 @@ pub use throughput::{
 };
 
 /// What the reader chose that the figures depend on: the statistic of each distribution, the
-/// TTFT limit of the safe queue depths and the electricity price.
+/// TTFT limit of the safe queue depths, the electricity price and the SLO goodput is judged by.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct FindingsOptions {
     pub stat: Stat,
@@ -39,6 +40,10 @@ pub struct FindingsOptions {
     pub queue_ttft_s: f64,
     /// Dollars per kWh.
     pub usd_per_kwh: f64,
+    /// Goodput under this SLO is among the findings; `None` leaves it out (the viewer computes
+    /// it apart, so its sliders do not recompute the rest).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slo: Option<Slo>,
 }
 
 impl Default for FindingsOptions {
@@ -47,6 +52,7 @@ impl Default for FindingsOptions {
             stat: Stat::Mean,
             queue_ttft_s: DEFAULT_TTFT_THRESHOLD_S,
             usd_per_kwh: DEFAULT_USD_PER_KWH,
+            slo: None,
         }
     }
 }
@@ -66,6 +72,10 @@ pub struct Located {
     /// Target arrival rate of a rate-mode level, requests per second.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_rate: Option<f64>,
+    /// How many samples the figure's distribution has (`None` for a figure that is not one):
+    /// a percentile on few of them is only indicative ([`Located::indicative`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u64>,
 }
 
 impl Located {
@@ -78,7 +88,14 @@ impl Located {
             mode,
             concurrency,
             request_rate: None,
+            samples: None,
         }
+    }
+
+    /// The sample count when `stat` of this figure is only indicative (a percentile with
+    /// fewer than ten samples beyond it).
+    pub fn indicative(&self, stat: Stat) -> Option<u64> {
+        self.samples.filter(|&n| stat.is_indicative(n))
     }
 
     /// Where the level sits in its mode: "single user", "32 concurrent", "1 user" and "256 queue
@@ -197,7 +214,12 @@ pub(crate) fn located_points(
                 .map(|s| series_points(s, metric, stat))
                 .unwrap_or_default()
                 .into_iter()
-                .map(move |(concurrency, value)| Located::new(scenario, mode, concurrency, value))
+                .map(move |(concurrency, value)| Located {
+                    samples: series
+                        .and_then(|s| s.levels.iter().find(|l| l.concurrency == concurrency))
+                        .and_then(|l| metric.samples(l)),
+                    ..Located::new(scenario, mode, concurrency, value)
+                })
         })
         .collect()
 }
@@ -346,6 +368,9 @@ pub struct Findings {
     /// The use cases (and the report's own scenarios) the capacity analysis judges, each
     /// matched to the scenario it is judged on.
     pub use_cases: Vec<CapacityTarget>,
+    /// Goodput under `options.slo`, when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goodput: Option<GoodputFindings>,
 }
 
 /// Computes every figure of `report` under `options`.
@@ -360,6 +385,7 @@ pub fn findings(report: &Report, options: &FindingsOptions) -> Findings {
         context: ContextFindings::of(report, stat),
         power: PowerFindings::of(report, stat, options.usd_per_kwh),
         use_cases: targets(report),
+        goodput: options.slo.map(|slo| goodput::findings(report, &slo)),
     }
 }
 

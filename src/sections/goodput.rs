@@ -1,0 +1,250 @@
+//! Goodput under an SLO: sliders for its bounds and target, the highest load meeting it per
+//! scenario, and its charts, all recomputed from each level's per-request columns as a slider
+//! moves. A report without those columns gets a note saying why.
+
+use infermeter_report::analysis::format::with_unit;
+use infermeter_report::analysis::goodput::{report_slo, GoodputFindings};
+use infermeter_report::Slo;
+use leptos::prelude::*;
+
+use super::{context, read_sources_in, scoped_view, ChartBlock, Section, GOODPUT};
+use crate::charts::goodput::{per_source, shown_mode, slo};
+use crate::charts::labelled;
+use crate::charts::registry::{GOODPUT_ATTAINMENT, GOODPUT_RATE};
+use crate::components::{HighlightCard, HighlightGrid};
+use crate::findings::goodput::{card, judged_by};
+use crate::state::{ReportContext, Scope, SloBound};
+
+/// A slider of one bound: its label, display unit and factor from seconds, and range. Its
+/// rightmost position, one step past `max`, switches the bound off.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct BoundSlider {
+    bound: SloBound,
+    label: &'static str,
+    unit: &'static str,
+    per_second: f64,
+    /// (min, max, step) in display units.
+    range: (f64, f64, f64),
+}
+
+const SLIDERS: [BoundSlider; 3] = [
+    BoundSlider {
+        bound: SloBound::Ttft,
+        label: "Max TTFT",
+        unit: "s",
+        per_second: 1.0,
+        range: (0.1, 30.0, 0.1),
+    },
+    BoundSlider {
+        bound: SloBound::Tpot,
+        label: "Max time per output token",
+        unit: "ms",
+        per_second: 1000.0,
+        range: (1.0, 200.0, 1.0),
+    },
+    BoundSlider {
+        bound: SloBound::E2e,
+        label: "Max end-to-end latency",
+        unit: "s",
+        per_second: 1.0,
+        range: (1.0, 300.0, 1.0),
+    },
+];
+
+/// The attainment targets offered (and the report's own when it is another).
+const TARGETS: [f64; 3] = [0.9, 0.95, 0.99];
+
+impl BoundSlider {
+    /// The position that means "no limit".
+    fn off(&self) -> f64 {
+        self.range.1 + self.range.2
+    }
+
+    /// The slider position of a bound (seconds, `None`: off).
+    fn position(&self, value: Option<f64>) -> f64 {
+        value.map_or(self.off(), |v| {
+            (v * self.per_second).clamp(self.range.0, self.range.1)
+        })
+    }
+
+    /// The bound a slider position sets (seconds).
+    fn value(&self, position: f64) -> Option<f64> {
+        (position <= self.range.1).then_some(position / self.per_second)
+    }
+
+    /// "5 s", "50 ms · 20 tok/s", "no limit".
+    fn text(&self, value: Option<f64>) -> String {
+        let Some(v) = value else {
+            return "no limit".into();
+        };
+        let shown = with_unit(v * self.per_second, self.unit);
+        match self.bound {
+            SloBound::Tpot if v > 0.0 => format!("{shown} · {}", with_unit(1.0 / v, "tok/s")),
+            _ => shown,
+        }
+    }
+}
+
+/// The main report's own SLO: where the sliders start.
+fn base_slo(ctx: ReportContext) -> Slo {
+    ctx.reports
+        .with(|r| r.first().map(report_slo))
+        .unwrap_or(infermeter_report::analysis::goodput::DEFAULT_SLO)
+}
+
+#[component]
+fn Slider(spec: BoundSlider) -> impl IntoView {
+    let ctx = context();
+    let base = base_slo(ctx);
+    let current = move || ctx.view.with(|v| spec.bound.get(&v.slo(base)));
+    let on_input = move |ev| {
+        if let Ok(position) = event_target_value(&ev).parse::<f64>() {
+            ctx.view
+                .update(|v| v.slo.set_bound(&base, spec.bound, spec.value(position)));
+        }
+    };
+    let (min, _, step) = spec.range;
+    let id = format!("goodput-slider-{}", spec.bound.key());
+    let (for_id, dom_id) = (id.clone(), id.clone());
+    view! {
+        <label class="control slider" for=for_id>
+            <span>{spec.label}</span>
+            <input type="range" id=dom_id data-testid=id min=min max=spec.off() step=step
+                aria-valuetext=move || spec.text(current())
+                prop:value=move || spec.position(current()).to_string() on:input=on_input />
+            <output>{move || spec.text(current())}</output>
+        </label>
+    }
+}
+
+#[component]
+fn TargetSelect() -> impl IntoView {
+    let ctx = context();
+    let base = base_slo(ctx);
+    let current = move || ctx.view.with(|v| v.slo(base).target);
+    let mut offered: Vec<f64> = TARGETS.to_vec();
+    if !offered.contains(&base.target) {
+        offered.push(base.target);
+        offered.sort_by(f64::total_cmp);
+    }
+    view! {
+        <label class="control">
+            <span>"Target"</span>
+            <select data-testid="goodput-target"
+                on:change=move |ev| {
+                    if let Ok(t) = event_target_value(&ev).parse::<f64>() {
+                        ctx.view.update(|v| v.slo.set_target(&base, t));
+                    }
+                }>
+                {offered.into_iter().map(|t| view! {
+                    <option value=t.to_string() selected=move || current() == t>
+                        {format!("{} of requests", with_unit(t * 100.0, "%"))}
+                    </option>
+                }).collect_view()}
+            </select>
+        </label>
+    }
+}
+
+/// The cards of every report shown: the highest load meeting the SLO per scenario.
+fn cards(all: &[GoodputFindings], labels: &[String]) -> Vec<(String, String, String, String)> {
+    let mode = shown_mode(all);
+    let comparing = all.len() > 1;
+    all.iter()
+        .zip(labels)
+        .enumerate()
+        .flat_map(|(i, (g, label))| {
+            g.series.iter().filter(|s| s.mode == mode).map(move |s| {
+                let (value, name, context) = card(s);
+                let testid = match i {
+                    0 => format!("goodput-card-{}", s.scenario),
+                    _ => format!("goodput-card-{}-{}", s.scenario, i + 1),
+                };
+                (value, labelled(label, &name, comparing), context, testid)
+            })
+        })
+        .collect()
+}
+
+#[component]
+pub fn GoodputSection() -> impl IntoView {
+    let ctx = context();
+    let view = scoped_view(ctx, Scope::Goodput);
+    let goodput = Memo::new(move |_| {
+        read_sources_in(ctx, view, |sources, view| {
+            let slo = slo(sources, view)?;
+            Some((slo, per_source(sources, &slo)))
+        })
+    });
+    let has_any = move || {
+        goodput.with(|g| {
+            g.as_ref()
+                .is_some_and(|(_, all)| all.iter().any(|f| !f.series.is_empty()))
+        })
+    };
+    let absent = move || {
+        let comparing = ctx.labels.with(|l| l.len() > 1);
+        goodput.with(|g| {
+            ctx.labels.with(|labels| {
+                g.iter()
+                    .flat_map(|(_, all)| all.iter().zip(labels))
+                    .filter_map(|(f, label)| {
+                        let why = f.absent.as_deref()?;
+                        Some(if comparing {
+                            format!("{label}: {why}")
+                        } else {
+                            why.to_string()
+                        })
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+    };
+    view! {
+        <Section info=&GOODPUT>
+            <p>"Teams that sign service levels ask more than a mean: at how many concurrent users do 95% of requests get their first token within 5 s and stream at least 20 tokens per second? Goodput counts the requests that met every bound at once, from each request's own figures. Move the bounds and the target: every figure below is recomputed from the measured requests."</p>
+            {move || absent().into_iter().map(|why| view! {
+                <p class="muted" data-testid="goodput-absent">{why}</p>
+            }).collect_view()}
+            <Show when=has_any>
+                <div class="sliders" data-testid="goodput-controls">
+                    {SLIDERS.into_iter().map(|spec| view! { <Slider spec /> }).collect_view()}
+                    <TargetSelect />
+                </div>
+                <p class="muted">"A slider at its rightmost position removes that bound."</p>
+                <p><strong data-testid="goodput-slo">
+                    {move || goodput.with(|g| g.as_ref().map(|(slo, _)| judged_by(slo)))}
+                </strong></p>
+                <HighlightGrid>
+                    {move || {
+                        let all = goodput.with(|g| g.as_ref().map(|(_, all)| all.clone()).unwrap_or_default());
+                        ctx.labels.with(|labels| cards(&all, labels)).into_iter().map(|(value, label, context, testid)| view! {
+                            <HighlightCard value label context testid />
+                        }).collect_view()
+                    }}
+                </HighlightGrid>
+                <ChartBlock chart=&GOODPUT_ATTAINMENT />
+                <ChartBlock chart=&GOODPUT_RATE />
+            </Show>
+        </Section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slider_past_its_range_switches_the_bound_off() {
+        let tpot = SLIDERS[1];
+        assert_eq!(tpot.value(50.0), Some(0.05));
+        assert_eq!(tpot.value(tpot.off()), None);
+        assert_eq!(tpot.position(Some(0.05)), 50.0);
+        assert_eq!(tpot.position(None), tpot.off());
+        assert_eq!(tpot.text(Some(0.05)), "50 ms · 20 tok/s");
+        assert_eq!(tpot.text(None), "no limit");
+        for s in SLIDERS {
+            assert!(s.range.0 < s.range.1 && s.range.2 > 0.0);
+        }
+    }
+}
