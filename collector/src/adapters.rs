@@ -20,6 +20,8 @@ pub enum EngineKind {
     Llamacpp,
     Trtllm,
     Ollama,
+    /// `transformers`' continuous batching behind engines/transformers/serve.py.
+    Transformers,
     Sim,
 }
 
@@ -34,6 +36,7 @@ impl EngineKind {
             EngineKind::Llamacpp => "llama.cpp",
             EngineKind::Trtllm => "TensorRT-LLM",
             EngineKind::Ollama => "Ollama",
+            EngineKind::Transformers => "transformers",
             EngineKind::Sim => "infermeter-sim",
         }
     }
@@ -46,6 +49,7 @@ impl EngineKind {
             | EngineKind::Sglang
             | EngineKind::Trtllm
             | EngineKind::Sim
+            | EngineKind::Transformers
             | EngineKind::Auto => {
                 body.insert("ignore_eos".into(), Value::Bool(true));
                 body.insert("min_tokens".into(), output_tokens.into());
@@ -100,6 +104,8 @@ impl EngineKind {
             ("infermeter", EngineKind::Sim),
             ("sglang", EngineKind::Sglang),
             ("ollama", EngineKind::Ollama),
+            // engines/transformers/serve.py's `/version`: {"name": "transformers", ...}.
+            ("\"transformers\"", EngineKind::Transformers),
             ("tensorrt", EngineKind::Trtllm),
             // llama.cpp's `/v1/models` says `"owned_by": "llamacpp"`.
             ("llamacpp", EngineKind::Llamacpp),
@@ -198,6 +204,13 @@ mod tests {
         assert_eq!(
             EngineKind::detect(Some(Dialect::LlamaCpp), None),
             EngineKind::Llamacpp
+        );
+        assert_eq!(
+            EngineKind::detect(
+                None,
+                Some(r#"{"name": "transformers", "version": "5.17.0"}"#)
+            ),
+            EngineKind::Transformers
         );
     }
 

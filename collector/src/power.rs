@@ -18,7 +18,7 @@ use std::path::Path;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use infermeter_report::PowerStats;
 use tokio::io::AsyncBufReadExt;
@@ -270,6 +270,9 @@ pub fn dcgm_readings(snapshot: &scrape::Snapshot, t: f64) -> Vec<Reading> {
 pub struct PowerSampler {
     source: &'static str,
     running: Running,
+    /// Wall-clock start, logged with the level's figures so that another meter's trace
+    /// (`nvidia-smi` beside NVML, a PDU) can be cut to the same window and compared.
+    started: SystemTime,
 }
 
 enum Running {
@@ -315,6 +318,21 @@ impl PowerSampler {
             }
         };
         let stats = power_stats(&readings, self.source);
+        if let Some(stats) = &stats {
+            let unix = |t: SystemTime| {
+                t.duration_since(UNIX_EPOCH)
+                    .unwrap_or_default()
+                    .as_secs_f64()
+            };
+            tracing::debug!(
+                source = self.source,
+                from_unix_s = format!("{:.3}", unix(self.started)),
+                to_unix_s = format!("{:.3}", unix(SystemTime::now())),
+                readings = readings.len(),
+                mean_w = format!("{:.1}", stats.mean_w),
+                "power window"
+            );
+        }
         if stats.is_none() {
             tracing::warn!(
                 source = self.source,
@@ -358,6 +376,7 @@ fn start_nvml() -> Result<PowerSampler, PowerError> {
     Ok(PowerSampler {
         source: "nvml",
         running: Running::Thread { stop, thread },
+        started: SystemTime::now(),
     })
 }
 
@@ -398,6 +417,7 @@ fn start_nvidia_smi(program: &Path) -> Result<PowerSampler, PowerError> {
     Ok(PowerSampler {
         source: "nvidia-smi",
         running: Running::Task { stop, task },
+        started: SystemTime::now(),
     })
 }
 
@@ -435,6 +455,7 @@ async fn start_dcgm(url: String) -> Result<PowerSampler, PowerError> {
     Ok(PowerSampler {
         source: "dcgm-exporter",
         running: Running::Task { stop, task },
+        started: SystemTime::now(),
     })
 }
 

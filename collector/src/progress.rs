@@ -101,20 +101,53 @@ impl Progress {
         if let Some(bar) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).take() {
             bar.finish_and_clear();
         }
-        let mean = |d: &Option<infermeter_report::Distribution>| d.map_or(f64::NAN, |d| d.mean);
-        let line = format!(
-            "{label:>28}  TTFT {:.3}s  ITL {:.1}ms  decode {:.1} tok/s  system {:.1} tok/s  ok {}/{}",
-            mean(&level.metrics.ttft_s),
-            mean(&level.metrics.itl_s) * 1000.0,
-            mean(&level.metrics.decode_tok_s),
-            level.system_output_tok_s,
-            level.requests.ok,
-            level.requests.total(),
-        );
+        let line = level_line(label, level);
         if self.visible {
             eprintln!("{line}");
         } else {
             tracing::info!("{line}");
         }
+    }
+}
+
+/// A finished level in one line. A figure no request gave (a level stopped by Ctrl-C before any
+/// request finished in its window) reads "n/a", never "NaN".
+fn level_line(label: &str, level: &Level) -> String {
+    let mean = |d: &Option<infermeter_report::Distribution>, scale: f64, decimals, unit| {
+        d.filter(|d| d.mean.is_finite())
+            .map_or("n/a".to_string(), |d| {
+                format!("{:.decimals$}{unit}", d.mean * scale)
+            })
+    };
+    format!(
+        "{label:>28}  TTFT {}  ITL {}  decode {}  system {:.1} tok/s  ok {}/{}",
+        mean(&level.metrics.ttft_s, 1.0, 3, "s"),
+        mean(&level.metrics.itl_s, 1000.0, 1, "ms"),
+        mean(&level.metrics.decode_tok_s, 1.0, 1, " tok/s"),
+        level.system_output_tok_s,
+        level.requests.ok,
+        level.requests.total(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Seen on the H100 run: a level interrupted before any request finished in its window
+    /// printed "TTFT NaNs  ITL NaNms  decode NaN tok/s".
+    #[test]
+    fn a_level_without_figures_says_so_instead_of_nan() {
+        let level: Level = serde_json::from_value(serde_json::json!({
+            "concurrency": 4, "duration_s": 40.0, "system_output_tok_s": 0.6, "metrics": {},
+            "requests": {"ok": 4, "incomplete": 0, "errored": 0},
+        }))
+        .expect("a level");
+        let line = level_line("ctx-4k peak @4", &level);
+        assert!(!line.contains("NaN"), "{line}");
+        assert!(
+            line.contains("TTFT n/a  ITL n/a  decode n/a  system 0.6 tok/s  ok 4/4"),
+            "{line}"
+        );
     }
 }

@@ -99,6 +99,10 @@ pub enum RunError {
     Shard(#[from] ShardError),
 }
 
+/// Requests of one level run told apart in a prompt's id (the rest of its 10 digits number the
+/// level runs).
+const LEVEL_REQUESTS: u64 = 10_000_000;
+
 /// Runs the benchmark described by `args`.
 pub async fn run(args: RunArgs, show_progress: bool) -> Result<RunEnd, RunError> {
     Run::prepare(args, show_progress).await?.execute().await
@@ -139,6 +143,8 @@ pub struct Run {
     scraper: Scraper,
     /// Per scenario: whether its warmup requests were sent.
     warmed: Vec<bool>,
+    /// Level runs (levels times trials) so far: each numbers its requests' prompts apart.
+    level_runs: AtomicU64,
     token_source: Option<TokenSource>,
     /// This shard's schedule and share, in a sharded run (`--shard`).
     shard: Option<ShardRun>,
@@ -231,6 +237,7 @@ impl Run {
         let outputs = Outputs::open(args.out.clone(), records_path, args.resume)?;
         Ok(Run {
             warmed: vec![false; suite.scenarios.len()],
+            level_runs: AtomicU64::new(0),
             stop: StopSignal::listen(),
             progress: Progress::new(show_progress),
             scraper: Scraper::new(endpoint.side_client, endpoint.metrics_url),
@@ -410,7 +417,6 @@ impl Run {
         scenario: &Scenario,
     ) -> Result<(Vec<LevelRun>, Vec<f64>), RunError> {
         let (prompts, outputs, progress) = (&self.prompts, &self.outputs, &self.progress);
-        let prepare = |index: u64| prompts.prepare(planned.scenario, index);
         let on_record = |r: &RequestRecord| {
             outputs.write_record(r);
             progress.on_record(r);
@@ -418,6 +424,15 @@ impl Run {
         let mut runs = Vec::new();
         let mut late = Vec::new();
         for trial in 0..self.args.trials {
+            // Every level run (and trial) has prompts of its own: request 0 of one level must
+            // not find request 0 of the last in an engine's prefix cache.
+            let serial = self.level_runs.fetch_add(1, Ordering::Relaxed);
+            let prepare = |index: u64| {
+                prompts.prepare(
+                    planned.scenario,
+                    serial % 1_000 * LEVEL_REQUESTS + index % LEVEL_REQUESTS,
+                )
+            };
             let (origin, late_s, load) = match &self.shard {
                 Some(shard) => {
                     let stop = self.stop.receiver();

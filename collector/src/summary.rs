@@ -66,6 +66,9 @@ pub fn summary(report: &Report, args: &SummaryArgs) -> String {
     for (label, text) in f.key_findings() {
         lines.push(labelled(label, &text));
     }
+    for (label, text) in f.power.key_lines(options.usd_per_kwh) {
+        lines.push(format!("{label:<34}{text}"));
+    }
     for depth in &f.burst.safe_depths {
         lines.push(row(
             "Max safe queue depth",

@@ -96,3 +96,32 @@ async fn summary_text_states_the_cards() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("use one of mean, p50"));
 }
+
+/// A report measured with GPU power (the H100 report under data/reports) states its power
+/// figures in the text too: seen missing on the first GPU run, where only `--json` had them.
+#[tokio::test]
+async fn summary_text_states_the_power_figures() {
+    let (path, report) = reports()
+        .into_iter()
+        .find(|(p, _)| p.ends_with("h100-transformers-llama-3.1-8b-shape.json"))
+        .expect("the report measured on an H100");
+    let out = infermeter(&["summary", path.to_str().unwrap()], &[]).await;
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let options = FindingsOptions::default();
+    let lines = findings(&report, &options)
+        .power
+        .key_lines(options.usd_per_kwh);
+    assert_eq!(lines.len(), 3, "draw, efficiency and cost: {lines:?}");
+    for (label, value) in lines {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(label) && l.ends_with(&value)),
+            "no line for {label} reading {value}:\n{text}"
+        );
+    }
+    assert!(
+        text.contains(" W, $") && text.contains(" tok/J  ("),
+        "{text}"
+    );
+}

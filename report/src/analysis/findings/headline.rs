@@ -24,7 +24,7 @@ pub struct Card {
 impl Located {
     /// A card's context: "Chatbot at single user"; a level of another mode than peak says which
     /// ("Chatbot at 256 queue depth (burst)").
-    fn card_context(&self) -> String {
+    pub(super) fn card_context(&self) -> String {
         let mode = match self.mode {
             LoadMode::Peak => String::new(),
             other => format!(" ({})", other.label()),

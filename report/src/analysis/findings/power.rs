@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::{located_points, lowest, range, Located};
 use crate::analysis::cost::{cost_per_hour_from_power, cost_per_million_tokens};
+use crate::analysis::format::format_number;
 use crate::analysis::metric::Metric;
 use crate::schema::{LoadMode, Report};
 use crate::stats::Stat;
@@ -57,6 +58,41 @@ pub struct PowerFindings {
 }
 
 impl PowerFindings {
+    /// The power lines `infermeter summary` prints after the key findings, label and text:
+    /// the highest draw with its cost an hour, the most tokens per joule and the cheapest
+    /// million tokens, each where it was measured. None when the report recorded no power.
+    pub fn key_lines(&self, usd_per_kwh: f64) -> Vec<(&'static str, String)> {
+        let at = |l: &Located, value: String| format!("{value}  ({})", l.card_context());
+        let draw = self.highest_draw.as_ref().map(|d| {
+            let per_hour = self.highest_draw_cost_per_hour.map_or(String::new(), |c| {
+                format!(
+                    ", ${}/hour at ${}/kWh",
+                    format_number(c),
+                    format_number(usd_per_kwh)
+                )
+            });
+            at(d, format!("{}{per_hour}", d.value_text(Metric::PowerW)))
+        });
+        [
+            ("GPU power, highest draw", draw),
+            (
+                "Energy efficiency, best",
+                self.most_efficient
+                    .as_ref()
+                    .map(|e| at(e, e.value_text(Metric::TokensPerJoule))),
+            ),
+            (
+                "Electricity per 1M tokens, lowest",
+                self.cheapest
+                    .as_ref()
+                    .map(|c| at(c, format!("${}", format_number(c.value)))),
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(label, text)| Some((label, text?)))
+        .collect()
+    }
+
     pub(super) fn of(report: &Report, stat: Stat, usd_per_kwh: f64) -> PowerFindings {
         let highest_draw = range(report, LoadMode::Peak, Metric::PowerW, stat).map(|r| r.high);
         let levels = levels(report, stat, usd_per_kwh);
