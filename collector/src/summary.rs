@@ -67,7 +67,7 @@ pub fn summary(report: &Report, args: &SummaryArgs) -> String {
         lines.push(labelled(label, &text));
     }
     for (label, text) in f.power.key_lines(options.usd_per_kwh) {
-        lines.push(format!("{label:<34}{text}"));
+        lines.push(labelled(label, &text));
     }
     for depth in &f.burst.safe_depths {
         lines.push(row(
