@@ -66,6 +66,7 @@ fn main() {
             scenario: scenario.id.clone(),
             mode: LoadMode::Peak,
             arrivals: None,
+            cache: None,
             levels: PEAK_LEVELS
                 .iter()
                 .enumerate()
@@ -76,6 +77,7 @@ fn main() {
             scenario: scenario.id.clone(),
             mode: LoadMode::Burst,
             arrivals: None,
+            cache: None,
             levels: BURST_LEVELS
                 .iter()
                 .enumerate()
@@ -238,6 +240,8 @@ fn level(
             queue_wait_s: Some(dist(queue_wait_s)),
             input_tokens: Some(tokens(input)),
             output_tokens: Some(tokens(output)),
+            first_answer_s: None,
+            reasoning_tokens: None,
         },
         system_output_tok_s,
         system_input_tok_s: Some(system_output_tok_s * f64::from(input) / f64::from(output)),
@@ -246,6 +250,10 @@ fn level(
         server: None,
         client: None,
         trials: None,
+        prompt_cache: None,
+        sessions: None,
+        trace: None,
+        timeline: None,
     }
 }
 

@@ -10,6 +10,10 @@ use crate::schema::{
 };
 use crate::stats::{confidence_interval_95, Distribution};
 
+mod workload;
+
+pub use workload::{prompt_cache, session_level, timeline, DEFAULT_SLICE_S};
+
 /// The measurement window of one trial of a level, seconds after that trial's start.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Window {
@@ -63,6 +67,10 @@ pub fn level(concurrency: u32, request_rate: Option<f64>, trials: &[Trial<'_>]) 
         server: None,
         client: None,
         trials: trial_summary(concurrency, request_rate, trials),
+        prompt_cache: prompt_cache(measured.iter().copied()),
+        sessions: session_level(&all),
+        trace: None,
+        timeline: None,
     }
 }
 
@@ -156,6 +164,11 @@ fn metrics(records: &[&RequestRecord]) -> LevelMetrics {
         if let Some(q) = r.queue_wait_s {
             s.queue.push(q);
         }
+        // Only requests that streamed reasoning have a first answer apart from their first token.
+        if let Some(reasoning) = r.reasoning_tokens {
+            s.reasoning.push(f64::from(reasoning));
+            s.first_answer.extend(r.first_answer_s);
+        }
         for pair in r.chunks.windows(2) {
             let gap = pair[1].t - pair[0].t;
             s.inter_chunk.push(gap);
@@ -179,6 +192,8 @@ fn metrics(records: &[&RequestRecord]) -> LevelMetrics {
         queue_wait_s: d(&s.queue),
         input_tokens: d(&s.input),
         output_tokens: d(&s.output),
+        first_answer_s: d(&s.first_answer),
+        reasoning_tokens: d(&s.reasoning),
     }
 }
 
@@ -194,6 +209,8 @@ struct Samples {
     inter_chunk: Vec<f64>,
     input: Vec<f64>,
     output: Vec<f64>,
+    first_answer: Vec<f64>,
+    reasoning: Vec<f64>,
 }
 
 /// Mean and 95% interval over trial means of the headline figures (`None` for one trial).
@@ -239,7 +256,7 @@ mod tests {
     use super::*;
     use crate::schema::{ChunkArrival, ErrorKind, LoadMode};
 
-    fn ok(index: u64, sent_s: f64, chunk_ts: &[(f64, u32)]) -> RequestRecord {
+    pub(super) fn ok(index: u64, sent_s: f64, chunk_ts: &[(f64, u32)]) -> RequestRecord {
         let ttft = chunk_ts[0].0;
         let e2e = chunk_ts.last().unwrap().0;
         RequestRecord {
@@ -264,6 +281,11 @@ mod tests {
                 .collect(),
             queue_wait_s: None,
             engine_timings: None,
+            session: None,
+            cache: None,
+            first_answer_s: None,
+            reasoning_tokens: None,
+            response_id: None,
         }
     }
 
@@ -337,6 +359,7 @@ mod tests {
                 prompt_ms: Some(prompt_ms),
                 predicted_n: Some(predicted_n),
                 predicted_ms: Some(predicted_ms),
+                cache_n: None,
             });
             r
         };
@@ -368,6 +391,41 @@ mod tests {
             window: trial.window,
         };
         assert!(engine_speeds(&[trial]).is_none());
+    }
+
+    /// A reasoning model's first answer token comes after its reasoning; a plain model's
+    /// levels get neither figure.
+    #[test]
+    fn first_answer_and_reasoning_only_where_reasoning_streamed() {
+        let window = Window {
+            start_s: 0.0,
+            end_s: 2.0,
+        };
+        let plain = [ok(0, 0.0, &[(0.1, 1), (0.2, 1)])];
+        let l = level(
+            1,
+            None,
+            &[Trial {
+                records: &plain,
+                window,
+            }],
+        );
+        assert!(l.metrics.first_answer_s.is_none() && l.metrics.reasoning_tokens.is_none());
+        let mut thinking = ok(0, 0.0, &[(0.1, 1), (0.5, 1), (0.6, 1)]);
+        thinking.first_answer_s = Some(0.5);
+        thinking.reasoning_tokens = Some(1);
+        let records = [thinking];
+        let l = level(
+            1,
+            None,
+            &[Trial {
+                records: &records,
+                window,
+            }],
+        );
+        assert_eq!(l.metrics.ttft_s.unwrap().mean, 0.1);
+        assert_eq!(l.metrics.first_answer_s.unwrap().mean, 0.5);
+        assert_eq!(l.metrics.reasoning_tokens.unwrap().mean, 1.0);
     }
 
     #[test]

@@ -19,6 +19,7 @@ use super::cost::DEFAULT_USD_PER_KWH;
 use super::format::{context_phrase, format_number};
 use super::metric::Metric;
 use super::queue::{max_safe_queue_depth, SafeDepth, DEFAULT_TTFT_THRESHOLD_S};
+use super::sessions::SessionFindings;
 use super::use_cases::{targets, CapacityTarget};
 use super::{series_points, Analysis};
 use crate::schema::{LoadMode, Report, Scenario};
@@ -346,6 +347,8 @@ pub struct Findings {
     /// The use cases (and the report's own scenarios) the capacity analysis judges, each
     /// matched to the scenario it is judged on.
     pub use_cases: Vec<CapacityTarget>,
+    /// Multi-turn sessions and trace replays: users served, TTFT by turn, caching's effect.
+    pub sessions: SessionFindings,
 }
 
 /// Computes every figure of `report` under `options`.
@@ -360,6 +363,7 @@ pub fn findings(report: &Report, options: &FindingsOptions) -> Findings {
         context: ContextFindings::of(report, stat),
         power: PowerFindings::of(report, stat, options.usd_per_kwh),
         use_cases: targets(report),
+        sessions: SessionFindings::of(report, stat),
     }
 }
 
