@@ -21,6 +21,7 @@ mod viewer_files;
 // and its clock, the load scheduler, and what becomes of each request.
 mod adapters;
 mod arrival;
+mod dispatch;
 mod driver;
 mod endpoint;
 mod output;
@@ -31,6 +32,10 @@ mod records;
 mod scheduler;
 mod suite;
 mod transport;
+// Multi-turn sessions (the conversations and the users who hold them) and trace replay.
+mod session;
+mod trace;
+mod users;
 
 // Side channels sampled during each level.
 mod power;

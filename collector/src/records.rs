@@ -188,6 +188,11 @@ mod tests {
             chunks: vec![],
             queue_wait_s: None,
             engine_timings: None,
+            session: None,
+            cache: None,
+            first_answer_s: None,
+            reasoning_tokens: None,
+            response_id: None,
         }
     }
 

@@ -14,7 +14,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use infermeter_report::{
-    LoadMode, Outcome, RecordsLink, Report, RequestRecord, RunStatus, Scenario, Series, TokenSource,
+    CacheUse, LoadMode, Outcome, RecordsLink, Report, RequestRecord, RunStatus, Scenario, Series,
+    TokenSource,
 };
 
 use crate::adapters::{self, EngineKind};
@@ -27,9 +28,11 @@ use crate::progress::Progress;
 use crate::prompt::{Tokenizer, TokenizerError};
 use crate::prompt_plan::{PromptError, PromptPlan};
 use crate::records::{self, RecordWriter, RecordsError};
-use crate::scheduler::{self, LevelContext, LevelRun};
+use crate::scheduler::{self, LevelContext, LevelRun, Load};
 use crate::scrape::{self, Scraper};
+use crate::session::{SessionError, SessionPlan};
 use crate::suite::{Suite, SuiteError};
+use crate::trace::{TraceError, TracePlan};
 use crate::transport::{self, error_chain};
 use measured::Measured;
 use plan::{level_label, PlannedLevel};
@@ -73,6 +76,10 @@ pub enum RunError {
     #[error(transparent)]
     Prompts(#[from] PromptError),
     #[error(transparent)]
+    Sessions(#[from] SessionError),
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    #[error(transparent)]
     Records(#[from] RecordsError),
     #[error(transparent)]
     Power(#[from] PowerError),
@@ -111,6 +118,10 @@ pub struct Run {
     done: DoneLevels,
     driver: Driver,
     prompts: PromptPlan,
+    /// The conversations of the suite's session scenarios.
+    sessions: SessionPlan,
+    /// The trace a trace suite replays.
+    trace: Option<TracePlan>,
     report: Report,
     outputs: Outputs,
     stop: StopSignal,
@@ -126,7 +137,11 @@ impl Run {
     /// resumed), the endpoint (model, engine, tokenizer) and every scenario's request body.
     /// Fails before anything is measured.
     pub async fn prepare(args: RunArgs, show_progress: bool) -> Result<Run, RunError> {
-        let mut suite = Suite::load(&args.suite)?;
+        let mut suite = match (&args.suite, &args.trace) {
+            (Some(name), _) => Suite::load(name)?,
+            (None, Some(trace)) => Suite::for_trace(trace, args.trace_speed.clone())?,
+            (None, None) => unreachable!("clap requires --suite unless --trace is given"),
+        };
         if args.quick {
             suite = suite.quick();
         }
@@ -145,6 +160,18 @@ impl Run {
         let driver = endpoint.driver(&args, &suite, &levels)?;
         let tokenizer = endpoint.tokenizer(&args).await?;
         let prompts = PromptPlan::new(&driver, &suite, tokenizer, args.api).await?;
+        let sessions = SessionPlan::new(&prompts, &suite).await?;
+        let trace = match suite.loaded_trace.take() {
+            Some(trace) => {
+                let overhead = prompts
+                    .overhead()
+                    .await
+                    .map_err(PromptError::CalibrationPrompt)?;
+                let nonce = u64::from(prompts.ids().run_nonce());
+                Some(TracePlan::new(trace, prompts.tokenizer(), overhead, nonce).await?)
+            }
+            None => None,
+        };
         let records_path = records::records_path(&args.out);
         let (report, done) = match start {
             Start::Fresh => (
@@ -171,6 +198,8 @@ impl Run {
             done,
             driver,
             prompts,
+            sessions,
+            trace,
             report,
             outputs,
             token_source: None,
@@ -198,6 +227,7 @@ impl Run {
         let series = (
             self.suite.scenarios[planned.scenario].id.clone(),
             planned.load.mode(),
+            planned.cache(),
         );
         planned.position < self.done.get(&series).copied().unwrap_or(0)
     }
@@ -208,8 +238,9 @@ impl Run {
     async fn level(&mut self, planned: &PlannedLevel) -> Result<LevelEnd, RunError> {
         let scenario = self.suite.scenarios[planned.scenario].clone();
         let mode = planned.load.mode();
+        let cache = planned.cache();
         self.warm_up(planned.scenario).await;
-        let label = level_label(&scenario.id, mode, planned.record_label);
+        let label = level_label(&scenario.id, mode, planned.record_label, cache);
         self.progress
             .start_level(&label, planned.expected_requests(self.args.trials));
         self.scraper.start().await;
@@ -225,14 +256,23 @@ impl Run {
         };
         let interrupted = measured.interrupted();
         self.token_source = self.token_source.or(measured.token_source());
-        let previous = self.series(&scenario.id, mode).levels.last();
-        let level = measured.level(planned, previous.map(|l| l.concurrency));
+        let previous = self.series(&scenario.id, mode, cache).levels.last();
+        let mut level = measured.level(planned, previous.map(|l| l.concurrency));
+        level.timeline = measured.timeline(self.args.timeline_slice);
         let has_data = level.requests.total() > 0;
         if has_data {
             self.progress.finish_level(&label, &level);
-            self.series(&scenario.id, mode).levels.push(level.clone());
+            self.series(&scenario.id, mode, cache)
+                .levels
+                .push(level.clone());
         }
-        let warnings = measured.warnings(&label, &scenario, self.suite.prompt_caching, &level);
+        let expected = measured::Expected {
+            scenario: &scenario,
+            prompt_caching: self.suite.prompt_caching,
+            cache,
+            trace: self.trace.as_ref().map(TracePlan::trace),
+        };
+        let warnings = measured.warnings(&label, &expected, &level);
         self.report.warnings.extend(warnings);
         if interrupted {
             if has_data {
@@ -252,19 +292,31 @@ impl Run {
     /// Runs the level's trials (`--trials`), stopping after one a stop cut short.
     async fn trials(&self, planned: &PlannedLevel, scenario: &Scenario) -> Vec<LevelRun> {
         let (prompts, outputs, progress) = (&self.prompts, &self.outputs, &self.progress);
-        let prepare = |index: u64| prompts.prepare(planned.scenario, index);
         let on_record = |r: &RequestRecord| {
             outputs.write_record(r);
             progress.on_record(r);
         };
+        let trace = self
+            .trace
+            .as_ref()
+            .filter(|_| matches!(planned.load, Load::Trace { .. }));
+        let sessions = (scenario.session.is_some()).then_some((&self.sessions, planned.scenario));
         let mut runs = Vec::new();
         for trial in 0..self.args.trials {
+            // Each replay of a trace (speed and trial) starts with a cold cache.
+            let salt = planned.position as u64 * 1_000 + u64::from(trial);
+            let prepare = |index: u64| match trace {
+                Some(t) => t.prepare(&self.driver, index, salt),
+                None => prompts.prepare(planned.scenario, index),
+            };
             let ctx = LevelContext {
                 driver: &self.driver,
                 scenario: &scenario.id,
                 concurrency: planned.record_label,
                 trial,
                 prepare: &prepare,
+                sessions,
+                trace,
                 on_record: &on_record,
                 stop: self.stop.receiver(),
                 grace: Duration::from_secs_f64(self.args.grace),
@@ -311,6 +363,11 @@ impl Run {
                 queue_wait_s: None,
                 engine_timings: ex.engine_timings,
                 outcome: ex.outcome,
+                session: None,
+                cache: None,
+                first_answer_s: None,
+                reasoning_tokens: ex.reasoning_tokens,
+                response_id: ex.response_id,
             };
             if record.outcome != Outcome::Ok {
                 tracing::warn!(
@@ -323,12 +380,13 @@ impl Run {
         }
     }
 
-    /// The report's series of `scenario` in `mode`, added (empty) if the report has none yet.
-    fn series(&mut self, scenario: &str, mode: LoadMode) -> &mut Series {
+    /// The report's series of `scenario` in `mode` (and `cache` use), added (empty) if the
+    /// report has none yet.
+    fn series(&mut self, scenario: &str, mode: LoadMode, cache: Option<CacheUse>) -> &mut Series {
         let series = &mut self.report.series;
         let at = match series
             .iter()
-            .position(|s| s.scenario == scenario && s.mode == mode)
+            .position(|s| s.scenario == scenario && s.mode == mode && s.cache == cache)
         {
             Some(i) => i,
             None => {
@@ -339,6 +397,7 @@ impl Run {
                         .then(|| self.suite.rate.as_ref().map(|r| r.arrivals))
                         .flatten(),
                     levels: Vec::new(),
+                    cache,
                 });
                 series.len() - 1
             }

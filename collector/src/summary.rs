@@ -64,6 +64,10 @@ pub fn summary(report: &Report, args: &SummaryArgs) -> String {
             &depth.caption(options.queue_ttft_s),
         ));
     }
+    // Session labels name use cases and can be long: always a space before the figure.
+    for (label, text) in f.sessions.lines() {
+        lines.push(format!("{label:<33} {text}"));
+    }
     for w in &report.warnings {
         lines.push(format!("warning: {w}"));
     }

@@ -10,6 +10,8 @@ mod interrupt;
 mod llama_cpp;
 #[path = "cli/secrets.rs"]
 mod secrets;
+#[path = "cli/sessions.rs"]
+mod sessions;
 #[path = "cli/suite_run.rs"]
 mod suite_run;
 #[path = "cli/summary.rs"]

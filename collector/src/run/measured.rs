@@ -3,12 +3,48 @@
 
 use infermeter_report::aggregate::{self, Trial};
 use infermeter_report::{
-    ClientHealth, Level, Outcome, PowerStats, RequestRecord, Scenario, ServerMetrics, TokenSource,
+    CacheUse, ClientHealth, Level, Outcome, PowerStats, RequestRecord, Scenario, ServerMetrics,
+    Timeline, TokenSource, TraceLevel,
 };
 
 use super::plan::PlannedLevel;
 use crate::arrival::{ClockCounts, MIXED_CLOCKS};
-use crate::scheduler::LevelRun;
+use crate::scheduler::{LevelRun, Load};
+use crate::trace::Trace;
+
+/// What a level's requests were meant to be, for its warnings.
+pub struct Expected<'a> {
+    pub scenario: &'a Scenario,
+    /// The suite's `prompt_caching` (single-request scenarios).
+    pub prompt_caching: bool,
+    /// A session level's cache use.
+    pub cache: Option<CacheUse>,
+    /// The trace a trace level replays: each line says its own lengths.
+    pub trace: Option<&'a Trace>,
+}
+
+impl Expected<'_> {
+    /// The input and output lengths asked of `r`; no input length for a conversation's later
+    /// turn (it carries the answers as they came).
+    fn lengths(&self, r: &RequestRecord) -> (Option<u32>, u32) {
+        if let Some(line) = self.trace.and_then(|t| t.lines.get(r.index as usize)) {
+            return (Some(line.input_tokens), line.output_tokens);
+        }
+        let input = match r.session {
+            Some(s) if s.turn > 1 => None,
+            _ => Some(self.scenario.input_tokens),
+        };
+        (input, self.scenario.output_tokens)
+    }
+
+    /// Whether cached prompt tokens are a surprise.
+    fn cache_expected(&self) -> bool {
+        match self.cache {
+            Some(cache) => cache == CacheUse::Allowed,
+            None => self.prompt_caching || self.trace.is_some(),
+        }
+    }
+}
 
 pub struct Measured {
     /// One per trial, in order; the last may have been cut short by a stop.
@@ -68,17 +104,25 @@ impl Measured {
             event_clock: self.clocks().summary().map(str::to_string),
             ..r.client.clone()
         });
+        match planned.load {
+            Load::Sessions { rate, .. } => {
+                if let Some(sessions) = &mut level.sessions {
+                    sessions.session_rate = Some(rate);
+                }
+            }
+            Load::Trace { speed } => level.trace = Some(TraceLevel { speed }),
+            _ => {}
+        }
         level
     }
 
+    /// The level's timeline in slices of `slice_s` seconds.
+    pub fn timeline(&self, slice_s: f64) -> Option<Timeline> {
+        aggregate::timeline(&self.trials(), slice_s)
+    }
+
     /// Warnings about what the level measured versus what was asked.
-    pub fn warnings(
-        &self,
-        label: &str,
-        scenario: &Scenario,
-        prompt_caching: bool,
-        level: &Level,
-    ) -> Vec<String> {
+    pub fn warnings(&self, label: &str, expected: &Expected<'_>, level: &Level) -> Vec<String> {
         let ok: Vec<&RequestRecord> = self
             .runs
             .iter()
@@ -90,33 +134,37 @@ impl Measured {
             .iter()
             .filter(|r| r.cached_tokens.unwrap_or(0) > 0)
             .count();
-        if cached > 0 && !prompt_caching {
+        if cached > 0 && !expected.cache_expected() {
+            let why = match expected.cache {
+                Some(CacheUse::Defeated) => "with caching defeated",
+                _ => "in a no-cache suite",
+            };
             warnings.push(format!(
-                "{label}: {cached} request(s) reported cached prompt tokens in a no-cache suite; TTFT may be optimistic"
+                "{label}: {cached} request(s) reported cached prompt tokens {why}; TTFT may be optimistic"
             ));
         }
         let wrong_output = ok
             .iter()
-            .filter(|r| r.output_tokens.is_some_and(|n| n != scenario.output_tokens))
+            .filter(|r| r.output_tokens.is_some_and(|n| n != expected.lengths(r).1))
             .count();
         if wrong_output > 0 {
             warnings.push(format!(
-                "{label}: {wrong_output} request(s) produced a different number of output tokens than the {} asked (the engine may ignore ignore_eos/min_tokens)",
-                scenario.output_tokens
+                "{label}: {wrong_output} request(s) produced a different number of output tokens than asked (the engine may ignore ignore_eos/min_tokens)"
             ));
         }
-        let target = f64::from(scenario.input_tokens);
         let off_input = ok
             .iter()
-            .filter(|r| {
-                r.input_tokens
-                    .is_some_and(|n| (f64::from(n) - target).abs() > target * 0.02 + 2.0)
+            .filter(|r| match (r.input_tokens, expected.lengths(r).0) {
+                (Some(n), Some(target)) => {
+                    let target = f64::from(target);
+                    (f64::from(n) - target).abs() > target * 0.02 + 2.0
+                }
+                _ => false,
             })
             .count();
         if off_input > 0 {
             warnings.push(format!(
-                "{label}: {off_input} request(s) had an input length more than 2% away from {}; pass --tokenizer for exact prompts",
-                scenario.input_tokens
+                "{label}: {off_input} request(s) had an input length more than 2% away from the length asked; pass --tokenizer for exact prompts"
             ));
         }
         if level.client.as_ref().is_some_and(|c| c.distorted) {
