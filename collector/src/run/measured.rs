@@ -12,6 +12,10 @@ use crate::arrival::{ClockCounts, MIXED_CLOCKS};
 use crate::scheduler::{LevelRun, Load};
 use crate::trace::Trace;
 
+/// Tokens a chat template may add to a session's first turn (system and user message, the
+/// assistant's opening): ChatML adds 13, Llama-style templates about 15.
+const SESSION_TEMPLATE_ALLOWANCE: f64 = 24.0;
+
 /// What a level's requests were meant to be, for its warnings.
 pub struct Expected<'a> {
     pub scenario: &'a Scenario,
@@ -35,6 +39,17 @@ impl Expected<'_> {
             _ => Some(self.scenario.input_tokens),
         };
         (input, self.scenario.output_tokens)
+    }
+
+    /// How far `r`'s input may be from the length asked: 2% and 2 tokens; a session's first
+    /// turn counts its messages' text, so its chat template may add a few tokens per message.
+    fn input_slack(&self, r: &RequestRecord, target: f64) -> f64 {
+        let template = if r.session.is_some() && self.trace.is_none() {
+            SESSION_TEMPLATE_ALLOWANCE
+        } else {
+            0.0
+        };
+        target * 0.02 + 2.0 + template
     }
 
     /// Whether cached prompt tokens are a surprise.
@@ -157,14 +172,14 @@ impl Measured {
             .filter(|r| match (r.input_tokens, expected.lengths(r).0) {
                 (Some(n), Some(target)) => {
                     let target = f64::from(target);
-                    (f64::from(n) - target).abs() > target * 0.02 + 2.0
+                    (f64::from(n) - target).abs() > expected.input_slack(r, target)
                 }
                 _ => false,
             })
             .count();
         if off_input > 0 {
             warnings.push(format!(
-                "{label}: {off_input} request(s) had an input length more than 2% away from the length asked; pass --tokenizer for exact prompts"
+                "{label}: {off_input} request(s) had an input length more than 2% away from the length asked; pass --tokenizer (the model's tokenizer.json) for exact prompts"
             ));
         }
         if level.client.as_ref().is_some_and(|c| c.distorted) {

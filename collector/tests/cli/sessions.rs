@@ -99,6 +99,15 @@ async fn chat_sessions_record_the_simulators_cache_and_caching_lowers_later_turn
     assert!(out.status.success(), "{}", text(&out));
     let report = read_report(&report_path);
     assert_eq!(report.status, RunStatus::Complete);
+    // Lengths and cache as asked (a busy machine may still add a client-lag warning).
+    assert!(
+        report
+            .warnings
+            .iter()
+            .all(|w| w.contains("sent requests late")),
+        "{:?}",
+        report.warnings
+    );
     let shape = report.scenarios[0].session.as_ref().unwrap();
     assert_eq!((shape.system_prompt_tokens, shape.turns), (1024, 5));
     let caches: Vec<Option<CacheUse>> = report.series.iter().map(|s| s.cache).collect();
