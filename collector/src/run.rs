@@ -85,6 +85,10 @@ pub enum RunError {
     Power(#[from] PowerError),
 }
 
+/// Requests of one level run told apart in a prompt's id (the rest of its 10 digits number the
+/// level runs).
+const LEVEL_REQUESTS: u64 = 10_000_000;
+
 /// Runs the benchmark described by `args`.
 pub async fn run(args: RunArgs, show_progress: bool) -> Result<RunEnd, RunError> {
     Run::prepare(args, show_progress).await?.execute().await
@@ -129,6 +133,8 @@ pub struct Run {
     scraper: Scraper,
     /// Per scenario: whether its warmup requests were sent.
     warmed: Vec<bool>,
+    /// Level runs (levels times trials) so far: each numbers its requests' prompts apart.
+    level_runs: AtomicU64,
     token_source: Option<TokenSource>,
 }
 
@@ -189,6 +195,7 @@ impl Run {
         let outputs = Outputs::open(args.out.clone(), records_path, args.resume)?;
         Ok(Run {
             warmed: vec![false; suite.scenarios.len()],
+            level_runs: AtomicU64::new(0),
             stop: StopSignal::listen(),
             progress: Progress::new(show_progress),
             scraper: Scraper::new(endpoint.side_client, endpoint.metrics_url),
@@ -303,11 +310,16 @@ impl Run {
         let sessions = (scenario.session.is_some()).then_some((&self.sessions, planned.scenario));
         let mut runs = Vec::new();
         for trial in 0..self.args.trials {
-            // Each replay of a trace (speed and trial) starts with a cold cache.
-            let salt = planned.position as u64 * 1_000 + u64::from(trial);
+            // Every level run (and trial) has prompts of its own: request 0 of one level must
+            // not find request 0 of the last in an engine's prefix cache, nor a trace's replay
+            // the previous speed's blocks.
+            let serial = self.level_runs.fetch_add(1, Ordering::Relaxed);
             let prepare = |index: u64| match trace {
-                Some(t) => t.prepare(&self.driver, index, salt),
-                None => prompts.prepare(planned.scenario, index),
+                Some(t) => t.prepare(&self.driver, index, serial),
+                None => prompts.prepare(
+                    planned.scenario,
+                    serial % 1_000 * LEVEL_REQUESTS + index % LEVEL_REQUESTS,
+                ),
             };
             let ctx = LevelContext {
                 driver: &self.driver,

@@ -20,6 +20,7 @@ use crate::dispatch::{self, Dispatcher, InFlight};
 use crate::driver::{Driver, Exchange};
 use crate::session::SessionPlan;
 use crate::trace::TracePlan;
+use crate::users::{SessionRate, UsersLoad};
 
 /// A request ready to send.
 #[derive(Debug, Clone)]
@@ -59,21 +60,10 @@ pub enum Load {
         duration: Duration,
         seed: u64,
     },
-    /// `users` simultaneous users, each running `sessions_per_user` sessions one after another.
-    Users {
-        users: u32,
-        sessions_per_user: u32,
-        cache: CacheUse,
-        seed: u64,
-    },
-    /// New sessions arriving open-loop at `rate` per second for `duration`.
-    Sessions {
-        rate: f64,
-        arrivals: Arrivals,
-        duration: Duration,
-        cache: CacheUse,
-        seed: u64,
-    },
+    /// Simultaneous users, each running its sessions one after another.
+    Users(UsersLoad),
+    /// New sessions arriving open-loop.
+    Sessions(SessionRate),
     /// The trace's requests at their scheduled times, `speed` times faster than recorded.
     Trace {
         speed: f64,
@@ -94,8 +84,9 @@ impl Load {
 
     /// Whether the level's conversations may use the prefix cache (session loads).
     pub fn cache(&self) -> Option<CacheUse> {
-        match *self {
-            Load::Users { cache, .. } | Load::Sessions { cache, .. } => Some(cache),
+        match self {
+            Load::Users(u) => Some(u.cache),
+            Load::Sessions(s) => Some(s.cache),
             _ => None,
         }
     }
@@ -183,36 +174,12 @@ pub async fn run_level(ctx: LevelContext<'_>, load: Load) -> LevelRun {
             let duration = schedule.last().copied().unwrap_or_default();
             run_open_loop(&ctx, start, LoadMode::Trace, schedule, duration).await
         }
-        Load::Users {
-            users,
-            sessions_per_user,
-            cache,
-            seed,
-        } => {
+        Load::Users(load) => {
             let (plan, scenario) = ctx.sessions.expect("a users level has its sessions");
-            let load = crate::users::UsersLoad {
-                users,
-                sessions_per_user,
-                cache,
-                seed,
-            };
             crate::users::run_users(&ctx, plan, scenario, start, load).await
         }
-        Load::Sessions {
-            rate,
-            arrivals,
-            duration,
-            cache,
-            seed,
-        } => {
+        Load::Sessions(load) => {
             let (plan, scenario) = ctx.sessions.expect("a sessions level has its sessions");
-            let schedule = arrival_offsets(rate, arrivals, duration, seed);
-            let load = crate::users::SessionArrivals {
-                schedule,
-                duration,
-                cache,
-                seed,
-            };
             crate::users::run_session_arrivals(&ctx, plan, scenario, start, load).await
         }
     };

@@ -335,6 +335,11 @@ mod tests {
         let suite = Suite::load(&format!("{dir}/suites/example.toml")).unwrap();
         assert_eq!(suite.name, "example");
         assert!(suite.rate.is_some());
+        let sessions = Suite::load(&format!("{dir}/suites/sessions.toml")).unwrap();
+        let ids: Vec<&str> = sessions.scenarios.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["chat", "agent"]);
+        assert!(sessions.scenarios.iter().all(|s| s.session.is_some()));
+        assert_eq!(sessions.session_rate.unwrap().rates, [0.5, 1.0]);
     }
 
     #[test]

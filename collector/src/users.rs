@@ -10,29 +10,32 @@ use std::time::{Duration, Instant};
 
 use futures::stream::{FuturesUnordered, StreamExt};
 use infermeter_report::aggregate::Window;
-use infermeter_report::{CacheUse, LoadMode, Outcome};
+use infermeter_report::{Arrivals, CacheUse, LoadMode, Outcome};
 use tokio::sync::{mpsc, watch};
 
 use crate::dispatch::Dispatcher;
-use crate::scheduler::{Done, LevelContext, LevelRun, Recorder};
+use crate::scheduler::{arrival_offsets, Done, LevelContext, LevelRun, Recorder};
 use crate::session::{Conversation, SessionPlan, Thinker};
 
 /// N users, each running its sessions one after another.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct UsersLoad {
     pub users: u32,
     pub sessions_per_user: u32,
     pub cache: CacheUse,
+    /// Of the think times.
     pub seed: u64,
 }
 
-/// Sessions starting at the given offsets from the level start.
-#[derive(Debug, Clone)]
-pub struct SessionArrivals {
-    pub schedule: Vec<Duration>,
-    /// How long arrivals were offered: the window lasts at least this.
+/// New sessions arriving open-loop at `rate` per second for `duration`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SessionRate {
+    pub rate: f64,
+    pub arrivals: Arrivals,
+    /// How long arrivals are offered: the window lasts at least this.
     pub duration: Duration,
     pub cache: CacheUse,
+    /// Of the arrivals and the think times.
     pub seed: u64,
 }
 
@@ -91,11 +94,11 @@ pub async fn run_session_arrivals(
     plan: &SessionPlan,
     scenario: usize,
     start: Instant,
-    load: SessionArrivals,
+    load: SessionRate,
 ) -> LevelRun {
     let level = Sessions::new(ctx, plan, scenario, load.cache);
-    let tasks: Vec<Task> = load
-        .schedule
+    let schedule = arrival_offsets(load.rate, load.arrivals, load.duration, load.seed);
+    let tasks: Vec<Task> = schedule
         .iter()
         .enumerate()
         .map(|(session, offset)| {

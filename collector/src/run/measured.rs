@@ -120,9 +120,9 @@ impl Measured {
             ..r.client.clone()
         });
         match planned.load {
-            Load::Sessions { rate, .. } => {
+            Load::Sessions(s) => {
                 if let Some(sessions) = &mut level.sessions {
-                    sessions.session_rate = Some(rate);
+                    sessions.session_rate = Some(s.rate);
                 }
             }
             Load::Trace { speed } => level.trace = Some(TraceLevel { speed }),

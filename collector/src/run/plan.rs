@@ -10,6 +10,7 @@ use infermeter_report::{CacheUse, LoadMode};
 use crate::cli::ModeName;
 use crate::scheduler::Load;
 use crate::suite::Suite;
+use crate::users::{SessionRate, UsersLoad};
 
 /// One level of the plan.
 #[derive(Debug, Clone)]
@@ -109,12 +110,12 @@ fn session_levels(
             for (position, &users) in u.levels.iter().enumerate() {
                 levels.push(PlannedLevel {
                     scenario,
-                    load: Load::Users {
+                    load: Load::Users(UsersLoad {
                         users,
                         sessions_per_user: u.sessions_per_user,
                         cache,
                         seed: u.seed.wrapping_add(position as u64),
-                    },
+                    }),
                     record_label: users,
                     request_rate: None,
                     position,
@@ -127,13 +128,13 @@ fn session_levels(
             for (position, &rate) in r.rates.iter().enumerate() {
                 levels.push(PlannedLevel {
                     scenario,
-                    load: Load::Sessions {
+                    load: Load::Sessions(SessionRate {
                         rate,
                         arrivals: r.arrivals,
                         duration: Duration::from_secs_f64(r.duration_s),
                         cache,
                         seed: r.seed.wrapping_add(position as u64),
-                    },
+                    }),
                     record_label: position as u32 + 1,
                     request_rate: None,
                     position,
@@ -150,8 +151,8 @@ pub fn max_in_flight(levels: &[PlannedLevel]) -> usize {
         .iter()
         .map(|l| match l.load {
             Load::Peak { concurrency, .. } | Load::Burst { concurrency } => concurrency as usize,
-            Load::Users { users, .. } => users as usize,
-            Load::Rate { .. } | Load::Sessions { .. } | Load::Trace { .. } => 64,
+            Load::Users(u) => u.users as usize,
+            Load::Rate { .. } | Load::Sessions(_) | Load::Trace { .. } => 64,
         })
         .max()
         .unwrap_or(1)
@@ -190,7 +191,7 @@ impl PlannedLevel {
     /// the series (`previous`) as the schema wants.
     pub fn report_concurrency(&self, max_in_flight: u32, previous: Option<u32>) -> u32 {
         match self.load {
-            Load::Rate { .. } | Load::Sessions { .. } | Load::Trace { .. } => {
+            Load::Rate { .. } | Load::Sessions(_) | Load::Trace { .. } => {
                 max_in_flight.max(1).max(previous.map_or(0, |p| p + 1))
             }
             _ => self.record_label,

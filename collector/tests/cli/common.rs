@@ -4,7 +4,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use infermeter_report::RequestRecord;
+use infermeter_report::{Report, RequestRecord};
 use infermeter_sim::{RunningSim, SimArgs};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_infermeter");
@@ -122,6 +122,19 @@ pub fn check_json_schema(report: &Path) {
     {
         violations(&records, &serde_json::from_str(line).unwrap());
     }
+}
+
+/// Lengths and cache as asked: the report's only warnings, if any, are a busy machine's
+/// client lag.
+pub fn assert_only_lag_warnings(report: &Report) {
+    assert!(
+        report
+            .warnings
+            .iter()
+            .all(|w| w.contains("sent requests late")),
+        "{:?}",
+        report.warnings
+    );
 }
 
 pub fn text(out: &Output) -> String {

@@ -99,15 +99,7 @@ async fn chat_sessions_record_the_simulators_cache_and_caching_lowers_later_turn
     assert!(out.status.success(), "{}", text(&out));
     let report = read_report(&report_path);
     assert_eq!(report.status, RunStatus::Complete);
-    // Lengths and cache as asked (a busy machine may still add a client-lag warning).
-    assert!(
-        report
-            .warnings
-            .iter()
-            .all(|w| w.contains("sent requests late")),
-        "{:?}",
-        report.warnings
-    );
+    assert_only_lag_warnings(&report);
     let shape = report.scenarios[0].session.as_ref().unwrap();
     assert_eq!((shape.system_prompt_tokens, shape.turns), (1024, 5));
     let caches: Vec<Option<CacheUse>> = report.series.iter().map(|s| s.cache).collect();
@@ -351,5 +343,41 @@ async fn session_arrivals_on_a_reasoning_model() {
         assert!(r.first_answer_s.unwrap() >= r.ttft_s.unwrap());
         assert_eq!(r.output_tokens, Some(40));
     }
+    sim.shutdown().await;
+}
+
+/// Single-request scenarios stay uncached on an engine with a prefix cache (vLLM's default):
+/// no request shares a prefix with another, in its level or any earlier one.
+#[tokio::test(flavor = "multi_thread")]
+async fn single_prompts_never_meet_a_prefix_cache() {
+    let sim = start_sim(SimArgs {
+        prefix_cache: true,
+        ..fast_sim_args()
+    })
+    .await;
+    let dir = out_dir("single-prompts-uncached");
+    let suite = small_suite(
+        &dir,
+        "name = 'uncached'\nwarmup = 1\n\
+         [[scenario]]\nid = 'a'\nname = 'A'\ninput_tokens = 600\noutput_tokens = 8\n\
+         [peak]\nlevels = [1, 2]\nrequests_per_slot = 2\nmin_seconds = 0\n[burst]\nlevels = [1, 2]\n",
+    );
+    let report_path = dir.join("report.json");
+    let args = run_args(
+        &sim.base_url(),
+        suite.to_str().unwrap(),
+        &report_path,
+        &["--quiet"],
+    );
+    let out = infermeter(&args, &[]).await;
+    assert!(out.status.success(), "{}", text(&out));
+    let records = read_records(&report_path);
+    assert!(records.len() > 10);
+    assert!(
+        records.iter().all(|r| r.cached_tokens == Some(0)),
+        "{:?}",
+        records.iter().map(|r| r.cached_tokens).collect::<Vec<_>>()
+    );
+    assert_only_lag_warnings(&read_report(&report_path));
     sim.shutdown().await;
 }
