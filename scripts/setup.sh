@@ -53,4 +53,13 @@ if ! cmp -s "$root/tools/package.json" "$npm_dir/package.json" || [ ! -d "$npm_d
   cp "$root/tools/package.json" "$npm_dir/package.json"
   (cd "$npm_dir" && npm install --no-audit --no-fund --loglevel=error)
 fi
+# kubernetes-validate (PyPI) checks deploy/kubernetes and `infermeter k8s-manifest` output
+# against the Kubernetes schemas, which ship inside the package: no network when it runs.
+kv_version=$(tool_version kubernetes-validate)
+kv_venv="$cache/venv-kubernetes-validate"
+if ! "$kv_venv/bin/kubernetes-validate" --version 2>/dev/null | grep -q "$kv_version"; then
+  say "installing kubernetes-validate $kv_version from PyPI into $kv_venv"
+  python3 -m venv "$kv_venv"
+  "$kv_venv/bin/pip" install --quiet --disable-pip-version-check "kubernetes-validate==$kv_version"
+fi
 say "tools ready"

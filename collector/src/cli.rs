@@ -35,6 +35,12 @@ pub enum LogFormat {
 pub enum Command {
     /// Run a benchmark suite against an endpoint and write a report.
     Run(Box<RunArgs>),
+    /// Merge the reports of a sharded run's shards (`run --shard I/N`) into one, every level
+    /// rebuilt from all their records.
+    Merge(crate::merge::MergeArgs),
+    /// Write the Kubernetes manifests of a sharded run (an Indexed Job of N shards, a results
+    /// volume, the merge Job), its start time computed once.
+    K8sManifest(crate::k8s::K8sArgs),
     /// Print the highlight figures of a report.
     Summary(SummaryArgs),
     /// Check a report file and explain any problem (exit 1 on problems).
@@ -161,6 +167,8 @@ pub struct RunArgs {
     /// Server metrics URL (default: `/metrics` next to the base URL).
     #[arg(long)]
     pub metrics_url: Option<String>,
+    #[command(flatten)]
+    pub shard: crate::shard::ShardArgs,
 }
 
 impl RunArgs {

@@ -8,6 +8,8 @@ mod calibrate;
 mod cli;
 mod cli_docs;
 mod export;
+mod k8s;
+mod merge;
 mod run;
 mod summary;
 // `pub` only because `RunningView::addr` is read by view's own tests alone: in a private
@@ -30,6 +32,7 @@ mod prompt;
 mod prompt_plan;
 mod records;
 mod scheduler;
+mod shard;
 mod suite;
 mod transport;
 // Multi-turn sessions (the conversations and the users who hold them) and trace replay.
@@ -103,6 +106,14 @@ async fn dispatch(command: Command, show_progress: bool) -> anyhow::Result<ExitC
         Command::View(args) => view::run(args).await.map(|()| ExitCode::SUCCESS),
         Command::BenchTiming(args) => {
             bench_timing::run(args).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Merge(args) => {
+            println!("{}", merge::merge(&args)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::K8sManifest(args) => {
+            println!("{}", k8s::write(&args)?);
             Ok(ExitCode::SUCCESS)
         }
         Command::Export(args) => {

@@ -193,6 +193,7 @@ mod tests {
             first_answer_s: None,
             reasoning_tokens: None,
             response_id: None,
+            shard: None,
         }
     }
 

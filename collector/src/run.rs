@@ -11,8 +11,9 @@ mod stop;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use infermeter_report::aggregate;
 use infermeter_report::{
     CacheUse, LoadMode, Outcome, RecordsLink, Report, RequestRecord, RunStatus, Scenario, Series,
     TokenSource,
@@ -31,11 +32,14 @@ use crate::records::{self, RecordWriter, RecordsError};
 use crate::scheduler::{self, LevelContext, LevelRun, Load};
 use crate::scrape::{self, Scraper};
 use crate::session::{SessionError, SessionPlan};
+use crate::shard::{self as sharding, ShardError, ShardRun};
 use crate::suite::{Suite, SuiteError};
 use crate::trace::{TraceError, TracePlan};
 use crate::transport::{self, error_chain};
 use measured::Measured;
-use plan::{level_label, PlannedLevel};
+#[cfg(test)]
+pub use plan::plan;
+pub use plan::{level_label, rate_concurrency, PlannedLevel};
 use resume::{DoneLevels, WAS_INTERRUPTED};
 use stop::StopSignal;
 
@@ -83,6 +87,8 @@ pub enum RunError {
     Records(#[from] RecordsError),
     #[error(transparent)]
     Power(#[from] PowerError),
+    #[error(transparent)]
+    Shard(#[from] ShardError),
 }
 
 /// Requests of one level run told apart in a prompt's id (the rest of its 10 digits number the
@@ -136,6 +142,8 @@ pub struct Run {
     /// Level runs (levels times trials) so far: each numbers its requests' prompts apart.
     level_runs: AtomicU64,
     token_source: Option<TokenSource>,
+    /// This shard's schedule and share, in a sharded run (`--shard`).
+    shard: Option<ShardRun>,
 }
 
 impl Run {
@@ -155,8 +163,15 @@ impl Run {
         if levels.is_empty() {
             return Err(RunError::NoLevels { suite: suite.name });
         }
+        let mut shard = ShardRun::new(&args.shard, &suite, &levels, args.trials, args.resume)?;
         let start = output::prepare(&args.out, args.force, args.resume)?;
         let endpoint = Endpoint::discover(&args).await?;
+        if let Some(shard) = &mut shard {
+            let url = format!("{}/models", args.base_url.trim_end_matches('/'));
+            shard
+                .check_clock(&endpoint.side_client, &url, endpoint.key.as_ref())
+                .await;
+        }
         tracing::info!(
             model = endpoint.model,
             engine = endpoint.engine.display_name(),
@@ -181,13 +196,16 @@ impl Run {
         let records_path = records::records_path(&args.out);
         let (report, done) = match start {
             Start::Fresh => (
-                metadata::new_report(
-                    &args,
-                    &suite,
-                    &endpoint.model,
-                    endpoint.engine,
-                    &endpoint.info,
-                ),
+                Report {
+                    sharding: shard.as_ref().map(ShardRun::sharding),
+                    ..metadata::new_report(
+                        &args,
+                        &suite,
+                        &endpoint.model,
+                        endpoint.engine,
+                        &endpoint.info,
+                    )
+                },
                 DoneLevels::new(),
             ),
             Start::Resume(partial) => resume::resume(*partial, &records_path)?,
@@ -210,6 +228,7 @@ impl Run {
             report,
             outputs,
             token_source: None,
+            shard,
         })
     }
 
@@ -246,13 +265,22 @@ impl Run {
         let scenario = self.suite.scenarios[planned.scenario].clone();
         let mode = planned.load.mode();
         let cache = planned.cache();
-        self.warm_up(planned.scenario).await;
+        self.warm_up(planned.scenario).await?;
         let label = level_label(&scenario.id, mode, planned.record_label, cache);
         self.progress
             .start_level(&label, planned.expected_requests(self.args.trials));
         self.scraper.start().await;
         let power = PowerSampler::start(&self.args.power).await?;
-        let runs = self.trials(planned, &scenario).await;
+        let (runs, late_s) = self.trials(planned, &scenario).await?;
+        if let Some(shard) = &self.shard {
+            let part = shard.level(&scenario.id, planned, &runs, &late_s);
+            self.report
+                .warnings
+                .extend(sharding::late_warnings(&label, &part));
+            if let Some(sharding) = &mut self.report.sharding {
+                sharding.shards[0].levels.push(part);
+            }
+        }
         let measured = Measured {
             runs,
             server: self.scraper.stop().await,
@@ -273,11 +301,18 @@ impl Run {
                 .levels
                 .push(level.clone());
         }
-        let expected = measured::Expected {
+        let trace_lengths: Option<Vec<(u32, u32)>> = self.trace.as_ref().map(|t| {
+            let lines = &t.trace().lines;
+            lines
+                .iter()
+                .map(|l| (l.input_tokens, l.output_tokens))
+                .collect()
+        });
+        let expected = aggregate::Expected {
             scenario: &scenario,
             prompt_caching: self.suite.prompt_caching,
             cache,
-            trace: self.trace.as_ref().map(TracePlan::trace),
+            trace_lengths: trace_lengths.as_deref(),
         };
         let warnings = measured.warnings(&label, &expected, &level);
         self.report.warnings.extend(warnings);
@@ -296,8 +331,13 @@ impl Run {
         Ok(LevelEnd::Complete)
     }
 
-    /// Runs the level's trials (`--trials`), stopping after one a stop cut short.
-    async fn trials(&self, planned: &PlannedLevel, scenario: &Scenario) -> Vec<LevelRun> {
+    /// Runs the level's trials (`--trials`), stopping after one a stop cut short; with how late
+    /// each began on a sharded run's schedule.
+    async fn trials(
+        &self,
+        planned: &PlannedLevel,
+        scenario: &Scenario,
+    ) -> Result<(Vec<LevelRun>, Vec<f64>), RunError> {
         let (prompts, outputs, progress) = (&self.prompts, &self.outputs, &self.progress);
         let on_record = |r: &RequestRecord| {
             outputs.write_record(r);
@@ -309,6 +349,7 @@ impl Run {
             .filter(|_| matches!(planned.load, Load::Trace { .. }));
         let sessions = (scenario.session.is_some()).then_some((&self.sessions, planned.scenario));
         let mut runs = Vec::new();
+        let mut late = Vec::new();
         for trial in 0..self.args.trials {
             // Every level run (and trial) has prompts of its own: request 0 of one level must
             // not find request 0 of the last in an engine's prefix cache, nor a trace's replay
@@ -321,6 +362,15 @@ impl Run {
                     serial % 1_000 * LEVEL_REQUESTS + index % LEVEL_REQUESTS,
                 ),
             };
+            let (origin, late_s, load) = match &self.shard {
+                Some(shard) => {
+                    let stop = self.stop.receiver();
+                    let (origin, late_s) = shard.wait_trial(planned, trial, stop).await?;
+                    (origin, late_s, shard.load(planned.load))
+                }
+                None => (Instant::now(), 0.0, planned.load),
+            };
+            late.push(late_s);
             let ctx = LevelContext {
                 driver: &self.driver,
                 scenario: &scenario.id,
@@ -332,22 +382,29 @@ impl Run {
                 on_record: &on_record,
                 stop: self.stop.receiver(),
                 grace: Duration::from_secs_f64(self.args.grace),
+                origin,
+                part: self.shard.as_ref().map(|s| s.part),
             };
-            let run = scheduler::run_level(ctx, planned.load).await;
+            let run = scheduler::run_level(ctx, load).await;
             let stopped = run.interrupted;
             runs.push(run);
             if stopped {
                 break;
             }
         }
-        runs
+        Ok((runs, late))
     }
 
     /// Sends a scenario's warmup requests, one at a time, before its first level: recorded as
     /// warmup, never measured.
-    async fn warm_up(&mut self, scenario_index: usize) {
+    async fn warm_up(&mut self, scenario_index: usize) -> Result<(), RunError> {
         if std::mem::replace(&mut self.warmed[scenario_index], true) {
-            return;
+            return Ok(());
+        }
+        if let Some(shard) = &self.shard {
+            shard
+                .wait_warmup(scenario_index, self.stop.receiver())
+                .await?;
         }
         let scenario = &self.suite.scenarios[scenario_index];
         for i in 0..self.suite.warmup {
@@ -380,6 +437,7 @@ impl Run {
                 first_answer_s: None,
                 reasoning_tokens: ex.reasoning_tokens,
                 response_id: ex.response_id,
+                shard: self.shard.as_ref().map(|s| s.part.index),
             };
             if record.outcome != Outcome::Ok {
                 tracing::warn!(
@@ -390,31 +448,18 @@ impl Run {
             }
             self.outputs.write_record(&record);
         }
+        Ok(())
     }
 
     /// The report's series of `scenario` in `mode` (and `cache` use), added (empty) if the
     /// report has none yet.
     fn series(&mut self, scenario: &str, mode: LoadMode, cache: Option<CacheUse>) -> &mut Series {
-        let series = &mut self.report.series;
-        let at = match series
-            .iter()
-            .position(|s| s.scenario == scenario && s.mode == mode && s.cache == cache)
-        {
-            Some(i) => i,
-            None => {
-                series.push(Series {
-                    scenario: scenario.into(),
-                    mode,
-                    arrivals: (mode == LoadMode::Rate)
-                        .then(|| self.suite.rate.as_ref().map(|r| r.arrivals))
-                        .flatten(),
-                    levels: Vec::new(),
-                    cache,
-                });
-                series.len() - 1
-            }
-        };
-        &mut series[at]
+        let rate = self.suite.rate.as_ref();
+        self.report.series_mut(scenario, mode, cache, || {
+            (mode == LoadMode::Rate)
+                .then(|| rate.map(|r| r.arrivals))
+                .flatten()
+        })
     }
 
     /// Writes the report as it stands, with the records file's name and count.
@@ -429,6 +474,9 @@ impl Run {
     fn finish(mut self, interrupted: bool) -> Result<RunEnd, RunError> {
         self.report.series.retain(|s| !s.levels.is_empty());
         self.report.metadata.finished_at = Some(chrono::Utc::now().to_rfc3339());
+        if let Some(sharding) = &mut self.report.sharding {
+            ShardRun::finish(sharding);
+        }
         let end = if interrupted || self.stop.is_set() {
             let name = self.stop.name();
             self.report.status = RunStatus::Partial {

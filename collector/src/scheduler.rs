@@ -19,6 +19,7 @@ use crate::arrival::ClockCounts;
 use crate::dispatch::{self, Dispatcher, InFlight};
 use crate::driver::{Driver, Exchange};
 use crate::session::SessionPlan;
+use crate::shard::Part;
 use crate::trace::TracePlan;
 use crate::users::{SessionRate, UsersLoad};
 
@@ -110,6 +111,11 @@ pub struct LevelContext<'a> {
     pub stop: watch::Receiver<bool>,
     /// How long in-flight requests may finish after a stop.
     pub grace: Duration,
+    /// When the level starts: records and window count from it (a sharded run's step start).
+    pub origin: Instant,
+    /// In a sharded run, this shard: it sends only its arrivals of a rate level, and stamps
+    /// its records.
+    pub part: Option<Part>,
 }
 
 /// The outcome of one level trial.
@@ -142,7 +148,7 @@ pub struct Done {
 /// Runs the level to completion (or until stopped).
 pub async fn run_level(ctx: LevelContext<'_>, load: Load) -> LevelRun {
     let probe = LoopProbe::start();
-    let start = Instant::now();
+    let start = ctx.origin;
     let mut run = match load {
         Load::Peak {
             concurrency,
@@ -360,10 +366,16 @@ async fn run_peak(
     let mut window_start: Option<Instant> = None;
     let mut in_window_done = 0u64;
     let mut interrupted = false;
+    let min_end = tokio::time::Instant::from_std(start + min_duration);
     let drain_start = loop {
         let done = tokio::select! {
             biased;
             _ = stop.wait_for(|s| *s) => { interrupted = true; break Instant::now(); }
+            // Once enough requests finished, the drain starts at `min_duration` on the dot,
+            // not at the next completion after it (a sharded level's shards drain together).
+            _ = tokio::time::sleep_until(min_end), if in_window_done >= target_in_window => {
+                break Instant::now();
+            }
             done = set.join_next() => done,
         };
         let Some(done) = done else {
@@ -444,8 +456,13 @@ async fn run_open_loop(
     let mut set = JoinSet::new();
     let mut stop = ctx.stop.clone();
     let mut interrupted = false;
-    for (index, offset) in schedule.into_iter().enumerate() {
-        let index = index as u64;
+    // A sharded run's shard sends only its arrivals (by their number).
+    let owned = schedule
+        .into_iter()
+        .enumerate()
+        .map(|(index, offset)| (index as u64, offset))
+        .filter(|(index, _)| ctx.part.is_none_or(|part| part.owns(*index)));
+    for (index, offset) in owned {
         // Absolute schedule: each arrival is placed from the level start, so lateness never
         // accumulates into drift. Finished requests are recorded until it is time to hand this
         // one to the dispatcher.
@@ -568,6 +585,7 @@ fn to_record(
         first_answer_s: ex.first_answer.map(|t| secs(origin, t)),
         reasoning_tokens: ex.reasoning_tokens,
         response_id: ex.response_id,
+        shard: ctx.part.map(|p| p.index),
     }
 }
 

@@ -291,6 +291,7 @@ mod tests {
             series: vec![],
             records: None,
             warnings: vec![],
+            sharding: None,
         }
     }
 

@@ -6,12 +6,16 @@ mod common;
 mod faults;
 #[path = "cli/interrupt.rs"]
 mod interrupt;
+#[path = "cli/k8s.rs"]
+mod k8s;
 #[path = "cli/llama_cpp.rs"]
 mod llama_cpp;
 #[path = "cli/secrets.rs"]
 mod secrets;
 #[path = "cli/sessions.rs"]
 mod sessions;
+#[path = "cli/shards.rs"]
+mod shards;
 #[path = "cli/suite_run.rs"]
 mod suite_run;
 #[path = "cli/summary.rs"]

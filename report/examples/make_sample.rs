@@ -102,6 +102,7 @@ fn main() {
         series,
         records: None,
         warnings: Vec::new(),
+        sharding: None,
     };
     let path =
         Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("run with cargo run --example"))

@@ -10,8 +10,10 @@ use crate::schema::{
 };
 use crate::stats::{confidence_interval_95, Distribution};
 
+mod expected;
 mod workload;
 
+pub use expected::{warnings, Expected};
 pub use workload::{prompt_cache, session_level, timeline, DEFAULT_SLICE_S};
 
 /// The measurement window of one trial of a level, seconds after that trial's start.
@@ -71,6 +73,19 @@ pub fn level(concurrency: u32, request_rate: Option<f64>, trials: &[Trial<'_>]) 
         sessions: session_level(&all),
         trace: None,
         timeline: None,
+    }
+}
+
+/// The server's figures of a level: what its `/metrics` said (`scraped`), with the engine's
+/// own speeds from the records where it reports them.
+pub fn server(scraped: Option<ServerMetrics>, trials: &[Trial<'_>]) -> Option<ServerMetrics> {
+    match (scraped, engine_speeds(trials)) {
+        (Some(scraped), Some(speeds)) => Some(ServerMetrics {
+            engine_prefill_tok_s: speeds.engine_prefill_tok_s,
+            engine_decode_tok_s: speeds.engine_decode_tok_s,
+            ..scraped
+        }),
+        (scraped, speeds) => scraped.or(speeds),
     }
 }
 
@@ -286,6 +301,7 @@ mod tests {
             first_answer_s: None,
             reasoning_tokens: None,
             response_id: None,
+            shard: None,
         }
     }
 

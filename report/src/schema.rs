@@ -23,7 +23,8 @@ pub use workload::*;
 /// 1.1.0: `ClientHealth::event_clock`.
 /// 1.2.0: sessions (`users` and `sessions` modes, `Scenario::session`, `Series::cache`,
 /// `Level::sessions`), trace replay (`trace` mode), reasoning (`first_answer_s`,
-/// `reasoning_tokens`), `Level::prompt_cache` and `Level::timeline`.
+/// `reasoning_tokens`), `Level::prompt_cache` and `Level::timeline`; sharded runs
+/// (`Report::sharding`, `RequestRecord::shard`).
 pub const SCHEMA_VERSION: &str = "1.2.0";
 
 /// One benchmark run: what was measured, on what, and every measured level.
@@ -46,6 +47,11 @@ pub struct Report {
     /// Warnings raised while measuring (cache hits in a no-cache suite, output length mismatches, ...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Set when the load came from several client processes (`infermeter run --shard I/N`):
+    /// in a shard's report, that shard; in the report `infermeter merge` made of them, every
+    /// shard.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sharding: Option<Sharding>,
 }
 
 /// What was benchmarked and how.
@@ -550,6 +556,98 @@ pub struct RequestRecord {
     /// The response's `id` as the server named it, to find the request in the server's logs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_id: Option<String>,
+    /// The shard that sent it, in a sharded run (see [`Sharding`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<u32>,
+}
+
+/// A run whose load came from several client processes, each sending its share of every level
+/// on one schedule, so that all enter and leave each level together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Sharding {
+    /// Shards in the run.
+    pub count: u32,
+    /// RFC 3339 time at which every shard began its schedule (`--start-at`).
+    pub start_at: String,
+    /// Seconds a peak level keeps its requests in flight (`--level-seconds`).
+    pub level_seconds: f64,
+    /// Seconds given to each level's requests to finish after its load, and to each scenario's
+    /// warmup (`--drain-seconds`).
+    pub drain_seconds: f64,
+    /// In a shard's report, that shard; in a merged report, every shard in index order.
+    pub shards: Vec<ShardPart>,
+}
+
+/// One shard of a sharded run: where it ran, its clock, and its part of every level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ShardPart {
+    /// From 0 (Kubernetes' `JOB_COMPLETION_INDEX`).
+    pub index: u32,
+    /// Host name of the client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// The report file it was merged from (merged reports only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    pub clock: ShardClock,
+    /// Every level of the schedule in order, with this shard's share (zero included).
+    pub levels: Vec<ShardLevel>,
+}
+
+/// What a shard knows of its clock. Shards align on their own wall clocks (CLOCK_REALTIME, kept
+/// in step by NTP or the like); each compares its clock with the server's `Date` headers, so a
+/// merge can tell when two shards' clocks disagree.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ShardClock {
+    /// The server's clock minus this host's, seconds: the middle of the interval the `Date`
+    /// headers of `samples` responses allow. None when the server sent no `Date`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_offset_s: Option<f64>,
+    /// Half the width of that interval: the offset is within ± this. `Date` has one-second
+    /// resolution; samples sent at spread phases of the second narrow it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_offset_bound_s: Option<f64>,
+    #[serde(default)]
+    pub samples: u32,
+    /// CLOCK_REALTIME minus CLOCK_MONOTONIC, seconds, when the shard mapped `start_at` onto its
+    /// monotonic clock (every level start is placed through this mapping).
+    pub realtime_minus_monotonic_s: f64,
+    /// The same when the shard finished: a difference says the wall clock was stepped or
+    /// slewed during the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub realtime_minus_monotonic_end_s: Option<f64>,
+}
+
+/// A shard's part of one level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ShardLevel {
+    pub scenario: String,
+    pub mode: LoadMode,
+    /// The level as its records name it (`RequestRecord::concurrency`): the whole run's
+    /// concurrency in peak and burst mode, the level's number in rate mode.
+    pub level: u32,
+    /// The whole run's target arrival rate (rate mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_rate: Option<f64>,
+    /// Requests this shard kept in flight (peak) or sent at once (burst). None in rate mode,
+    /// where the level's arrivals are dealt out in turn (see `trials[].max_in_flight`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<u32>,
+    /// One per trial.
+    pub trials: Vec<ShardTrial>,
+}
+
+/// When a shard ran one trial of a level, and its measurement window.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ShardTrial {
+    /// Seconds after its scheduled start that the trial began: 0 on time, more when the
+    /// shard's previous step ran over its time. Records and window count from the actual start.
+    pub late_s: f64,
+    /// Measurement window, seconds after the trial's start.
+    pub window_start_s: f64,
+    pub window_end_s: f64,
+    /// Most requests this shard had in flight.
+    pub max_in_flight: u32,
 }
 
 fn yes() -> bool {
@@ -758,6 +856,36 @@ pub struct EngineTimings {
 }
 
 impl Report {
+    /// The series of `scenario` in `mode` with `cache` use (session series; None for others),
+    /// added (empty, with `arrivals`) when the report has none yet: a run and a merge add
+    /// levels to their report through this.
+    pub fn series_mut(
+        &mut self,
+        scenario: &str,
+        mode: LoadMode,
+        cache: Option<CacheUse>,
+        arrivals: impl FnOnce() -> Option<Arrivals>,
+    ) -> &mut Series {
+        let at = match self
+            .series
+            .iter()
+            .position(|s| s.scenario == scenario && s.mode == mode && s.cache == cache)
+        {
+            Some(at) => at,
+            None => {
+                self.series.push(Series {
+                    scenario: scenario.into(),
+                    mode,
+                    arrivals: arrivals(),
+                    levels: Vec::new(),
+                    cache,
+                });
+                self.series.len() - 1
+            }
+        };
+        &mut self.series[at]
+    }
+
     /// The run's title: `metadata.title`, else "MODEL on Nx GPU". One definition for the
     /// collector's `view` index and the viewer's header.
     pub fn display_title(&self) -> String {

@@ -89,6 +89,7 @@ pub fn new_report(
         series: Vec::new(),
         records: None,
         warnings: Vec::new(),
+        sharding: None,
     }
 }
 

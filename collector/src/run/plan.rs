@@ -192,11 +192,17 @@ impl PlannedLevel {
     pub fn report_concurrency(&self, max_in_flight: u32, previous: Option<u32>) -> u32 {
         match self.load {
             Load::Rate { .. } | Load::Sessions(_) | Load::Trace { .. } => {
-                max_in_flight.max(1).max(previous.map_or(0, |p| p + 1))
+                rate_concurrency(max_in_flight, previous)
             }
             _ => self.record_label,
         }
     }
+}
+
+/// A rate level's `concurrency`: the most requests in flight, at least 1 and above the series'
+/// previous level (`previous`).
+pub fn rate_concurrency(max_in_flight: u32, previous: Option<u32>) -> u32 {
+    max_in_flight.max(1).max(previous.map_or(0, |p| p + 1))
 }
 
 #[cfg(test)]

@@ -23,11 +23,7 @@ min_seconds = 600
 #[tokio::test(flavor = "multi_thread")]
 async fn sigint_keeps_records_and_writes_a_partial_report() {
     // The default (H100) profile: slow enough that the run is mid-level when interrupted.
-    let sim = start_sim(infermeter_sim::SimArgs {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        ..infermeter_sim::SimArgs::default()
-    })
-    .await;
+    let sim = start_sim(h100_sim_args()).await;
     let dir = out_dir("interrupt");
     let suite = small_suite(&dir, SUITE);
     let report = dir.join("report.json");

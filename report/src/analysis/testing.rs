@@ -72,6 +72,7 @@ pub(crate) fn report(ids: &[&str], series: Vec<Series>) -> Report {
         series,
         records: None,
         warnings: Vec::new(),
+        sharding: None,
     }
 }
 
