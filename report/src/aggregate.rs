@@ -275,33 +275,17 @@ mod tests {
         let ttft = chunk_ts[0].0;
         let e2e = chunk_ts.last().unwrap().0;
         RequestRecord {
-            scenario: "s".into(),
-            mode: LoadMode::Peak,
-            concurrency: 1,
-            trial: 0,
-            index,
-            warmup: false,
-            in_window: true,
-            outcome: Outcome::Ok,
             scheduled_s: sent_s,
             sent_s,
             ttft_s: Some(ttft),
             e2e_s: Some(e2e),
             input_tokens: Some(100),
             output_tokens: Some(chunk_ts.iter().map(|c| c.1).sum()),
-            cached_tokens: None,
             chunks: chunk_ts
                 .iter()
                 .map(|&(t, tokens)| ChunkArrival { t, tokens })
                 .collect(),
-            queue_wait_s: None,
-            engine_timings: None,
-            session: None,
-            cache: None,
-            first_answer_s: None,
-            reasoning_tokens: None,
-            response_id: None,
-            shard: None,
+            ..RequestRecord::ok("s", LoadMode::Peak, index)
         }
     }
 

@@ -855,6 +855,41 @@ pub struct EngineTimings {
     pub cache_n: Option<u64>,
 }
 
+impl RequestRecord {
+    /// A successful measured request of `scenario` in `mode` (level 1, trial 0) with nothing
+    /// timed or counted yet: the base that tests and tools fill in with struct update syntax,
+    /// `RequestRecord { ttft_s: Some(0.1), ..RequestRecord::ok("chatbot", LoadMode::Peak, 0) }`,
+    /// so a field added to records is added here once.
+    pub fn ok(scenario: &str, mode: LoadMode, index: u64) -> RequestRecord {
+        RequestRecord {
+            scenario: scenario.into(),
+            mode,
+            concurrency: 1,
+            trial: 0,
+            index,
+            warmup: false,
+            in_window: true,
+            outcome: Outcome::Ok,
+            scheduled_s: 0.0,
+            sent_s: 0.0,
+            ttft_s: None,
+            e2e_s: None,
+            input_tokens: None,
+            output_tokens: None,
+            cached_tokens: None,
+            chunks: Vec::new(),
+            queue_wait_s: None,
+            engine_timings: None,
+            session: None,
+            cache: None,
+            first_answer_s: None,
+            reasoning_tokens: None,
+            response_id: None,
+            shard: None,
+        }
+    }
+}
+
 impl Report {
     /// The series of `scenario` in `mode` with `cache` use (session series; None for others),
     /// added (empty, with `arrivals`) when the report has none yet: a run and a merge add

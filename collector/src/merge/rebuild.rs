@@ -452,7 +452,7 @@ fn merged_client(levels: &[Level]) -> Option<ClientHealth> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use infermeter_report::{Outcome, SCHEMA_VERSION};
+    use infermeter_report::SCHEMA_VERSION;
     use serde_json::json;
 
     /// A shard's report: levels peak @2 (share 1) and burst @2 (share 1), with the given
@@ -485,30 +485,15 @@ mod tests {
 
     fn record(mode: LoadMode, sent_s: f64, in_window: bool) -> RequestRecord {
         RequestRecord {
-            scenario: "s".into(),
-            mode,
             concurrency: 2,
-            trial: 0,
-            index: 0,
-            warmup: false,
             in_window,
-            outcome: Outcome::Ok,
             scheduled_s: sent_s,
             sent_s,
             ttft_s: Some(0.1),
             e2e_s: Some(0.5),
             input_tokens: Some(10),
             output_tokens: Some(2),
-            cached_tokens: None,
-            chunks: Vec::new(),
-            queue_wait_s: None,
-            engine_timings: None,
-            session: None,
-            cache: None,
-            first_answer_s: None,
-            reasoning_tokens: None,
-            response_id: None,
-            shard: None,
+            ..RequestRecord::ok("s", mode, 0)
         }
     }
 

@@ -41,6 +41,16 @@ pub async fn start_sim(args: SimArgs) -> RunningSim {
     infermeter_sim::start(args).await.expect("simulator starts")
 }
 
+/// Held by the tests whose assertions compare timings (latencies, scheduling lag, engine against
+/// client speeds) and by those that load the machine most: on two cores, one running beside
+/// another moves its figures by more than the margins they assert.
+static TIMING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Waits until no other timing-sensitive test runs; the guard lets the next one go.
+pub async fn timing_sensitive() -> tokio::sync::MutexGuard<'static, ()> {
+    TIMING.lock().await
+}
+
 /// A fresh directory for one test's outputs.
 pub fn out_dir(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);

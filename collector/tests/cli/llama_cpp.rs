@@ -174,6 +174,7 @@ fn check_output(r: &RequestRecord) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn llama_cpp_cpu_matches_its_own_timings() {
+    let _timing = timing_sensitive().await;
     let Some(paths) = llama_paths() else {
         return;
     };

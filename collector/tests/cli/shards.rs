@@ -56,6 +56,7 @@ async fn merge(files: &[PathBuf], out: &Path) -> std::process::Output {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn three_shards_merge_into_the_single_run() {
+    let _timing = timing_sensitive().await;
     // The default H100 profile: simulated time, not the client, makes the figures.
     let sim = start_sim(h100_sim_args()).await;
     let dir = out_dir("shards");
