@@ -66,7 +66,7 @@ pub enum Command {
     Man(ManArgs),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ValueEnum)]
 pub enum Api {
     /// `/v1/chat/completions` (the chat template counts toward input tokens).
     Chat,
@@ -120,9 +120,20 @@ pub struct RunArgs {
     /// Model id; discovered from /v1/models when omitted.
     #[arg(long)]
     pub model: Option<String>,
-    /// Suite: a built-in name (four-scenario, capacity, context-sweep, llama-cpu) or a TOML file.
-    #[arg(long)]
-    pub suite: String,
+    /// Suite: a built-in name (four-scenario, capacity, context-sweep, llama-cpu,
+    /// chat-sessions) or a TOML file.
+    #[arg(long, required_unless_present = "trace", conflicts_with = "trace")]
+    pub suite: Option<String>,
+    /// Replay this JSONL trace (Mooncake's format, or the generic one with sessions) instead
+    /// of a suite: open-loop at the times it records.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Replay speeds, one level each (2: twice as fast as recorded).
+    #[arg(long, value_delimiter = ',', default_values_t = [1.0], requires = "trace")]
+    pub trace_speed: Vec<f64>,
+    /// Length of the slices of each level's timeline in the report, seconds.
+    #[arg(long, value_name = "SECS", default_value_t = infermeter_report::aggregate::DEFAULT_SLICE_S, value_parser = parse_slice)]
+    pub timeline_slice: f64,
     /// Report path; per-request records go to `<out>.records.jsonl`.
     #[arg(long)]
     pub out: PathBuf,
@@ -227,6 +238,16 @@ pub enum ModeName {
     Peak,
     Burst,
     Rate,
+    Users,
+    Sessions,
+    Trace,
+}
+
+fn parse_slice(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("\"{s}\" is not a positive number of seconds")),
+    }
 }
 
 fn parse_label(s: &str) -> Result<(String, String), String> {

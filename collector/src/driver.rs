@@ -23,6 +23,7 @@ use crate::arrival::{ArrivalClock, EventClock};
 use crate::base_url::without_credentials;
 use crate::cli::{Api, ConnectionReuse};
 use crate::connection_log::ConnectionLog;
+use crate::prompt::ChatMessage;
 use crate::transport::{error_chain, stream_client, StreamClient};
 
 /// An API key that never prints itself.
@@ -147,10 +148,21 @@ pub struct Exchange {
     pub clock: EventClock,
     /// Set when the request went a second time (then `sent` is the second attempt's).
     pub retried: Option<Retried>,
+    /// The response's `id`.
+    pub response_id: Option<String>,
+    /// The first event carrying answer content (not reasoning), when reasoning came first.
+    pub first_answer: Option<Instant>,
+    /// Reasoning tokens, when the stream carried reasoning: the server's
+    /// `completion_tokens_details.reasoning_tokens`, else one per reasoning event.
+    pub reasoning_tokens: Option<u32>,
+    /// The answer's text as streamed (reasoning left out), when asked for
+    /// ([`Driver::send_from`]): a conversation's next turn carries it.
+    pub answer: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
 struct StreamChunk {
+    id: Option<String>,
     #[serde(default)]
     choices: Vec<Choice>,
     usage: Option<Usage>,
@@ -178,11 +190,17 @@ struct Usage {
     prompt_tokens: Option<u32>,
     completion_tokens: Option<u32>,
     prompt_tokens_details: Option<PromptDetails>,
+    completion_tokens_details: Option<CompletionDetails>,
 }
 
 #[derive(Debug, Deserialize)]
 struct PromptDetails {
     cached_tokens: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CompletionDetails {
+    reasoning_tokens: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -197,6 +215,8 @@ struct RawTimings {
     prompt_ms: Option<f64>,
     predicted_n: Option<u32>,
     predicted_ms: Option<f64>,
+    /// Prompt tokens reused from the slot's cache.
+    cache_n: Option<u64>,
 }
 
 fn non_empty(s: &Option<String>) -> bool {
@@ -206,13 +226,29 @@ fn non_empty(s: &Option<String>) -> bool {
 impl Choice {
     /// True for content, reasoning or a tool-call delta; false for the role-only first chunk.
     fn carries_output(&self) -> bool {
+        self.carries_answer() || self.carries_reasoning()
+    }
+
+    /// Content (text) or a tool-call delta: what the user waits for after any reasoning.
+    fn carries_answer(&self) -> bool {
         non_empty(&self.text)
             || self.delta.as_ref().is_some_and(|d| {
-                non_empty(&d.content)
-                    || non_empty(&d.reasoning_content)
-                    || non_empty(&d.reasoning)
-                    || d.tool_calls.as_ref().is_some_and(|t| !t.is_empty())
+                non_empty(&d.content) || d.tool_calls.as_ref().is_some_and(|t| !t.is_empty())
             })
+    }
+
+    /// `reasoning_content` (vLLM, DeepSeek) or `reasoning` (OpenRouter, newer vLLM).
+    fn carries_reasoning(&self) -> bool {
+        self.delta
+            .as_ref()
+            .is_some_and(|d| non_empty(&d.reasoning_content) || non_empty(&d.reasoning))
+    }
+
+    /// The answer text of this chunk (a completion's text, a chat delta's content).
+    fn answer_text(&self) -> Option<&str> {
+        self.text
+            .as_deref()
+            .or_else(|| self.delta.as_ref().and_then(|d| d.content.as_deref()))
     }
 }
 
@@ -282,19 +318,42 @@ impl Driver {
 
     /// The request body for `prompt` asking for exactly `output_tokens`.
     pub fn body(&self, prompt: &str, output_tokens: u32) -> Vec<u8> {
+        let prompt = match self.api {
+            Api::Chat => json!([{ "role": "user", "content": prompt }]),
+            Api::Completions => prompt.into(),
+        };
+        self.body_of(prompt, output_tokens, self.prompt_caching)
+    }
+
+    /// The body of a conversation's turn: its `messages` for chat, their contents one after
+    /// another for completions; `caching` tells engines that can whether to use their cache.
+    pub fn messages_body(
+        &self,
+        messages: &[ChatMessage],
+        output_tokens: u32,
+        caching: bool,
+    ) -> Vec<u8> {
+        let prompt = match self.api {
+            Api::Chat => json!(messages),
+            Api::Completions => messages
+                .iter()
+                .map(|m| m.content.as_str())
+                .collect::<Vec<_>>()
+                .join("\n\n")
+                .into(),
+        };
+        self.body_of(prompt, output_tokens, caching)
+    }
+
+    /// A body with `prompt` (the `messages` array for chat, the text for completions).
+    fn body_of(&self, prompt: Value, output_tokens: u32, caching: bool) -> Vec<u8> {
         let mut body = Map::new();
         body.insert("model".into(), self.model.clone().into());
-        match self.api {
-            Api::Chat => {
-                body.insert(
-                    "messages".into(),
-                    json!([{ "role": "user", "content": prompt }]),
-                );
-            }
-            Api::Completions => {
-                body.insert("prompt".into(), prompt.into());
-            }
-        }
+        let key = match self.api {
+            Api::Chat => "messages",
+            Api::Completions => "prompt",
+        };
+        body.insert(key.into(), prompt);
         body.insert("max_tokens".into(), output_tokens.into());
         body.insert("stream".into(), true.into());
         body.insert("temperature".into(), 0.0.into());
@@ -304,14 +363,20 @@ impl Driver {
         }
         body.insert("stream_options".into(), stream_options);
         self.engine
-            .request_extras(&mut body, output_tokens, self.prompt_caching);
+            .request_extras(&mut body, output_tokens, caching);
         serde_json::to_vec(&Value::Object(body)).expect("JSON of plain values")
     }
 
     /// Sends `body` now and reads the stream to its end. Never panics on server behaviour:
     /// every failure becomes an [`Outcome`].
     pub async fn send(&self, body: Vec<u8>) -> Exchange {
-        let sent = Instant::now();
+        self.send_from(body, Instant::now(), false).await
+    }
+
+    /// [`Driver::send`] of a request the scheduler dispatched at `sent` (to this task): the
+    /// time until the task runs counts in its latencies. `keep_answer` keeps the answer's text
+    /// in [`Exchange::answer`].
+    pub async fn send_from(&self, body: Vec<u8>, sent: Instant, keep_answer: bool) -> Exchange {
         let mut exchange = Exchange {
             sent,
             end: sent,
@@ -325,6 +390,10 @@ impl Driver {
             engine_timings: None,
             clock: EventClock::Parse,
             retried: None,
+            response_id: None,
+            first_answer: None,
+            reasoning_tokens: None,
+            answer: keep_answer.then(String::new),
         };
         match self.stream(body, &mut exchange).await {
             Ok(done) => exchange.end = done,
@@ -548,6 +617,10 @@ struct StreamRead<'a> {
     counted: u32,
     /// Counts raised since the last content event; if none comes, these carry them.
     textless: Vec<Textless>,
+    /// Events that carried reasoning.
+    reasoning_events: u32,
+    /// The server's reasoning token count (`completion_tokens_details`).
+    reasoning_reported: Option<u32>,
 }
 
 impl<'a> StreamRead<'a> {
@@ -565,6 +638,8 @@ impl<'a> StreamRead<'a> {
             running_counts: false,
             counted: 0,
             textless: Vec::new(),
+            reasoning_events: 0,
+            reasoning_reported: None,
         }
     }
 
@@ -591,7 +666,21 @@ impl<'a> StreamRead<'a> {
     /// count), usage and timings, and the first-token instant.
     fn classify(&mut self, chunk: StreamChunk, stamp: Stamp) {
         let ex = &mut *self.ex;
+        if ex.response_id.is_none() {
+            ex.response_id = chunk.id.clone();
+        }
         let carries_output = chunk.choices.iter().any(Choice::carries_output);
+        if chunk.choices.iter().any(Choice::carries_reasoning) {
+            self.reasoning_events += 1;
+        }
+        if chunk.choices.iter().any(Choice::carries_answer) {
+            ex.first_answer.get_or_insert(stamp.at);
+        }
+        if let Some(answer) = &mut ex.answer {
+            for text in chunk.choices.iter().filter_map(Choice::answer_text) {
+                answer.push_str(text);
+            }
+        }
         // A running count on a content chunk: this chunk's share is the increase since the
         // last one (0 or 2 happen: llama.cpp holds back a token ending in half a UTF-8
         // character and sends control tokens as empty text, which is not a content event).
@@ -612,7 +701,12 @@ impl<'a> StreamRead<'a> {
                 prompt_ms: t.prompt_ms,
                 predicted_n: t.predicted_n.map(u64::from),
                 predicted_ms: t.predicted_ms,
+                cache_n: t.cache_n,
             });
+            // llama.cpp says what its cache served here; `usage`, when it says, wins below.
+            if let Some(cache_n) = t.cache_n {
+                ex.cached_tokens = Some(u32::try_from(cache_n).unwrap_or(u32::MAX));
+            }
         }
         if let Some(usage) = &chunk.usage {
             if let Some(completion) = usage.completion_tokens {
@@ -625,6 +719,13 @@ impl<'a> StreamRead<'a> {
                 .and_then(|d| d.cached_tokens)
             {
                 ex.cached_tokens = Some(cached);
+            }
+            if let Some(reasoning) = usage
+                .completion_tokens_details
+                .as_ref()
+                .and_then(|d| d.reasoning_tokens)
+            {
+                self.reasoning_reported = Some(reasoning);
             }
         }
         match (carries_output, running) {
@@ -659,6 +760,12 @@ impl<'a> StreamRead<'a> {
     /// text.
     fn finish(self, done: Option<Instant>) -> Result<Instant, Stop> {
         let ex = self.ex;
+        // Only a stream that reasoned has a first answer apart from its first token.
+        if self.reasoning_events > 0 || self.reasoning_reported.is_some_and(|n| n > 0) {
+            ex.reasoning_tokens = self.reasoning_reported.or(Some(self.reasoning_events));
+        } else {
+            ex.first_answer = None;
+        }
         ex.token_source = match (self.running_counts, ex.output_tokens.is_some()) {
             (true, _) => TokenSource::ContinuousUsage,
             (false, true) => TokenSource::Usage,

@@ -26,6 +26,7 @@ mod adapters;
 mod arrival;
 mod base_url;
 mod connection_log;
+mod dispatch;
 mod driver;
 mod endpoint;
 mod heap;
@@ -39,6 +40,10 @@ mod shard;
 mod slo_spec;
 mod suite;
 mod transport;
+// Multi-turn sessions (the conversations and the users who hold them) and trace replay.
+mod session;
+mod trace;
+mod users;
 
 // Side channels sampled during each level.
 mod power;

@@ -74,11 +74,24 @@ pub struct ChatMessage {
 
 impl ChatMessage {
     pub fn user(content: impl Into<String>) -> ChatMessage {
+        ChatMessage::with_role("user", content)
+    }
+
+    pub fn with_role(role: &str, content: impl Into<String>) -> ChatMessage {
         ChatMessage {
-            role: "user".into(),
+            role: role.into(),
             content: content.into(),
         }
     }
+}
+
+/// What a prompt's length is counted as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Counting {
+    /// Everything the server bills when the prompt is sent alone through `api`.
+    Sent(Api),
+    /// The text alone, as one message among others: no template, no BOS.
+    Content,
 }
 
 /// Counts tokens the way the served model does.
@@ -350,8 +363,10 @@ struct Aligned {
 pub struct PromptBuilder {
     tokenizer: Tokenizer,
     seed: u64,
-    /// Keyed by (target tokens, chat?, prefix tokens).
-    aligned: tokio::sync::Mutex<HashMap<(u32, bool, u32), Aligned>>,
+    /// Keyed by (target tokens, counting, prefix tokens).
+    aligned: tokio::sync::Mutex<HashMap<(u32, Counting, u32), Aligned>>,
+    /// Tokens of an empty text (a BOS the tokenizer adds), once counted.
+    empty_text: tokio::sync::OnceCell<u32>,
     /// Tokens the server bills beyond the tokenizer's count, per API (index [`api_slot`]).
     calibration: [Option<i32>; 2],
 }
@@ -366,6 +381,7 @@ impl PromptBuilder {
             tokenizer,
             seed,
             aligned: Default::default(),
+            empty_text: tokio::sync::OnceCell::new(),
             calibration: [None; 2],
         }
     }
@@ -388,21 +404,9 @@ impl PromptBuilder {
         unique_id: &str,
         api: Api,
     ) -> Result<BuiltPrompt, TokenizerError> {
-        let prefix = request_prefix(unique_id);
-        let prefix_tokens = self.tokenizer.count_text(&prefix).await?;
-        let key = (target_tokens, api == Api::Chat, prefix_tokens);
-        // Held across the alignment so concurrent first builds align once, not once each.
-        let mut cache = self.aligned.lock().await;
-        let aligned = match cache.get(&key) {
-            Some(a) => a.clone(),
-            None => {
-                let a = self.align(target_tokens, &prefix, api).await?;
-                cache.insert(key, a.clone());
-                a
-            }
-        };
-        drop(cache);
-        let content = format!("{prefix}{}", aligned.filler);
+        let (content, aligned) = self
+            .aligned_text(target_tokens, unique_id, Counting::Sent(api))
+            .await?;
         let body = match api {
             Api::Completions => PromptBody::Text(content),
             Api::Chat => PromptBody::Messages(vec![ChatMessage::user(content)]),
@@ -414,8 +418,70 @@ impl PromptBuilder {
         })
     }
 
-    /// Tokens of `prefix + filler` as sent with `api`, and whether that count is exact.
-    async fn measure(&self, content: &str, api: Api) -> Result<(u32, bool), TokenizerError> {
+    /// A message's text of `target_tokens` tokens (the text alone, as one message of a chat
+    /// counts it besides its template) that starts with `unique_id`; and its count.
+    pub async fn build_content(
+        &self,
+        target_tokens: u32,
+        unique_id: &str,
+    ) -> Result<(String, u32), TokenizerError> {
+        let (content, aligned) = self
+            .aligned_text(target_tokens, unique_id, Counting::Content)
+            .await?;
+        Ok((content, aligned.tokens))
+    }
+
+    /// Tokens the server bills for a prompt sent alone through `api` beyond its text (a chat
+    /// template, a BOS), as far as this builder can tell.
+    pub async fn overhead(&self, api: Api) -> Result<u32, TokenizerError> {
+        let sample = request_prefix("overhead");
+        let (sent, _) = self.measure(&sample, Counting::Sent(api)).await?;
+        let (text, _) = self.measure(&sample, Counting::Content).await?;
+        Ok(sent.saturating_sub(text))
+    }
+
+    /// `request_prefix(unique_id)` and filler aligned to `target_tokens` under `counting`.
+    async fn aligned_text(
+        &self,
+        target_tokens: u32,
+        unique_id: &str,
+        counting: Counting,
+    ) -> Result<(String, Aligned), TokenizerError> {
+        let prefix = request_prefix(unique_id);
+        let prefix_tokens = self.tokenizer.count_text(&prefix).await?;
+        let key = (target_tokens, counting, prefix_tokens);
+        // Held across the alignment so concurrent first builds align once, not once each.
+        let mut cache = self.aligned.lock().await;
+        let aligned = match cache.get(&key) {
+            Some(a) => a.clone(),
+            None => {
+                let a = self.align(target_tokens, &prefix, counting).await?;
+                cache.insert(key, a.clone());
+                a
+            }
+        };
+        drop(cache);
+        Ok((format!("{prefix}{}", aligned.filler), aligned))
+    }
+
+    /// Tokens of `content` under `counting`, and whether that count is exact.
+    async fn measure(
+        &self,
+        content: &str,
+        counting: Counting,
+    ) -> Result<(u32, bool), TokenizerError> {
+        let api = match counting {
+            Counting::Sent(api) => api,
+            Counting::Content => {
+                // A tokenizer that cannot count nothing adds nothing to it.
+                let empty = *self
+                    .empty_text
+                    .get_or_init(|| async { self.tokenizer.count_text("").await.unwrap_or(0) })
+                    .await;
+                let counted = self.tokenizer.count_text(content).await?;
+                return Ok((counted.saturating_sub(empty), self.tokenizer.is_exact()));
+            }
+        };
         if api == Api::Chat {
             if let Some(n) = self
                 .tokenizer
@@ -437,19 +503,29 @@ impl PromptBuilder {
         Ok((billed, self.tokenizer.is_exact()))
     }
 
-    async fn align(&self, target: u32, prefix: &str, api: Api) -> Result<Aligned, TokenizerError> {
+    async fn align(
+        &self,
+        target: u32,
+        prefix: &str,
+        counting: Counting,
+    ) -> Result<Aligned, TokenizerError> {
         let seed = self.seed ^ u64::from(target).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let mut pieces = filler_pieces(seed, target as usize + 16);
         let text = |pieces: &[String], k: usize| format!("{prefix}{}", pieces[..k].concat());
         // Grow until the filler reaches the target, then binary-search the longest that fits.
-        while self.measure(&text(&pieces, pieces.len()), api).await?.0 < target {
+        while self
+            .measure(&text(&pieces, pieces.len()), counting)
+            .await?
+            .0
+            < target
+        {
             if pieces.len() > 8 * target as usize + 64 {
                 return Err(TokenizerError::Unreachable { target });
             }
             pieces = filler_pieces(seed, pieces.len() * 2);
         }
         let (mut lo, mut hi) = (0, pieces.len());
-        let (mut tokens, mut exact) = self.measure(&text(&pieces, 0), api).await?;
+        let (mut tokens, mut exact) = self.measure(&text(&pieces, 0), counting).await?;
         if tokens > target {
             tracing::warn!("the request prefix alone is {tokens} tokens, more than the {target} asked for; sending it alone");
             return Ok(Aligned {
@@ -460,7 +536,7 @@ impl PromptBuilder {
         }
         while hi - lo > 1 {
             let mid = (lo + hi) / 2;
-            let (n, e) = self.measure(&text(&pieces, mid), api).await?;
+            let (n, e) = self.measure(&text(&pieces, mid), counting).await?;
             if n <= target {
                 (lo, tokens, exact) = (mid, n, e);
             } else {
@@ -472,7 +548,9 @@ impl PromptBuilder {
         'pad: while tokens < target {
             for pad in PADDING {
                 let candidate = format!("{filler}{pad}");
-                let (n, e) = self.measure(&format!("{prefix}{candidate}"), api).await?;
+                let (n, e) = self
+                    .measure(&format!("{prefix}{candidate}"), counting)
+                    .await?;
                 if n > tokens && n <= target {
                     (filler, tokens, exact) = (candidate, n, e);
                     continue 'pad;

@@ -126,13 +126,57 @@ impl IdSpelling {
     }
 }
 
-/// Prepared bodies for every scenario of a suite.
-#[derive(Debug)]
+/// Prepared bodies for every scenario of a suite, and what builds the texts of sessions and
+/// traces with the same tokenizer and ids.
 pub struct PromptPlan {
     templates: Vec<Template>,
+    ids: RequestIds,
+    builder: PromptBuilder,
+    api: Api,
+}
+
+/// Spells the ids stamped into prompts: the run's nonce, the scenario and a number, with a
+/// constant token count.
+#[derive(Debug, Clone, Copy)]
+pub struct RequestIds {
     spelling: IdSpelling,
     /// Distinguishes runs, so a resumed or repeated run does not hit the previous run's cache.
     run_nonce: u32,
+}
+
+impl RequestIds {
+    /// The id of `rest` (up to 10 digits) in scenario `scenario` of this run: unique in the
+    /// run for a unique `rest`.
+    pub fn id(&self, scenario: usize, rest: u64) -> String {
+        let digits = format!(
+            "{:04}{:02}{:010}",
+            self.run_nonce,
+            scenario % 100,
+            rest % 10_000_000_000
+        );
+        self.spelling.render(&digits)
+    }
+
+    /// This run's nonce: texts that must not meet an earlier run's cache mix it in.
+    pub fn run_nonce(&self) -> u32 {
+        self.run_nonce
+    }
+}
+
+/// A message's text cut where its id goes: every id spelt by the plan has the same token
+/// count, so each stamped text has `tokens` tokens.
+#[derive(Debug, Clone)]
+pub struct ContentTemplate {
+    head: String,
+    tail: String,
+    pub tokens: u32,
+}
+
+impl ContentTemplate {
+    /// The text with `id` in its place.
+    pub fn stamp(&self, id: &str) -> String {
+        format!("{}{id}{}", self.head, self.tail)
+    }
 }
 
 /// A request body cut where the id goes.
@@ -185,29 +229,54 @@ impl PromptPlan {
         }
         Ok(PromptPlan {
             templates,
-            spelling,
-            run_nonce: rand::rng().random_range(0..10_000),
+            ids: RequestIds {
+                spelling,
+                run_nonce: rand::rng().random_range(0..10_000),
+            },
+            builder,
+            api,
         })
+    }
+
+    /// A message text of `tokens` tokens (the text alone, as a chat counts one message
+    /// besides its template) with an id slot at its start; see [`PromptPlan::id`].
+    pub async fn content_template(&self, tokens: u32) -> Result<ContentTemplate, TokenizerError> {
+        let placeholder = self.ids.spelling.render(&"0".repeat(ID_DIGITS));
+        let (content, tokens) = self.builder.build_content(tokens, &placeholder).await?;
+        let at = content
+            .find(&placeholder)
+            .expect("the content starts with its id");
+        Ok(ContentTemplate {
+            head: content[..at].to_string(),
+            tail: content[at + placeholder.len()..].to_string(),
+            tokens,
+        })
+    }
+
+    /// How this run's ids are spelt.
+    pub fn ids(&self) -> RequestIds {
+        self.ids
+    }
+
+    /// The tokenizer the plan counts with.
+    pub fn tokenizer(&self) -> &Tokenizer {
+        self.builder.tokenizer()
+    }
+
+    /// Tokens the server adds to a prompt's text (template, BOS) for the run's API.
+    pub async fn overhead(&self) -> Result<u32, TokenizerError> {
+        self.builder.overhead(self.api).await
     }
 
     /// The body of request `index` of the suite's scenario number `scenario`.
     pub fn prepare(&self, scenario: usize, index: u64) -> Prepared {
         let t = &self.templates[scenario];
-        let digits = format!(
-            "{:04}{:02}{:010}",
-            self.run_nonce,
-            scenario % 100,
-            index % 10_000_000_000
-        );
-        let id = self.spelling.render(&digits);
+        let id = self.ids.id(scenario, index);
         let mut body = Vec::with_capacity(t.head.len() + id.len() + t.tail.len());
         body.extend_from_slice(&t.head);
         body.extend_from_slice(id.as_bytes());
         body.extend_from_slice(&t.tail);
-        Prepared {
-            body,
-            input_tokens: t.input_tokens,
-        }
+        Prepared::single(body, t.input_tokens)
     }
 }
 

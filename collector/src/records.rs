@@ -166,30 +166,15 @@ pub fn rewrite_records(path: &Path, keep: &[RequestRecord]) -> Result<(), Record
 #[cfg(test)]
 mod tests {
     use super::*;
-    use infermeter_report::{LoadMode, Outcome};
+    use infermeter_report::LoadMode;
 
     fn record(index: u64) -> RequestRecord {
         RequestRecord {
-            scenario: "chatbot".into(),
-            mode: LoadMode::Peak,
-            concurrency: 1,
-            trial: 0,
-            index,
-            warmup: false,
-            in_window: true,
-            outcome: Outcome::Ok,
-            scheduled_s: 0.0,
-            sent_s: 0.0,
             ttft_s: Some(0.1),
             e2e_s: Some(1.0),
             input_tokens: Some(10),
             output_tokens: Some(5),
-            cached_tokens: None,
-            chunks: vec![],
-            queue_wait_s: None,
-            engine_timings: None,
-            retried: None,
-            shard: None,
+            ..RequestRecord::ok("chatbot", LoadMode::Peak, index)
         }
     }
 

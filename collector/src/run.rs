@@ -14,10 +14,11 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use infermeter_report::aggregate;
 use infermeter_report::analysis::format::format_number;
 use infermeter_report::analysis::goodput::{self, slo_text};
 use infermeter_report::{
-    Level, LoadMode, Outcome, RecordsLink, Report, RequestRecord, RunStatus, Scenario,
+    CacheUse, Level, LoadMode, Outcome, RecordsLink, Report, RequestRecord, RunStatus, Scenario,
     SearchSettings, Series, Slo, TokenSource,
 };
 
@@ -33,11 +34,13 @@ use crate::progress::Progress;
 use crate::prompt::{Tokenizer, TokenizerError};
 use crate::prompt_plan::{PromptError, PromptPlan};
 use crate::records::{self, RecordWriter, RecordsError};
-use crate::scheduler::{self, LevelContext, LevelRun};
+use crate::scheduler::{self, LevelContext, LevelRun, Load};
 use crate::scrape::Scraper;
+use crate::session::{SessionError, SessionPlan};
 use crate::shard::{self as sharding, ShardError, ShardRun};
 use crate::slo_spec::SpecError;
 use crate::suite::{Suite, SuiteError};
+use crate::trace::{TraceError, TracePlan};
 use crate::transport::{self, error_chain};
 use measured::Measured;
 #[cfg(test)]
@@ -85,6 +88,10 @@ pub enum RunError {
     Tokenizer(#[from] TokenizerError),
     #[error(transparent)]
     Prompts(#[from] PromptError),
+    #[error(transparent)]
+    Sessions(#[from] SessionError),
+    #[error(transparent)]
+    Trace(#[from] TraceError),
     #[error(transparent)]
     Records(#[from] RecordsError),
     #[error(transparent)]
@@ -136,6 +143,10 @@ pub struct Run {
     done: DoneLevels,
     driver: Driver,
     prompts: PromptPlan,
+    /// The conversations of the suite's session scenarios.
+    sessions: SessionPlan,
+    /// The trace a trace suite replays.
+    trace: Option<TracePlan>,
     report: Report,
     outputs: Outputs,
     stop: StopSignal,
@@ -182,7 +193,11 @@ impl Run {
     /// resumed), the endpoint (model, engine, tokenizer) and every scenario's request body.
     /// Fails before anything is measured.
     pub async fn prepare(args: RunArgs, show_progress: bool) -> Result<Run, RunError> {
-        let mut suite = Suite::load(&args.suite)?;
+        let mut suite = match (&args.suite, &args.trace) {
+            (Some(name), _) => Suite::load(name)?,
+            (None, Some(trace)) => Suite::for_trace(trace, args.trace_speed.clone())?,
+            (None, None) => unreachable!("clap requires --suite unless --trace is given"),
+        };
         if args.quick {
             suite = suite.quick();
         }
@@ -221,6 +236,18 @@ impl Run {
         let driver = endpoint.driver(&args, &suite, max_in_flight)?;
         let tokenizer = endpoint.tokenizer(&args).await?;
         let prompts = PromptPlan::new(&driver, &suite, tokenizer, endpoint.api).await?;
+        let sessions = SessionPlan::new(&prompts, &suite).await?;
+        let trace = match suite.loaded_trace.take() {
+            Some(trace) => {
+                let overhead = prompts
+                    .overhead()
+                    .await
+                    .map_err(PromptError::CalibrationPrompt)?;
+                let nonce = u64::from(prompts.ids().run_nonce());
+                Some(TracePlan::new(trace, prompts.tokenizer(), overhead, nonce).await?)
+            }
+            None => None,
+        };
         let records_path = records::records_path(&args.out);
         let (report, done) = match start {
             Start::Fresh => {
@@ -247,6 +274,8 @@ impl Run {
             done,
             driver,
             prompts,
+            sessions,
+            trace,
             report,
             outputs,
             token_source: None,
@@ -315,7 +344,7 @@ impl Run {
                     return Ok(LevelEnd::Interrupted);
                 }
             }
-            let label = level_label(&id, mode, load);
+            let label = level_label(&id, mode, load, None);
             let passed = match self.measured(&id, mode, load) {
                 Some(level) => judge(level, mode, slo, &label),
                 None => Judgement::fail(format!("{label}: no request was measured")),
@@ -346,6 +375,7 @@ impl Run {
         let series = (
             self.suite.scenarios[planned.scenario].id.clone(),
             planned.load.mode(),
+            planned.cache(),
         );
         planned.position < self.done.get(&series).copied().unwrap_or(0)
     }
@@ -356,8 +386,9 @@ impl Run {
     async fn level(&mut self, planned: &PlannedLevel) -> Result<LevelEnd, RunError> {
         let scenario = self.suite.scenarios[planned.scenario].clone();
         let mode = planned.load.mode();
+        let cache = planned.cache();
         self.warm_up(planned.scenario).await?;
-        let label = level_label(&scenario.id, mode, planned.record_label);
+        let label = level_label(&scenario.id, mode, planned.record_label, cache);
         self.progress
             .start_level(&label, planned.expected_requests(self.args.trials));
         self.scraper.start().await;
@@ -382,17 +413,31 @@ impl Run {
         };
         let interrupted = measured.interrupted();
         self.token_source = self.token_source.or(measured.token_source());
-        let previous = self.series(&scenario.id, mode).levels.last();
-        let level = measured.level(planned, previous.map(|l| l.concurrency));
+        let previous = self.series(&scenario.id, mode, cache).levels.last();
+        let mut level = measured.level(planned, previous.map(|l| l.concurrency));
+        level.timeline = measured.timeline(self.args.timeline_slice);
         let has_data = level.requests.total() > 0;
         if has_data {
             self.progress.finish_level(&label, &level);
             // In order of load: a search probes out of order.
-            let levels = &mut self.series(&scenario.id, mode).levels;
+            let levels = &mut self.series(&scenario.id, mode, cache).levels;
             let at = levels.partition_point(|l| l.concurrency < level.concurrency);
             levels.insert(at, level.clone());
         }
-        let warnings = measured.warnings(&label, &scenario, self.suite.prompt_caching, &level);
+        let trace_lengths: Option<Vec<(u32, u32)>> = self.trace.as_ref().map(|t| {
+            let lines = &t.trace().lines;
+            lines
+                .iter()
+                .map(|l| (l.input_tokens, l.output_tokens))
+                .collect()
+        });
+        let expected = aggregate::Expected {
+            scenario: &scenario,
+            prompt_caching: self.suite.prompt_caching,
+            cache,
+            trace_lengths: trace_lengths.as_deref(),
+        };
+        let warnings = measured.warnings(&label, &expected, &level);
         self.report.warnings.extend(warnings);
         if interrupted {
             if has_data {
@@ -421,17 +466,24 @@ impl Run {
             outputs.write_record(r);
             progress.on_record(r);
         };
+        let trace = self
+            .trace
+            .as_ref()
+            .filter(|_| matches!(planned.load, Load::Trace { .. }));
+        let sessions = (scenario.session.is_some()).then_some((&self.sessions, planned.scenario));
         let mut runs = Vec::new();
         let mut late = Vec::new();
         for trial in 0..self.args.trials {
             // Every level run (and trial) has prompts of its own: request 0 of one level must
-            // not find request 0 of the last in an engine's prefix cache.
+            // not find request 0 of the last in an engine's prefix cache, nor a trace's replay
+            // the previous speed's blocks.
             let serial = self.level_runs.fetch_add(1, Ordering::Relaxed);
-            let prepare = |index: u64| {
-                prompts.prepare(
+            let prepare = |index: u64| match trace {
+                Some(t) => t.prepare(&self.driver, index, serial),
+                None => prompts.prepare(
                     planned.scenario,
                     serial % 1_000 * LEVEL_REQUESTS + index % LEVEL_REQUESTS,
-                )
+                ),
             };
             let (origin, late_s, load) = match &self.shard {
                 Some(shard) => {
@@ -448,6 +500,8 @@ impl Run {
                 concurrency: planned.record_label,
                 trial,
                 prepare: &prepare,
+                sessions,
+                trace,
                 on_record: &on_record,
                 stop: self.stop.receiver(),
                 grace: Duration::from_secs_f64(self.args.grace),
@@ -502,6 +556,11 @@ impl Run {
                 engine_timings: ex.engine_timings,
                 outcome: ex.outcome,
                 retried: ex.retried,
+                session: None,
+                cache: None,
+                first_answer_s: None,
+                reasoning_tokens: ex.reasoning_tokens,
+                response_id: ex.response_id,
                 shard: self.shard.as_ref().map(|s| s.part.index),
             };
             if record.outcome != Outcome::Ok {
@@ -516,10 +575,11 @@ impl Run {
         Ok(())
     }
 
-    /// The report's series of `scenario` in `mode`, added (empty) if the report has none yet.
-    fn series(&mut self, scenario: &str, mode: LoadMode) -> &mut Series {
+    /// The report's series of `scenario` in `mode` (and `cache` use), added (empty) if the
+    /// report has none yet.
+    fn series(&mut self, scenario: &str, mode: LoadMode, cache: Option<CacheUse>) -> &mut Series {
         let rate = self.suite.rate.as_ref();
-        self.report.series_mut(scenario, mode, || {
+        self.report.series_mut(scenario, mode, cache, || {
             (mode == LoadMode::Rate)
                 .then(|| rate.map(|r| r.arrivals))
                 .flatten()

@@ -1,5 +1,6 @@
-//! Applies load for one level: peak (closed loop, N in flight), burst (N at once) or rate
-//! (open-loop arrivals on an absolute schedule). Turns each exchange into a record.
+//! Applies load for one level: peak (closed loop, N in flight), burst (N at once), rate
+//! (open-loop arrivals on an absolute schedule) or a trace's schedule; users and session
+//! arrivals run in [`crate::users`]. Turns each exchange into a record.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -7,16 +8,20 @@ use std::time::{Duration, Instant};
 
 use infermeter_report::aggregate::Window;
 use infermeter_report::{
-    Arrivals, ChunkArrival, ClientHealth, Distribution, LoadMode, Outcome, RequestRecord,
-    TokenSource,
+    Arrivals, CacheUse, ChunkArrival, ClientHealth, Distribution, LoadMode, Outcome, RequestRecord,
+    SessionTurn, TokenSource,
 };
 use rand::{Rng, SeedableRng};
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 use tokio::task::JoinSet;
 
 use crate::arrival::ClockCounts;
+use crate::dispatch::{self, Dispatcher, InFlight};
 use crate::driver::{Driver, Exchange};
+use crate::session::SessionPlan;
 use crate::shard::Part;
+use crate::trace::TracePlan;
+use crate::users::{SessionRate, UsersLoad};
 
 /// A request ready to send.
 #[derive(Debug, Clone)]
@@ -24,6 +29,19 @@ pub struct Prepared {
     pub body: Vec<u8>,
     /// Prompt length counted on the client, used when the server reports no usage.
     pub input_tokens: Option<u32>,
+    /// Its session and turn, for a conversation's turn (or a trace line with sessions).
+    pub session: Option<SessionTurn>,
+}
+
+impl Prepared {
+    /// A request of no session.
+    pub fn single(body: Vec<u8>, input_tokens: Option<u32>) -> Prepared {
+        Prepared {
+            body,
+            input_tokens,
+            session: None,
+        }
+    }
 }
 
 /// How one level applies load.
@@ -43,6 +61,14 @@ pub enum Load {
         duration: Duration,
         seed: u64,
     },
+    /// Simultaneous users, each running its sessions one after another.
+    Users(UsersLoad),
+    /// New sessions arriving open-loop.
+    Sessions(SessionRate),
+    /// The trace's requests at their scheduled times, `speed` times faster than recorded.
+    Trace {
+        speed: f64,
+    },
 }
 
 impl Load {
@@ -51,6 +77,18 @@ impl Load {
             Load::Peak { .. } => LoadMode::Peak,
             Load::Burst { .. } => LoadMode::Burst,
             Load::Rate { .. } => LoadMode::Rate,
+            Load::Users { .. } => LoadMode::Users,
+            Load::Sessions { .. } => LoadMode::Sessions,
+            Load::Trace { .. } => LoadMode::Trace,
+        }
+    }
+
+    /// Whether the level's conversations may use the prefix cache (session loads).
+    pub fn cache(&self) -> Option<CacheUse> {
+        match self {
+            Load::Users(u) => Some(u.cache),
+            Load::Sessions(s) => Some(s.cache),
+            _ => None,
         }
     }
 }
@@ -63,6 +101,11 @@ pub struct LevelContext<'a> {
     pub concurrency: u32,
     pub trial: u32,
     pub prepare: &'a (dyn Fn(u64) -> Prepared + Sync),
+    /// The conversations of the suite's session scenarios and this level's scenario index
+    /// (users and sessions loads).
+    pub sessions: Option<(&'a SessionPlan, usize)>,
+    /// The replayed trace (trace loads).
+    pub trace: Option<&'a TracePlan>,
     pub on_record: &'a (dyn Fn(&RequestRecord) + Sync),
     /// Flips to true on Ctrl-C / SIGTERM: stop sending.
     pub stop: watch::Receiver<bool>,
@@ -93,11 +136,13 @@ pub struct LevelRun {
 /// Scheduling lag (p99) above this may have distorted the level.
 const DISTORTION_THRESHOLD_S: f64 = 0.005;
 
-struct Done {
-    index: u64,
-    scheduled: Instant,
-    input_tokens: Option<u32>,
-    exchange: Exchange,
+/// A finished request with what its record needs besides the exchange.
+pub struct Done {
+    pub index: u64,
+    pub scheduled: Instant,
+    pub input_tokens: Option<u32>,
+    pub session: Option<SessionTurn>,
+    pub exchange: Exchange,
 }
 
 /// Runs the level to completion (or until stopped).
@@ -125,7 +170,24 @@ pub async fn run_level(ctx: LevelContext<'_>, load: Load) -> LevelRun {
             arrivals,
             duration,
             seed,
-        } => run_rate(&ctx, start, rate, arrivals, duration, seed).await,
+        } => {
+            let schedule = arrival_offsets(rate, arrivals, duration, seed);
+            run_open_loop(&ctx, start, LoadMode::Rate, schedule, duration).await
+        }
+        Load::Trace { speed } => {
+            let trace = ctx.trace.expect("a trace level has its trace");
+            let schedule = trace.trace().offsets(speed);
+            let duration = schedule.last().copied().unwrap_or_default();
+            run_open_loop(&ctx, start, LoadMode::Trace, schedule, duration).await
+        }
+        Load::Users(load) => {
+            let (plan, scenario) = ctx.sessions.expect("a users level has its sessions");
+            crate::users::run_users(&ctx, plan, scenario, start, load).await
+        }
+        Load::Sessions(load) => {
+            let (plan, scenario) = ctx.sessions.expect("a sessions level has its sessions");
+            crate::users::run_session_arrivals(&ctx, plan, scenario, start, load).await
+        }
     };
     let loop_delays = probe.finish().await;
     let lags: Vec<f64> = run
@@ -146,6 +208,7 @@ pub async fn run_level(ctx: LevelContext<'_>, load: Load) -> LevelRun {
     run
 }
 
+/// Spawns a request that is sent now.
 fn spawn(
     set: &mut JoinSet<Done>,
     ctx: &LevelContext<'_>,
@@ -153,29 +216,56 @@ fn spawn(
     scheduled: Instant,
     prepared: Prepared,
 ) {
+    spawn_on_signal(set, ctx, index, scheduled, prepared, dispatch::now(), None);
+}
+
+/// Spawns a request that is sent when `go` fires, with the instant it fired: when its task
+/// then gets to run is the client's delay, inside its latencies. `in_flight` counts it from
+/// then until it ends.
+fn spawn_on_signal(
+    set: &mut JoinSet<Done>,
+    ctx: &LevelContext<'_>,
+    index: u64,
+    scheduled: Instant,
+    prepared: Prepared,
+    go: oneshot::Receiver<Instant>,
+    in_flight: Option<Arc<InFlight>>,
+) {
     let driver = ctx.driver.clone();
     set.spawn(async move {
-        let exchange = driver.send(prepared.body).await;
+        // The dispatcher never drops a signal it holds; were it gone, send at once.
+        let sent = go.await.unwrap_or_else(|_| Instant::now());
+        if let Some(n) = &in_flight {
+            n.started();
+        }
+        let exchange = driver.send_from(prepared.body, sent, false).await;
+        if let Some(n) = &in_flight {
+            n.finished();
+        }
         Done {
             index,
             scheduled,
             input_tokens: prepared.input_tokens,
+            session: prepared.session,
             exchange,
         }
     });
 }
 
-struct Recorder<'a, 'b> {
+/// Records a level's requests as they finish: streamed to the records file, kept for the level.
+pub struct Recorder<'a, 'b> {
     ctx: &'a LevelContext<'b>,
     start: Instant,
     mode: LoadMode,
     records: Vec<RequestRecord>,
     token_source: Option<TokenSource>,
     clocks: ClockCounts,
+    /// The cache use of a session level, written into each record.
+    pub cache: Option<CacheUse>,
 }
 
 impl<'a, 'b> Recorder<'a, 'b> {
-    fn new(ctx: &'a LevelContext<'b>, start: Instant, mode: LoadMode) -> Recorder<'a, 'b> {
+    pub fn new(ctx: &'a LevelContext<'b>, start: Instant, mode: LoadMode) -> Recorder<'a, 'b> {
         Recorder {
             ctx,
             start,
@@ -183,11 +273,17 @@ impl<'a, 'b> Recorder<'a, 'b> {
             records: Vec::new(),
             token_source: None,
             clocks: ClockCounts::default(),
+            cache: None,
         }
     }
 
+    /// Every record so far.
+    pub fn records(&self) -> &[RequestRecord] {
+        &self.records
+    }
+
     /// The trial's run: its records, window and load (`run_level` adds the client's health).
-    fn finish(self, window: Window, max_in_flight: u32, interrupted: bool) -> LevelRun {
+    pub fn finish(self, window: Window, max_in_flight: u32, interrupted: bool) -> LevelRun {
         LevelRun {
             records: self.records,
             window,
@@ -199,7 +295,7 @@ impl<'a, 'b> Recorder<'a, 'b> {
         }
     }
 
-    fn record(&mut self, done: Done, in_window: bool, latency_from_schedule: bool) {
+    pub fn record(&mut self, done: Done, in_window: bool, latency_from_schedule: bool) {
         if done.exchange.outcome == Outcome::Ok {
             self.token_source = Some(done.exchange.token_source);
         }
@@ -207,7 +303,7 @@ impl<'a, 'b> Recorder<'a, 'b> {
         if !matches!(done.exchange.outcome, Outcome::Errored { .. }) {
             self.clocks.add(done.exchange.clock);
         }
-        let record = to_record(
+        let mut record = to_record(
             self.ctx,
             self.mode,
             self.start,
@@ -215,6 +311,7 @@ impl<'a, 'b> Recorder<'a, 'b> {
             in_window,
             latency_from_schedule,
         );
+        record.cache = self.cache;
         (self.ctx.on_record)(&record);
         self.records.push(record);
     }
@@ -342,35 +439,42 @@ async fn run_burst(ctx: &LevelContext<'_>, start: Instant, concurrency: u32) -> 
     )
 }
 
-async fn run_rate(
+/// Open loop: request `i` leaves at `start + schedule[i]` whatever came back before (rate
+/// mode's arrivals, a trace's timestamps); the window runs at least `duration`.
+async fn run_open_loop(
     ctx: &LevelContext<'_>,
     start: Instant,
-    rate: f64,
-    arrivals: Arrivals,
+    mode: LoadMode,
+    schedule: Vec<Duration>,
     duration: Duration,
-    seed: u64,
 ) -> LevelRun {
-    let mut rec = Recorder::new(ctx, start, LoadMode::Rate);
-    let schedule = arrival_offsets(rate, arrivals, duration, seed);
-    let mut max_in_flight = 0usize;
+    // The level starts a handover's lead from now, so the first request is handed over on
+    // time too; records count from there.
+    let origin = start + dispatch::LOOKAHEAD;
+    let mut rec = Recorder::new(ctx, origin, mode);
+    let dispatcher = Dispatcher::start();
+    let in_flight = Arc::new(InFlight::default());
     let mut set = JoinSet::new();
     let mut stop = ctx.stop.clone();
     let mut interrupted = false;
+    // A sharded run's shard sends only its arrivals (by their number).
     let owned = schedule
         .into_iter()
         .enumerate()
         .map(|(index, offset)| (index as u64, offset))
         .filter(|(index, _)| ctx.part.is_none_or(|part| part.owns(*index)));
     for (index, offset) in owned {
-        let prepared = (ctx.prepare)(index);
         // Absolute schedule: each arrival is placed from the level start, so lateness never
-        // accumulates into drift.
-        let scheduled = start + offset;
-        let due = tokio::time::Instant::from_std(scheduled);
+        // accumulates into drift. Finished requests are recorded until it is time to hand this
+        // one to the dispatcher.
+        let scheduled = origin + offset;
+        let handover = scheduled
+            .checked_sub(dispatch::LOOKAHEAD)
+            .unwrap_or(scheduled);
         loop {
             tokio::select! {
                 biased;
-                _ = tokio::time::sleep_until(due) => break,
+                _ = tokio::time::sleep_until(tokio::time::Instant::from_std(handover)) => break,
                 _ = stop.wait_for(|s| *s) => { interrupted = true; break; }
                 Some(done) = set.join_next(), if !set.is_empty() => {
                     match done {
@@ -383,9 +487,12 @@ async fn run_rate(
         if interrupted {
             break;
         }
-        spawn(&mut set, ctx, index, scheduled, prepared);
-        max_in_flight = max_in_flight.max(set.len());
+        let prepared = (ctx.prepare)(index);
+        let go = dispatcher.at(scheduled);
+        let counted = Some(in_flight.clone());
+        spawn_on_signal(&mut set, ctx, index, scheduled, prepared, go, counted);
     }
+    drop(dispatcher);
     interrupted |= rec.drain(&mut set, true, true).await;
     let end_s = last_end(&rec.records).max(duration.as_secs_f64());
     rec.finish(
@@ -393,7 +500,7 @@ async fn run_rate(
             start_s: 0.0,
             end_s,
         },
-        max_in_flight as u32,
+        in_flight.most(),
         interrupted,
     )
 }
@@ -424,7 +531,8 @@ fn secs(from: Instant, to: Instant) -> f64 {
     to.saturating_duration_since(from).as_secs_f64()
 }
 
-fn last_end(records: &[RequestRecord]) -> f64 {
+/// When the last of `records` ended, seconds after the level start.
+pub fn last_end(records: &[RequestRecord]) -> f64 {
     records
         .iter()
         .filter_map(|r| r.e2e_s.map(|e| r.sent_s.max(r.scheduled_s) + e))
@@ -474,6 +582,11 @@ fn to_record(
         engine_timings: ex.engine_timings,
         outcome: ex.outcome,
         retried: ex.retried,
+        session: done.session,
+        cache: None,
+        first_answer_s: ex.first_answer.map(|t| secs(origin, t)),
+        reasoning_tokens: ex.reasoning_tokens,
+        response_id: ex.response_id,
         shard: ctx.part.map(|p| p.index),
     }
 }

@@ -6,9 +6,10 @@
 //! Shares: a level of N requests in flight (peak) or sent at once (burst) gives shard i
 //! `N / count` requests, plus one for each of the first `N % count` shards. A rate level's
 //! arrivals, the whole run's schedule, are dealt out in turn (arrival k to shard k mod count), so
-//! together the shards send exactly the single run's schedule. Sessions and trace lines, once
-//! infermeter has them, belong with [`Part::owns`] given a stable hash of their id (FNV-1a of the
-//! session id, say), so that a session's turns stay on one shard.
+//! together the shards send exactly the single run's schedule. Users, session arrivals and
+//! trace replays are refused for now: their sessions would belong with [`Part::owns`] given a
+//! stable hash of their id (FNV-1a of the session id, say), so that a session's turns stay on
+//! one shard, and the merge would key series by their cache use too.
 
 mod clock;
 mod schedule;
@@ -17,7 +18,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::{Duration, Instant, SystemTime};
 
-use infermeter_report::{ShardClock, ShardLevel, ShardPart, ShardTrial, Sharding};
+use infermeter_report::{LoadMode, ShardClock, ShardLevel, ShardPart, ShardTrial, Sharding};
 
 use crate::driver::ApiKey;
 use crate::run::PlannedLevel;
@@ -123,6 +124,8 @@ impl FromStr for Part {
 pub enum ShardError {
     #[error("--start-at: that time passed {late:.1} s ago on this host's clock; give every shard one start time late enough for all to be set up (e.g. `infermeter k8s-manifest --start-in`)")]
     StartPassed { late: f64 },
+    #[error("--shard cannot run {} levels yet (a session's turns must stay on one shard); run the session or trace part of the suite unsharded (--modes), or shard only its peak, burst and rate levels", mode.label())]
+    Unsupported { mode: LoadMode },
     #[error("--resume cannot continue a sharded run: its levels are tied to --start-at; start all shards again with a new --start-at")]
     Resume,
     #[error("shard {part} was ready {late:.1} s after --start-at: the other shards began without it; give a start time further ahead")]
@@ -162,6 +165,18 @@ impl ShardRun {
         };
         if resume {
             return Err(ShardError::Resume);
+        }
+        // A session's turns must stay on one shard, and a trace's lines that share blocks
+        // should too: until they are dealt out by session, a sharded run has neither.
+        if let Some(planned) = levels.iter().find(|l| {
+            matches!(
+                l.load,
+                Load::Users(_) | Load::Sessions(_) | Load::Trace { .. }
+            )
+        }) {
+            return Err(ShardError::Unsupported {
+                mode: planned.load.mode(),
+            });
         }
         let level_seconds = args
             .level_seconds
@@ -307,8 +322,10 @@ impl ShardRun {
             Load::Burst { concurrency } => Load::Burst {
                 concurrency: self.part.share(concurrency),
             },
-            // The scheduler deals the arrivals out (LevelContext::part).
-            rate @ Load::Rate { .. } => rate,
+            // The scheduler deals the arrivals out (LevelContext::part). Session and trace
+            // loads never reach here: `ShardRun::new` refuses them.
+            open
+            @ (Load::Rate { .. } | Load::Users(_) | Load::Sessions(_) | Load::Trace { .. }) => open,
         }
     }
 
@@ -323,7 +340,7 @@ impl ShardRun {
     ) -> ShardLevel {
         let share = match self.load(planned.load) {
             Load::Peak { concurrency, .. } | Load::Burst { concurrency } => Some(concurrency),
-            Load::Rate { .. } => None,
+            Load::Rate { .. } | Load::Users(_) | Load::Sessions(_) | Load::Trace { .. } => None,
         };
         ShardLevel {
             scenario: scenario.to_string(),

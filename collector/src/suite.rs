@@ -1,5 +1,8 @@
 //! Suites: which scenarios run under which load modes at which levels. Built-in suites take
 //! their scenario shapes from `infermeter_report::presets`; custom suites come from TOML.
+//! Sessions and traces: [`workloads`].
+
+mod workloads;
 
 use std::path::Path;
 
@@ -10,6 +13,8 @@ use infermeter_report::{Arrivals, Scenario, Slo};
 use serde::Deserialize;
 
 use crate::slo_spec::{parse_slo, SearchSpec, SpecError};
+use crate::trace::Trace;
+pub use workloads::{SessionRatePlan, TraceSpec, UsersPlan};
 
 /// A complete run plan.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -22,14 +27,29 @@ pub struct Suite {
     /// Sequential warmup requests per scenario, excluded from statistics.
     #[serde(default = "default_warmup")]
     pub warmup: u32,
-    #[serde(rename = "scenario")]
+    /// Every scenario: the `[[scenario]]` tables, then the `[[session]]` ones and the trace's.
+    #[serde(rename = "scenario", default)]
     pub scenarios: Vec<Scenario>,
+    /// `[[session]]` tables as read; [`Suite::load`] moves them into `scenarios`.
+    #[serde(rename = "session", default)]
+    session_tables: Vec<workloads::SessionTable>,
     #[serde(default)]
     pub peak: Option<PeakPlan>,
     #[serde(default)]
     pub burst: Option<BurstPlan>,
     #[serde(default)]
     pub rate: Option<RatePlan>,
+    /// Session scenarios for N simultaneous users.
+    #[serde(default)]
+    pub users: Option<UsersPlan>,
+    /// Session scenarios arriving at rates.
+    #[serde(default, rename = "sessions")]
+    pub session_rate: Option<SessionRatePlan>,
+    #[serde(default)]
+    pub trace: Option<TraceSpec>,
+    /// The `[trace]` as read from its file.
+    #[serde(skip)]
+    pub loaded_trace: Option<Trace>,
     /// Search mode: probe levels until the SLO breaks instead of running a fixed list.
     #[serde(default)]
     pub search: Option<SearchPlan>,
@@ -120,7 +140,7 @@ pub struct RatePlan {
     pub seed: u64,
 }
 
-fn default_warmup() -> u32 {
+pub(crate) fn default_warmup() -> u32 {
     2
 }
 fn default_requests_per_slot() -> u32 {
@@ -129,14 +149,14 @@ fn default_requests_per_slot() -> u32 {
 fn default_min_seconds() -> f64 {
     30.0
 }
-fn default_arrivals() -> Arrivals {
+pub(crate) fn default_arrivals() -> Arrivals {
     Arrivals::Poisson
 }
 
 /// Why a suite cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum SuiteError {
-    #[error("suite \"{0}\" is neither a built-in suite (four-scenario, capacity, context-sweep, llama-cpu) nor a readable file: {1}")]
+    #[error("suite \"{0}\" is neither a built-in suite (four-scenario, capacity, context-sweep, llama-cpu, chat-sessions) nor a readable file: {1}")]
     Unreadable(String, std::io::Error),
     #[error("suite file {0} is not valid: {1}")]
     Parse(String, toml::de::Error),
@@ -159,10 +179,15 @@ impl Suite {
         let suite = match presets {
             Some(presets) => Suite::builtin(name_or_path, presets),
             None if name_or_path == "llama-cpu" => Suite::llama_cpu(),
+            None if name_or_path == "chat-sessions" => Suite::chat_sessions(),
             None => {
-                let text = std::fs::read_to_string(Path::new(name_or_path))
+                let path = Path::new(name_or_path);
+                let text = std::fs::read_to_string(path)
                     .map_err(|e| SuiteError::Unreadable(name_or_path.into(), e))?;
-                toml::from_str(&text).map_err(|e| SuiteError::Parse(name_or_path.into(), e))?
+                let mut suite: Suite =
+                    toml::from_str(&text).map_err(|e| SuiteError::Parse(name_or_path.into(), e))?;
+                suite.read_workloads(path.parent().unwrap_or(Path::new(".")))?;
+                suite
             }
         };
         suite.check()?;
@@ -175,6 +200,7 @@ impl Suite {
             prompt_caching: false,
             warmup: default_warmup(),
             scenarios: presets.iter().map(ScenarioPreset::to_scenario).collect(),
+            session_tables: Vec::new(),
             peak: Some(PeakPlan {
                 levels: PEAK_LEVELS.to_vec(),
                 requests_per_slot: default_requests_per_slot(),
@@ -185,6 +211,10 @@ impl Suite {
             }),
             rate: None,
             search: None,
+            users: None,
+            session_rate: None,
+            trace: None,
+            loaded_trace: None,
         }
     }
 
@@ -200,6 +230,8 @@ impl Suite {
             ),
             input_tokens,
             output_tokens: 32,
+            session: None,
+            trace: None,
         };
         Suite {
             name: "llama-cpu".into(),
@@ -210,6 +242,7 @@ impl Suite {
                 scenario(256, "Medium prompt 256"),
                 scenario(1024, "Long prompt 1K"),
             ],
+            session_tables: Vec::new(),
             peak: Some(PeakPlan {
                 levels: vec![1, 2, 4],
                 requests_per_slot: default_requests_per_slot(),
@@ -220,13 +253,17 @@ impl Suite {
             }),
             rate: None,
             search: None,
+            users: None,
+            session_rate: None,
+            trace: None,
+            loaded_trace: None,
         }
     }
 
     fn check(&self) -> Result<(), SuiteError> {
         let bad = |msg: String| Err(SuiteError::Invalid(self.name.clone(), msg));
         if self.scenarios.is_empty() {
-            return bad("defines no [[scenario]]".into());
+            return bad("defines no [[scenario]], [[session]] or [trace]".into());
         }
         let mut ids = std::collections::BTreeSet::new();
         for s in &self.scenarios {
@@ -240,9 +277,7 @@ impl Suite {
                 ));
             }
         }
-        let increasing = |levels: &[u32]| {
-            !levels.is_empty() && levels[0] > 0 && levels.windows(2).all(|w| w[0] < w[1])
-        };
+        let increasing = workloads::increasing;
         if let Some(search) = &self.search {
             search
                 .spec()
@@ -280,12 +315,27 @@ impl Suite {
                 );
             }
         }
-        if self.peak.is_none()
-            && self.burst.is_none()
-            && self.rate.is_none()
-            && self.search.is_none()
-        {
-            return bad("defines no load mode: add [peak], [burst], [rate] or [search]".into());
+        let single = self.peak.is_some()
+            || self.burst.is_some()
+            || self.rate.is_some()
+            || self.search.is_some();
+        let plain = self
+            .scenarios
+            .iter()
+            .any(|s| s.session.is_none() && s.trace.is_none());
+        if plain && !single {
+            return bad(
+                "defines no load mode for its [[scenario]]: add [peak], [burst], [rate] or [search]"
+                    .into(),
+            );
+        }
+        if single && !plain {
+            return bad(
+                "defines [peak], [burst], [rate] or [search] but no [[scenario]] for them".into(),
+            );
+        }
+        if let Err(message) = self.check_workloads() {
+            return bad(message);
         }
         Ok(())
     }
@@ -310,6 +360,7 @@ impl Suite {
             r.rates.truncate(2);
             r.duration_s = r.duration_s.min(3.0);
         }
+        self.quick_workloads();
         self
     }
 }
@@ -359,6 +410,11 @@ mod tests {
         let suite = Suite::load(&format!("{dir}/suites/example.toml")).unwrap();
         assert_eq!(suite.name, "example");
         assert!(suite.rate.is_some());
+        let sessions = Suite::load(&format!("{dir}/suites/sessions.toml")).unwrap();
+        let ids: Vec<&str> = sessions.scenarios.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["chat", "agent"]);
+        assert!(sessions.scenarios.iter().all(|s| s.session.is_some()));
+        assert_eq!(sessions.session_rate.unwrap().rates, [0.5, 1.0]);
     }
 
     #[test]

@@ -76,6 +76,10 @@ pub fn summary(report: &Report, args: &SummaryArgs) -> String {
             &depth.caption(options.queue_ttft_s),
         ));
     }
+    // Session labels name use cases and can be long: labelled() keeps a space before the figure.
+    for (label, text) in f.sessions.lines() {
+        lines.push(labelled(&label, &text));
+    }
     if let Some(goodput) = &f.goodput {
         lines.extend(goodput_lines(goodput));
     }

@@ -16,6 +16,8 @@ mod k8s;
 mod llama_cpp;
 #[path = "cli/secrets.rs"]
 mod secrets;
+#[path = "cli/sessions.rs"]
+mod sessions;
 #[path = "cli/shards.rs"]
 mod shards;
 #[path = "cli/suite_run.rs"]

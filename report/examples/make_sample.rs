@@ -67,6 +67,7 @@ fn main() {
             scenario: scenario.id.clone(),
             mode: LoadMode::Peak,
             arrivals: None,
+            cache: None,
             levels: PEAK_LEVELS
                 .iter()
                 .enumerate()
@@ -77,6 +78,7 @@ fn main() {
             scenario: scenario.id.clone(),
             mode: LoadMode::Burst,
             arrivals: None,
+            cache: None,
             levels: BURST_LEVELS
                 .iter()
                 .enumerate()
@@ -241,6 +243,8 @@ fn level(
             queue_wait_s: Some(dist(queue_wait_s)),
             input_tokens: Some(tokens(input)),
             output_tokens: Some(tokens(output)),
+            first_answer_s: None,
+            reasoning_tokens: None,
         },
         system_output_tok_s,
         system_input_tok_s: Some(system_output_tok_s * f64::from(input) / f64::from(output)),
@@ -249,6 +253,10 @@ fn level(
         server: None,
         client: None,
         trials: None,
+        prompt_cache: None,
+        sessions: None,
+        trace: None,
+        timeline: None,
         per_request: Some(columns(output, ttft_s, &e2e, &tpot)),
     }
 }

@@ -6,9 +6,15 @@ use std::collections::BTreeMap;
 
 use crate::schema::{
     to_ticks, EngineTimings, Level, LevelMetrics, Outcome, RequestColumns, RequestCounts,
-    RequestRecord, Scenario, ServerMetrics, TrialSummary, DEFAULT_STALL_GAP_S,
+    RequestRecord, ServerMetrics, TrialSummary, DEFAULT_STALL_GAP_S,
 };
 use crate::stats::{confidence_interval_95, percentile_sorted, Distribution};
+
+mod expected;
+mod workload;
+
+pub use expected::{warnings, Expected};
+pub use workload::{prompt_cache, session_level, timeline, DEFAULT_SLICE_S};
 
 /// The measurement window of one trial of a level, seconds after that trial's start.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -63,6 +69,10 @@ pub fn level(concurrency: u32, request_rate: Option<f64>, trials: &[Trial<'_>]) 
         server: None,
         client: None,
         trials: trial_summary(concurrency, request_rate, trials),
+        prompt_cache: prompt_cache(measured.iter().copied()),
+        sessions: session_level(&all),
+        trace: None,
+        timeline: None,
         per_request: Some(request_columns(trials)),
     }
 }
@@ -192,67 +202,6 @@ pub fn engine_speeds(trials: &[Trial<'_>]) -> Option<ServerMetrics> {
         .then_some(metrics)
 }
 
-/// Warnings about what a level's requests (`records`, warmups excluded by the caller) measured
-/// versus what its scenario asked, and about the level's figures; `label` names the level.
-/// The collector's run and `infermeter merge` both word them here, so a merged report warns as
-/// one run would.
-pub fn warnings(
-    label: &str,
-    scenario: &Scenario,
-    prompt_caching: bool,
-    records: &[&RequestRecord],
-    level: &Level,
-) -> Vec<String> {
-    let ok: Vec<&RequestRecord> = records
-        .iter()
-        .copied()
-        .filter(|r| r.outcome == Outcome::Ok)
-        .collect();
-    let mut warnings = Vec::new();
-    let cached = ok
-        .iter()
-        .filter(|r| r.cached_tokens.unwrap_or(0) > 0)
-        .count();
-    if cached > 0 && !prompt_caching {
-        warnings.push(format!(
-            "{label}: {cached} request(s) reported cached prompt tokens in a no-cache suite; TTFT may be optimistic"
-        ));
-    }
-    let wrong_output = ok
-        .iter()
-        .filter(|r| r.output_tokens.is_some_and(|n| n != scenario.output_tokens))
-        .count();
-    if wrong_output > 0 {
-        warnings.push(format!(
-            "{label}: {wrong_output} request(s) produced a different number of output tokens than the {} asked (the engine may ignore ignore_eos/min_tokens)",
-            scenario.output_tokens
-        ));
-    }
-    let target = f64::from(scenario.input_tokens);
-    let off_input = ok
-        .iter()
-        .filter(|r| {
-            r.input_tokens
-                .is_some_and(|n| (f64::from(n) - target).abs() > target * 0.02 + 2.0)
-        })
-        .count();
-    if off_input > 0 {
-        warnings.push(format!(
-            "{label}: {off_input} request(s) had an input length more than 2% away from {}; pass --tokenizer for exact prompts",
-            scenario.input_tokens
-        ));
-    }
-    if level.client.as_ref().is_some_and(|c| c.distorted) {
-        warnings.push(format!(
-            "{label}: the client sent requests late (scheduling lag p99 above 5 ms); its figures may be distorted"
-        ));
-    }
-    if level.requests.ok == 0 && level.requests.total() > 0 {
-        warnings.push(format!("{label}: every request failed"));
-    }
-    warnings
-}
-
 /// Output tokens whose chunks arrived inside the window, from every request (a request that
 /// straddles the window edge still produced those tokens inside it).
 fn tokens_in_window(trial: &Trial<'_>) -> f64 {
@@ -311,6 +260,11 @@ fn metrics(records: &[&RequestRecord]) -> LevelMetrics {
         if let Some(q) = r.queue_wait_s {
             s.queue.push(q);
         }
+        // Only requests that streamed reasoning have a first answer apart from their first token.
+        if let Some(reasoning) = r.reasoning_tokens {
+            s.reasoning.push(f64::from(reasoning));
+            s.first_answer.extend(r.first_answer_s);
+        }
         for pair in r.chunks.windows(2) {
             let gap = pair[1].t - pair[0].t;
             s.inter_chunk.push(gap);
@@ -334,6 +288,8 @@ fn metrics(records: &[&RequestRecord]) -> LevelMetrics {
         queue_wait_s: d(&s.queue),
         input_tokens: d(&s.input),
         output_tokens: d(&s.output),
+        first_answer_s: d(&s.first_answer),
+        reasoning_tokens: d(&s.reasoning),
     }
 }
 
@@ -349,6 +305,8 @@ struct Samples {
     inter_chunk: Vec<f64>,
     input: Vec<f64>,
     output: Vec<f64>,
+    first_answer: Vec<f64>,
+    reasoning: Vec<f64>,
 }
 
 /// Mean and 95% interval over trial means of the headline figures (`None` for one trial).
@@ -394,33 +352,21 @@ mod tests {
     use super::*;
     use crate::schema::{ChunkArrival, ErrorKind, LoadMode};
 
-    fn ok(index: u64, sent_s: f64, chunk_ts: &[(f64, u32)]) -> RequestRecord {
+    pub(super) fn ok(index: u64, sent_s: f64, chunk_ts: &[(f64, u32)]) -> RequestRecord {
         let ttft = chunk_ts[0].0;
         let e2e = chunk_ts.last().unwrap().0;
         RequestRecord {
-            scenario: "s".into(),
-            mode: LoadMode::Peak,
-            concurrency: 1,
-            trial: 0,
-            index,
-            warmup: false,
-            in_window: true,
-            outcome: Outcome::Ok,
             scheduled_s: sent_s,
             sent_s,
             ttft_s: Some(ttft),
             e2e_s: Some(e2e),
             input_tokens: Some(100),
             output_tokens: Some(chunk_ts.iter().map(|c| c.1).sum()),
-            cached_tokens: None,
             chunks: chunk_ts
                 .iter()
                 .map(|&(t, tokens)| ChunkArrival { t, tokens })
                 .collect(),
-            queue_wait_s: None,
-            engine_timings: None,
-            retried: None,
-            shard: None,
+            ..RequestRecord::ok("s", LoadMode::Peak, index)
         }
     }
 
@@ -531,6 +477,7 @@ mod tests {
                 prompt_ms: Some(prompt_ms),
                 predicted_n: Some(predicted_n),
                 predicted_ms: Some(predicted_ms),
+                cache_n: None,
             });
             r
         };
@@ -562,6 +509,41 @@ mod tests {
             window: trial.window,
         };
         assert!(engine_speeds(&[trial]).is_none());
+    }
+
+    /// A reasoning model's first answer token comes after its reasoning; a plain model's
+    /// levels get neither figure.
+    #[test]
+    fn first_answer_and_reasoning_only_where_reasoning_streamed() {
+        let window = Window {
+            start_s: 0.0,
+            end_s: 2.0,
+        };
+        let plain = [ok(0, 0.0, &[(0.1, 1), (0.2, 1)])];
+        let l = level(
+            1,
+            None,
+            &[Trial {
+                records: &plain,
+                window,
+            }],
+        );
+        assert!(l.metrics.first_answer_s.is_none() && l.metrics.reasoning_tokens.is_none());
+        let mut thinking = ok(0, 0.0, &[(0.1, 1), (0.5, 1), (0.6, 1)]);
+        thinking.first_answer_s = Some(0.5);
+        thinking.reasoning_tokens = Some(1);
+        let records = [thinking];
+        let l = level(
+            1,
+            None,
+            &[Trial {
+                records: &records,
+                window,
+            }],
+        );
+        assert_eq!(l.metrics.ttft_s.unwrap().mean, 0.1);
+        assert_eq!(l.metrics.first_answer_s.unwrap().mean, 0.5);
+        assert_eq!(l.metrics.reasoning_tokens.unwrap().mean, 1.0);
     }
 
     #[test]

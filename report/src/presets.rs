@@ -3,7 +3,7 @@
 //! Which modes and levels a suite runs is the collector's business; the shapes live here.
 
 use crate::analysis::capacity::Thresholds;
-use crate::schema::Scenario;
+use crate::schema::{Scenario, SessionShape, ThinkTime};
 
 /// A workload shape with its explanation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,6 +23,8 @@ impl ScenarioPreset {
             description: self.description.into(),
             input_tokens: self.input_tokens,
             output_tokens: self.output_tokens,
+            session: None,
+            trace: None,
         }
     }
 }
@@ -96,6 +98,29 @@ pub const CONTEXT_SWEEP: [ScenarioPreset; 8] = [
     preset("ctx_128k", "128K context", SWEEP, 131072, 1024),
     preset("ctx_256k", "256K context", SWEEP, 262144, 1024),
 ];
+
+const CHAT_SESSION: &str = "A user chatting with an assistant: a shared 1K system prompt, a first message, then turns that each add the previous answer and a new message, with a pause to read between them. Later turns carry the whole conversation, so a prefix cache decides how long their first token takes.";
+
+/// The `chat-sessions` suite's conversation: a shared 1K system prompt, 200-token user turns,
+/// 5 turns of 256 output tokens, exponential think time with a 5 s mean.
+pub fn chat_session() -> Scenario {
+    let shape = SessionShape {
+        system_prompt_tokens: 1024,
+        first_turn_tokens: 200,
+        turn_tokens: 200,
+        turns: 5,
+        think_time: ThinkTime::Exponential { mean_s: 5.0 },
+    };
+    Scenario {
+        id: "chat_session".into(),
+        name: "Chat session".into(),
+        description: CHAT_SESSION.into(),
+        input_tokens: shape.system_prompt_tokens + shape.first_turn_tokens,
+        output_tokens: 256,
+        session: Some(shape),
+        trace: None,
+    }
+}
 
 /// Finds a scenario preset by id in any list.
 pub fn scenario_preset(id: &str) -> Option<&'static ScenarioPreset> {

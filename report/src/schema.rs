@@ -14,12 +14,19 @@ use serde::{Deserialize, Serialize};
 
 use crate::stats::Distribution;
 
+mod workload;
+
+pub use workload::*;
+
 /// Version of the report format written by this build. Semver: a reader accepts any
 /// minor version of its own major version and refuses a newer major version.
 /// 1.1.0: `ClientHealth::event_clock`. 1.2.0 (all optional, so 1.0 and 1.1 reports stay valid):
 /// `Level::per_request` (goodput under any SLO), `TestParameters::slo` and
 /// `TestParameters::search` (#24); `Report::sharding` and `RequestRecord::shard` (#27);
-/// `RequestRecord::retried`, `ClientHealth::retried` and `Measurement::connection_reuse` (#26).
+/// `RequestRecord::retried`, `ClientHealth::retried` and `Measurement::connection_reuse` (#26);
+/// sessions (`users` and `sessions` modes, `Scenario::session`, `Series::cache`,
+/// `Level::sessions`), trace replay (`trace` mode), reasoning (`first_answer_s`,
+/// `reasoning_tokens`), `Level::prompt_cache` and `Level::timeline` (#25).
 pub const SCHEMA_VERSION: &str = "1.2.0";
 
 /// One benchmark run: what was measured, on what, and every measured level.
@@ -314,6 +321,13 @@ pub struct Scenario {
     pub description: String,
     pub input_tokens: u32,
     pub output_tokens: u32,
+    /// A multi-turn conversation (users and sessions modes): `input_tokens` is its first turn's
+    /// context, `output_tokens` each turn's reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionShape>,
+    /// A replayed trace (trace mode): `input_tokens` and `output_tokens` are its means.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceSource>,
 }
 
 /// How load was applied.
@@ -328,6 +342,15 @@ pub enum LoadMode {
     Burst,
     /// Open-loop arrivals at a fixed rate (constant or Poisson).
     Rate,
+    /// N simultaneous users, each a closed loop of sessions: a turn, the reply, think time,
+    /// the next turn. A level's `concurrency` is the number of users.
+    Users,
+    /// Open-loop session arrivals at a rate; each session's turns follow its replies with
+    /// think time. `concurrency` is the most sessions active at once.
+    Sessions,
+    /// A recorded trace replayed open-loop at a speed; `concurrency` is the most requests in
+    /// flight.
+    Trace,
 }
 
 impl LoadMode {
@@ -336,6 +359,9 @@ impl LoadMode {
             LoadMode::Peak => "peak",
             LoadMode::Burst => "burst",
             LoadMode::Rate => "rate",
+            LoadMode::Users => "users",
+            LoadMode::Sessions => "sessions",
+            LoadMode::Trace => "trace",
         }
     }
 }
@@ -359,6 +385,10 @@ pub struct Series {
     pub arrivals: Option<Arrivals>,
     /// Levels in increasing order of load.
     pub levels: Vec<Level>,
+    /// Session series: whether the engine's prefix cache could reuse earlier turns. A report
+    /// may hold the same scenario and mode twice, once for each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheUse>,
 }
 
 /// One measured load level.
@@ -390,6 +420,18 @@ pub struct Level {
     /// Repeat trials of this level, when `--trials` > 1: the mean and a 95% confidence interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trials: Option<TrialSummary>,
+    /// Cached prompt tokens of the successful requests, when the engine reported them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_cache: Option<PromptCache>,
+    /// Users and sessions modes: sessions and the figures of each turn index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<SessionLevel>,
+    /// Trace mode: the replay's speed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceLevel>,
+    /// The level in fixed time slices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<Timeline>,
     /// The level's measured requests one by one (since 1.2.0): what goodput under any SLO is
     /// computed from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -524,6 +566,12 @@ pub struct LevelMetrics {
     pub input_tokens: Option<Distribution>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<Distribution>,
+    /// Time to the first answer token, after any reasoning (levels where reasoning streamed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_answer_s: Option<Distribution>,
+    /// Reasoning tokens per request (levels where reasoning streamed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<Distribution>,
 }
 
 /// GPU power during a level.
@@ -672,6 +720,23 @@ pub struct RequestRecord {
     /// connection. `sent_s` and the latencies are the second attempt's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retried: Option<Retried>,
+    /// The request's session and turn (users and sessions modes, traces with sessions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionTurn>,
+    /// Whether the request's series let the prefix cache help (session series).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheUse>,
+    /// Seconds from the start (as `ttft_s`) to the first answer token, after the reasoning;
+    /// only for requests that streamed reasoning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_answer_s: Option<f64>,
+    /// Reasoning tokens (`completion_tokens_details.reasoning_tokens`, else one per reasoning
+    /// event); only for requests that streamed reasoning. Included in `output_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u32>,
+    /// The response's `id` as the server named it, to find the request in the server's logs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_id: Option<String>,
     /// The shard that sent it, in a sharded run (see [`Sharding`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<u32>,
@@ -994,21 +1059,62 @@ pub struct EngineTimings {
     pub prompt_ms: Option<f64>,
     pub predicted_n: Option<u64>,
     pub predicted_ms: Option<f64>,
+    /// Prompt tokens reused from the engine's cache (llama.cpp `cache_n`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_n: Option<u64>,
+}
+
+impl RequestRecord {
+    /// A successful measured request of `scenario` in `mode` (level 1, trial 0) with nothing
+    /// timed or counted yet: the base that tests and tools fill in with struct update syntax,
+    /// `RequestRecord { ttft_s: Some(0.1), ..RequestRecord::ok("chatbot", LoadMode::Peak, 0) }`,
+    /// so a field added to records is added here once.
+    pub fn ok(scenario: &str, mode: LoadMode, index: u64) -> RequestRecord {
+        RequestRecord {
+            scenario: scenario.into(),
+            mode,
+            concurrency: 1,
+            trial: 0,
+            index,
+            warmup: false,
+            in_window: true,
+            outcome: Outcome::Ok,
+            scheduled_s: 0.0,
+            sent_s: 0.0,
+            ttft_s: None,
+            e2e_s: None,
+            input_tokens: None,
+            output_tokens: None,
+            cached_tokens: None,
+            chunks: Vec::new(),
+            queue_wait_s: None,
+            engine_timings: None,
+            session: None,
+            cache: None,
+            first_answer_s: None,
+            reasoning_tokens: None,
+            response_id: None,
+            retried: None,
+            shard: None,
+        }
+    }
 }
 
 impl Report {
-    /// The series of `scenario` in `mode`, added (empty, with `arrivals`) when the report has
-    /// none yet: a run and a merge add levels to their report through this.
+    /// The series of `scenario` in `mode` with `cache` use (session series; None for others),
+    /// added (empty, with `arrivals`) when the report has none yet: a run and a merge add
+    /// levels to their report through this.
     pub fn series_mut(
         &mut self,
         scenario: &str,
         mode: LoadMode,
+        cache: Option<CacheUse>,
         arrivals: impl FnOnce() -> Option<Arrivals>,
     ) -> &mut Series {
         let at = match self
             .series
             .iter()
-            .position(|s| s.scenario == scenario && s.mode == mode)
+            .position(|s| s.scenario == scenario && s.mode == mode && s.cache == cache)
         {
             Some(at) => at,
             None => {
@@ -1017,6 +1123,7 @@ impl Report {
                     mode,
                     arrivals: arrivals(),
                     levels: Vec::new(),
+                    cache,
                 });
                 self.series.len() - 1
             }

@@ -60,15 +60,16 @@ pub fn validate(report: &Report) -> Vec<Problem> {
     }
     for (si, series) in report.series.iter().enumerate() {
         let at = format!("series[{si}]");
-        // The viewer reads one series per scenario and mode (as the collector writes them): a
-        // second one would be silently ignored.
-        if let Some(first) = report.series[..si]
-            .iter()
-            .position(|s| s.scenario == series.scenario && s.mode == series.mode)
-        {
+        // The viewer reads one series per scenario, mode and cache use (as the collector
+        // writes them): a second one would be silently ignored.
+        if let Some(first) = report.series[..si].iter().position(|s| {
+            s.scenario == series.scenario && s.mode == series.mode && s.cache == series.cache
+        }) {
             push(
                 at.clone(),
-                format!("repeats series[{first}]: same scenario and mode; merge their levels"),
+                format!(
+                    "repeats series[{first}]: same scenario, mode and cache use; merge their levels"
+                ),
             );
         }
         if !ids.contains(series.scenario.as_str()) {

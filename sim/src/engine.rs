@@ -179,7 +179,9 @@ pub struct SeqSpec {
     pub prompt_tokens: u32,
     /// Exactly how many tokens this request will generate (EOS already decided by the server).
     pub output_tokens: u32,
-    /// Chained hashes of the prompt's full KV blocks (for the prefix cache); may be empty.
+    /// Chained hashes of the sequence's full KV blocks (for the prefix cache): the prompt's, and
+    /// on past it over the output the request will generate, so a finished sequence leaves its
+    /// answer cached for a next turn that carries it; may be empty.
     pub block_hashes: Vec<u64>,
 }
 
@@ -398,11 +400,12 @@ impl Engine {
         seq.computed
     }
 
-    /// Move a sequence's full prompt blocks into the prefix cache once its prompt is computed.
-    fn register_prefix(&mut self, id: SeqId) {
+    /// Move a sequence's full blocks of its first `tokens` tokens into the prefix cache: the
+    /// prompt's once it is computed, and (as vLLM does) the answer's too when it finishes.
+    fn register_blocks(&mut self, id: SeqId, tokens: u32) {
         let block = self.profile.kv_block_size;
         let seq = &self.seqs[&id];
-        let full = ((seq.spec.prompt_tokens / block) as usize).min(seq.spec.block_hashes.len());
+        let full = ((tokens / block) as usize).min(seq.spec.block_hashes.len());
         let todo: Vec<u64> = seq.spec.block_hashes[seq.shared.len().min(full)..full].to_vec();
         for h in todo {
             self.tick += 1;
@@ -539,10 +542,16 @@ impl Engine {
                 }
             }
             if prompt_done && self.profile.prefix_cache {
-                self.register_prefix(*id);
+                let prompt = self.seqs[id].spec.prompt_tokens;
+                self.register_blocks(*id, prompt);
             }
         }
         for id in finished {
+            if self.profile.prefix_cache {
+                // The last token was sampled, never fed back: its KV was not computed.
+                let computed = self.seqs[&id].computed;
+                self.register_blocks(id, computed);
+            }
             self.cancel(id);
         }
         Some(Step {
@@ -747,6 +756,34 @@ mod tests {
         assert_eq!(t[0].cached_tokens, 0);
         assert_eq!(t[1].cached_tokens, 992);
         assert!(t[1].ttft() < t[0].ttft() / 2.0);
+    }
+
+    /// A finished sequence leaves its answer's full blocks cached, so a next turn that carries
+    /// the answer reuses them.
+    #[test]
+    fn a_finished_answer_stays_cached_for_the_next_turn() {
+        let mut p = profile();
+        p.prefix_cache = true;
+        // Turn 1: 1000 prompt tokens, 100 output; its hashes run over the output too.
+        let first = SeqSpec {
+            prompt_tokens: 1000,
+            output_tokens: 100,
+            block_hashes: (0..68).collect(),
+        };
+        // Turn 2 carries all 1100 and 300 more: shared blocks 0..68 (1088 tokens), then new.
+        let second = SeqSpec {
+            prompt_tokens: 1400,
+            output_tokens: 10,
+            block_hashes: (0..68).chain(1000..1020).collect(),
+        };
+        let w = Workload {
+            requests: vec![first, second],
+            arrival: Arrival::ClosedLoop { concurrency: 1 },
+        };
+        let t = simulate(&p, &w);
+        // Turn 1's computed tokens: 1000 + 99 (the last sampled token is never fed back), so
+        // 68 full blocks.
+        assert_eq!(t[1].cached_tokens, 68 * 16);
     }
 
     #[test]

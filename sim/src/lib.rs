@@ -12,6 +12,7 @@ pub mod engine;
 pub mod faults;
 mod metrics;
 pub mod profiles;
+pub mod request_log;
 pub mod rng;
 mod scheduler;
 pub mod server;
@@ -66,6 +67,14 @@ pub struct SimArgs {
     /// Add the server's send time (`infermeter_ts`) to every streamed chunk.
     #[arg(long)]
     pub emit_timestamps: bool,
+    /// Stream this many reasoning tokens (`reasoning_content`) before each chat answer, as a
+    /// reasoning model does (counted in the output; at least one answer token remains).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub reasoning_tokens: u32,
+    /// Multiply every simulated duration (steps, front end) by F: 0.1 serves ten times faster
+    /// than the modelled hardware, for quick tests; the figures measured are then in that time.
+    #[arg(long, value_name = "F", default_value_t = 1.0, value_parser = parse_time_scale)]
+    pub time_scale: f64,
     /// Injected faults, e.g. `status429=0.05,reset=0.01` or `schedule=ok,429,reset,stall:2`.
     #[arg(long, value_name = "SPEC")]
     pub faults: Option<String>,
@@ -89,6 +98,8 @@ impl std::fmt::Debug for SimArgs {
             .field("cuda_graph_max_batch", &self.cuda_graph_max_batch)
             .field("eager_step_overhead_ms", &self.eager_step_overhead_ms)
             .field("emit_timestamps", &self.emit_timestamps)
+            .field("reasoning_tokens", &self.reasoning_tokens)
+            .field("time_scale", &self.time_scale)
             .field("faults", &self.faults)
             .field("seed", &self.seed)
             .finish()
@@ -120,9 +131,20 @@ impl Default for SimArgs {
             cuda_graph_max_batch: None,
             eager_step_overhead_ms: None,
             emit_timestamps: false,
+            reasoning_tokens: 0,
+            time_scale: 1.0,
             faults: None,
             seed: 0,
         }
+    }
+}
+
+fn parse_time_scale(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if f.is_finite() && f > 0.0 => Ok(f),
+        _ => Err(format!(
+            "\"{s}\" is not a positive number; e.g. 0.1 runs ten times faster"
+        )),
     }
 }
 
@@ -218,6 +240,8 @@ mod tests {
             profiles::DEFAULT_MAX_NUM_BATCHED_TOKENS
         );
         assert!(!parsed.prefix_cache && !parsed.emit_timestamps);
+        assert_eq!((parsed.reasoning_tokens, parsed.time_scale), (0, 1.0));
+        assert!(Cli::try_parse_from(["sim", "--time-scale", "0"]).is_err());
         assert_eq!(parsed.cuda_graph_max_batch, None);
         let p = Cli::try_parse_from([
             "sim",

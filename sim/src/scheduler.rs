@@ -43,12 +43,14 @@ struct Sub {
     length: bool,
 }
 
+/// Starts the scheduler task; every step lasts its modelled time × `time_scale`.
 pub(crate) fn spawn(
     profile: Profile,
     metrics: Arc<Mutex<Metrics>>,
+    time_scale: f64,
 ) -> (mpsc::UnboundedSender<Cmd>, tokio::task::JoinHandle<()>) {
     let (tx, rx) = mpsc::unbounded_channel();
-    let handle = tokio::spawn(run(Engine::new(profile), rx, metrics));
+    let handle = tokio::spawn(run(Engine::new(profile), rx, metrics, time_scale));
     (tx, handle)
 }
 
@@ -96,6 +98,7 @@ async fn run(
     mut engine: Engine,
     mut rx: mpsc::UnboundedReceiver<Cmd>,
     metrics: Arc<Mutex<Metrics>>,
+    time_scale: f64,
 ) {
     let mut subs: HashMap<SeqId, Sub> = HashMap::new();
     let mut clock: Option<Instant> = None;
@@ -118,7 +121,7 @@ async fn run(
             Some(t) if now.saturating_duration_since(t) < MAX_LAG => t,
             _ => now,
         };
-        let end = start + Duration::from_secs_f64(step.duration);
+        let end = start + Duration::from_secs_f64(step.duration * time_scale);
         let mut gone = Vec::new();
         {
             let mut m = metrics.lock().expect("metrics");

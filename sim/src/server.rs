@@ -24,6 +24,7 @@ use tokio::time::Instant;
 use crate::engine::{Profile, SeqSpec};
 use crate::faults::{Fault, FaultPlan};
 use crate::metrics::Metrics;
+use crate::request_log::{RequestLog, ServedRequest};
 use crate::scheduler::{self, Cmd, Delivery};
 use crate::tokenizer::{self, ChatMessage};
 use crate::{rng, SimArgs, SimError};
@@ -33,6 +34,8 @@ use crate::{rng, SimArgs, SimError};
 const MEAN_NATURAL_OUTPUT: f64 = 300.0;
 /// Pause between the two halves of a `utf8split` chunk so they leave as separate writes.
 const SPLIT_PAUSE: Duration = Duration::from_millis(20);
+/// Salt of the reasoning tokens' words, so reasoning and answer read differently.
+const REASONING_SALT: u64 = 0x7ea5_0e11;
 
 /// An error response from request validation (boxed: responses are large).
 type Rejection = Box<Response>;
@@ -42,6 +45,9 @@ struct Shared {
     served_name: String,
     api_key: Option<String>,
     emit_timestamps: bool,
+    reasoning_tokens: u32,
+    time_scale: f64,
+    log: Arc<RequestLog>,
     faults: FaultPlan,
     seed: u64,
     max_sequence_tokens: u64,
@@ -153,12 +159,15 @@ pub async fn start(args: SimArgs) -> Result<RunningSim, SimError> {
     let metrics = Arc::new(Mutex::new(Metrics::default()));
     let engine = crate::engine::Engine::new(profile.clone());
     let max_sequence_tokens = engine.max_sequence_tokens();
-    let (cmds, scheduler) = scheduler::spawn(profile.clone(), metrics.clone());
+    let (cmds, scheduler) = scheduler::spawn(profile.clone(), metrics.clone(), args.time_scale);
     let shared = Arc::new(Shared {
         served_name: profile.model_name.clone(),
         profile: profile.clone(),
         api_key: args.api_key.filter(|k| !k.is_empty()),
         emit_timestamps: args.emit_timestamps,
+        reasoning_tokens: args.reasoning_tokens,
+        time_scale: args.time_scale,
+        log: Arc::new(RequestLog::default()),
         faults,
         seed: args.seed,
         max_sequence_tokens,
@@ -218,6 +227,7 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/chat/completions", post(chat_completions))
         .route("/tokenize", post(tokenize))
         .route("/detokenize", post(detokenize))
+        .route("/infermeter/requests", get(served_requests))
         .route_layer(middleware::from_fn_with_state(shared.clone(), auth));
     Router::new()
         .route("/health", get(|| async { StatusCode::OK }))
@@ -302,6 +312,12 @@ async fn models(State(s): State<Arc<Shared>>) -> Response {
         }]
     }))
     .into_response()
+}
+
+/// The ground truth of every request served: `{"requests": [{id, prompt_tokens,
+/// cached_tokens, completion_tokens, reasoning_tokens}, ...]}`, oldest first.
+async fn served_requests(State(s): State<Arc<Shared>>) -> Response {
+    axum::Json(json!({ "requests": s.log.entries() })).into_response()
 }
 
 async fn metrics(State(s): State<Arc<Shared>>) -> Response {
@@ -444,8 +460,11 @@ struct Job {
     model: String,
     prompt_tokens: u32,
     output_tokens: u32,
+    /// The first this many output tokens are reasoning (`reasoning_content`).
+    reasoning_tokens: u32,
     finish_reason: &'static str,
     gen_seed: u64,
+    log: Arc<RequestLog>,
     include_usage: bool,
     continuous_usage: bool,
     fault: Fault,
@@ -460,20 +479,41 @@ impl Job {
     }
 
     fn token_text(&self, index: u32) -> &'static str {
-        if self.fault == Fault::Utf8Split && index == self.fault_index() {
-            tokenizer::MULTIBYTE_WORD
-        } else {
-            tokenizer::output_token(self.gen_seed, index)
-        }
+        output_text(
+            self.gen_seed,
+            self.reasoning_tokens,
+            index,
+            self.fault == Fault::Utf8Split && index == self.fault_index(),
+        )
+    }
+
+    fn is_reasoning(&self, index: u32) -> bool {
+        index < self.reasoning_tokens
+    }
+
+    /// The engine admitted the request with `cached` prompt tokens from its prefix cache.
+    fn admitted(&self, cached: u32) {
+        self.log.push(ServedRequest {
+            id: self.id.clone(),
+            prompt_tokens: self.prompt_tokens,
+            cached_tokens: cached,
+            completion_tokens: self.output_tokens,
+            reasoning_tokens: self.reasoning_tokens,
+        });
     }
 
     fn usage(&self, completion: u32, cached: u32) -> Value {
-        json!({
+        let mut usage = json!({
             "prompt_tokens": self.prompt_tokens,
             "total_tokens": self.prompt_tokens + completion,
             "completion_tokens": completion,
             "prompt_tokens_details": {"cached_tokens": cached},
-        })
+        });
+        if self.reasoning_tokens > 0 {
+            let reasoning = completion.min(self.reasoning_tokens);
+            usage["completion_tokens_details"] = json!({ "reasoning_tokens": reasoning });
+        }
+        usage
     }
 
     fn chunk(&self, choices: Value, usage: Option<Value>) -> Value {
@@ -488,16 +528,37 @@ impl Job {
         v
     }
 
-    fn content_chunk(&self, text: &str, finish: Option<&str>, usage: Option<Value>) -> Value {
-        let choice = match self.kind {
-            Kind::Completion => {
+    fn content_chunk(
+        &self,
+        text: &str,
+        reasoning: bool,
+        finish: Option<&str>,
+        usage: Option<Value>,
+    ) -> Value {
+        let choice = match (self.kind, reasoning) {
+            (Kind::Completion, _) => {
                 json!({"index": 0, "text": text, "logprobs": null, "finish_reason": finish, "stop_reason": null})
             }
-            Kind::Chat => {
+            (Kind::Chat, false) => {
                 json!({"index": 0, "delta": {"content": text}, "logprobs": null, "finish_reason": finish})
+            }
+            (Kind::Chat, true) => {
+                json!({"index": 0, "delta": {"reasoning_content": text}, "logprobs": null, "finish_reason": finish})
             }
         };
         self.chunk(json!([choice]), usage)
+    }
+}
+
+/// Output token `index`'s text: reasoning words for the first `reasoning` tokens, then the
+/// answer's; the multi-byte word where a `utf8split` fault strikes.
+fn output_text(seed: u64, reasoning: u32, index: u32, split_here: bool) -> &'static str {
+    if split_here {
+        tokenizer::MULTIBYTE_WORD
+    } else if index < reasoning {
+        tokenizer::output_token(seed ^ REASONING_SALT, index)
+    } else {
+        tokenizer::output_token(seed, index)
     }
 }
 
@@ -717,6 +778,11 @@ fn prepare(
     } else {
         (natural, "stop")
     };
+    // A reasoning model thinks before every chat answer; at least one answer token remains.
+    let reasoning_tokens = match kind {
+        Kind::Chat => s.reasoning_tokens.min(output_tokens.saturating_sub(1)),
+        Kind::Completion => 0,
+    };
     let n = s.next_id.fetch_add(1, Ordering::Relaxed);
     let prefix = match kind {
         Kind::Completion => "cmpl",
@@ -729,8 +795,10 @@ fn prepare(
         model: s.served_name.clone(),
         prompt_tokens: prompt,
         output_tokens,
+        reasoning_tokens,
         finish_reason,
         gen_seed,
+        log: s.log.clone(),
         include_usage,
         continuous_usage,
         fault,
@@ -741,7 +809,12 @@ fn prepare(
         prompt_tokens: prompt,
         output_tokens,
         block_hashes: if s.profile.prefix_cache {
-            block_hashes(&ids, s.profile.kv_block_size)
+            // On past the prompt over the answer the request will generate: a finished answer
+            // stays cached for the next turn that carries it.
+            let answer = (0..output_tokens)
+                .map(|i| tokenizer::hash_id(output_text(gen_seed, reasoning_tokens, i, false)));
+            let sequence: Vec<u32> = ids.iter().copied().chain(answer).collect();
+            block_hashes(&sequence, s.profile.kv_block_size)
         } else {
             Vec::new()
         },
@@ -838,7 +911,10 @@ async fn run_job(
     arrived: Instant,
 ) -> Response {
     // API-server work (templating, tokenising, scheduling hand-off) before the engine sees it.
-    tokio::time::sleep(Duration::from_secs_f64(s.profile.frontend_latency)).await;
+    tokio::time::sleep(Duration::from_secs_f64(
+        s.profile.frontend_latency * s.time_scale,
+    ))
+    .await;
     let id = s.next_id.fetch_add(1, Ordering::Relaxed);
     let (tx, rx) = mpsc::unbounded_channel();
     let length = job.finish_reason == "length";
@@ -884,13 +960,22 @@ async fn whole_response(
     guard: CancelGuard,
 ) -> Response {
     let mut text = String::new();
+    let mut reasoning = String::new();
     let mut cached = 0;
     let mut produced = 0;
     while let Some(d) = rx.recv().await {
         match d {
-            Delivery::Admitted { cached_tokens } => cached = cached_tokens,
+            Delivery::Admitted { cached_tokens } => {
+                cached = cached_tokens;
+                job.admitted(cached);
+            }
             Delivery::Token { index, finished } => {
-                text.push_str(job.token_text(index));
+                let into = if job.is_reasoning(index) {
+                    &mut reasoning
+                } else {
+                    &mut text
+                };
+                into.push_str(job.token_text(index));
                 produced = index + 1;
                 if let Fault::Stall(secs) = job.fault {
                     if index == job.fault_index() {
@@ -930,7 +1015,8 @@ async fn whole_response(
             json!({"index": 0, "text": text, "logprobs": null, "finish_reason": job.finish_reason, "stop_reason": null, "prompt_logprobs": null})
         }
         Kind::Chat => {
-            json!({"index": 0, "message": {"role": "assistant", "content": text, "reasoning_content": null, "tool_calls": []}, "logprobs": null, "finish_reason": job.finish_reason, "stop_reason": null})
+            let reasoning = (!reasoning.is_empty()).then_some(reasoning);
+            json!({"index": 0, "message": {"role": "assistant", "content": text, "reasoning_content": reasoning, "tool_calls": []}, "logprobs": null, "finish_reason": job.finish_reason, "stop_reason": null})
         }
     };
     let object = match job.kind {
@@ -961,6 +1047,8 @@ struct SseStream {
     out: VecDeque<Out>,
     pending: String,
     pending_count: u32,
+    /// Whether the pending text is reasoning.
+    pending_reasoning: bool,
     cached: u32,
     sent_role: bool,
     done: bool,
@@ -975,6 +1063,7 @@ impl SseStream {
             out: VecDeque::new(),
             pending: String::new(),
             pending_count: 0,
+            pending_reasoning: false,
             cached: 0,
             sent_role: false,
             done: false,
@@ -1056,6 +1145,12 @@ impl SseStream {
                 _ => {}
             }
         }
+        let reasoning = self.job.is_reasoning(index);
+        if self.pending_count > 0 && self.pending_reasoning != reasoning {
+            // Reasoning and answer never share a chunk.
+            self.flush_pending(index, None, false);
+        }
+        self.pending_reasoning = reasoning;
         self.pending.push_str(self.job.token_text(index));
         self.pending_count += 1;
         let per_chunk = match self.job.fault {
@@ -1065,14 +1160,8 @@ impl SseStream {
         if self.pending_count < per_chunk && !finished && !split {
             return;
         }
-        let text = std::mem::take(&mut self.pending);
-        self.pending_count = 0;
-        let job = &self.job;
-        let usage = job
-            .continuous_usage
-            .then(|| job.usage(index + 1, self.cached));
-        let v = job.content_chunk(&text, finished.then_some(job.finish_reason), usage);
-        self.push_event(v, split);
+        let finish = finished.then_some(self.job.finish_reason);
+        self.flush_pending(index + 1, finish, split);
         if finished {
             if self.job.include_usage {
                 let job = &self.job;
@@ -1084,6 +1173,18 @@ impl SseStream {
             }
             self.done = true;
         }
+    }
+
+    /// Emits the pending tokens as one chunk; `produced` is the running output count after them.
+    fn flush_pending(&mut self, produced: u32, finish: Option<&str>, split: bool) {
+        let text = std::mem::take(&mut self.pending);
+        self.pending_count = 0;
+        let job = &self.job;
+        let usage = job
+            .continuous_usage
+            .then(|| job.usage(produced, self.cached));
+        let v = job.content_chunk(&text, self.pending_reasoning, finish, usage);
+        self.push_event(v, split);
     }
 
     async fn next(&mut self) -> Option<Result<Bytes, std::io::Error>> {
@@ -1123,7 +1224,10 @@ impl SseStream {
             match self.rx.recv().await {
                 // The scheduler stopped (shutdown): end the stream without [DONE].
                 None => return None,
-                Some(Delivery::Admitted { cached_tokens }) => self.cached = cached_tokens,
+                Some(Delivery::Admitted { cached_tokens }) => {
+                    self.cached = cached_tokens;
+                    self.job.admitted(cached_tokens);
+                }
                 Some(Delivery::Token { index, finished }) => self.on_token(index, finished),
             }
         }

@@ -31,7 +31,7 @@ const METRICS: [Metric; 11] = [
 pub struct MeasurementRow {
     pub scenario: String,
     pub mode: LoadMode,
-    /// "8 concurrent", "queue depth 64", "2 req/s".
+    /// "8 concurrent", "queue depth 64", "2 req/s", "16 users (caching allowed)".
     pub load: String,
     pub ok: u64,
     pub total: u64,
@@ -65,9 +65,14 @@ pub fn heading(metric: Metric) -> String {
 }
 
 fn load(mode: LoadMode, level: &Level) -> String {
-    match (mode, level.request_rate) {
-        (LoadMode::Burst, _) => format!("queue depth {}", level.concurrency),
-        (LoadMode::Rate, Some(rate)) => format!("{} req/s", format_number(rate)),
+    let session_rate = level.sessions.as_ref().and_then(|s| s.session_rate);
+    let speed = level.trace.map(|t| t.speed);
+    match (mode, level.request_rate, session_rate, speed) {
+        (LoadMode::Burst, ..) => format!("queue depth {}", level.concurrency),
+        (LoadMode::Rate, Some(rate), ..) => format!("{} req/s", format_number(rate)),
+        (LoadMode::Users, ..) => format!("{} users", level.concurrency),
+        (LoadMode::Sessions, _, Some(rate), _) => format!("{} sessions/s", format_number(rate)),
+        (LoadMode::Trace, .., Some(speed)) => format!("trace at {}×", format_number(speed)),
         _ => format!("{} concurrent", level.concurrency),
     }
 }
@@ -93,7 +98,10 @@ pub fn measurements(source: &Source, stat: Stat) -> MeasurementTable {
                 .scenario(&series.scenario)
                 .map_or_else(|| series.scenario.clone(), |s| s.name.clone()),
             mode: series.mode,
-            load: load(series.mode, level),
+            load: match series.cache {
+                Some(cache) => format!("{} ({})", load(series.mode, level), cache.label()),
+                None => load(series.mode, level),
+            },
             ok: level.requests.ok,
             total: level.requests.total(),
             requests_per_s: level.requests_per_s,

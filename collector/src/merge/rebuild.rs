@@ -107,7 +107,7 @@ impl<'a> Merge<'a> {
                 Some((p.index, level))
             })
             .collect();
-        let label = level_label(scenario_id, *mode, *label_level);
+        let label = level_label(scenario_id, *mode, *label_level, None);
         let trial_count = parts.iter().map(|(_, l)| l.trials.len()).max().unwrap_or(0);
         let windows: Vec<Window> = (0..trial_count as u32)
             .map(|trial| self.window(&label, *mode, &parts, trial))
@@ -263,9 +263,9 @@ impl<'a> Merge<'a> {
             return;
         };
         let caching = report.metadata.test.prompt_caching.unwrap_or(false);
-        self.warnings.extend(aggregate::warnings(
-            label, scenario, caching, records, level,
-        ));
+        let expected = aggregate::Expected::single(scenario, caching);
+        self.warnings
+            .extend(aggregate::warnings(label, &expected, records, level));
         let clocks = level.client.as_ref().and_then(|c| c.event_clock.as_deref());
         if clocks == Some(MIXED_CLOCKS) {
             let each: Vec<String> = measured
@@ -325,7 +325,8 @@ impl<'a> Merge<'a> {
     /// when new.
     fn series(&mut self, scenario: &str, mode: LoadMode) -> &mut Series {
         let shards = self.shards;
-        self.report.series_mut(scenario, mode, || {
+        // A sharded run has no session series (`run --shard` refuses them): no cache use.
+        self.report.series_mut(scenario, mode, None, || {
             shards
                 .iter()
                 .flat_map(|s| &s.report.series)
@@ -452,7 +453,7 @@ fn merged_client(levels: &[Level]) -> Option<ClientHealth> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use infermeter_report::{Outcome, SCHEMA_VERSION};
+    use infermeter_report::SCHEMA_VERSION;
     use serde_json::json;
 
     /// A shard's report: levels peak @2 (share 1) and burst @2 (share 1), with the given
@@ -485,26 +486,15 @@ mod tests {
 
     fn record(mode: LoadMode, sent_s: f64, in_window: bool) -> RequestRecord {
         RequestRecord {
-            scenario: "s".into(),
-            mode,
             concurrency: 2,
-            trial: 0,
-            index: 0,
-            warmup: false,
             in_window,
-            outcome: Outcome::Ok,
             scheduled_s: sent_s,
             sent_s,
             ttft_s: Some(0.1),
             e2e_s: Some(0.5),
             input_tokens: Some(10),
             output_tokens: Some(2),
-            cached_tokens: None,
-            chunks: Vec::new(),
-            queue_wait_s: None,
-            engine_timings: None,
-            retried: None,
-            shard: None,
+            ..RequestRecord::ok("s", mode, 0)
         }
     }
 

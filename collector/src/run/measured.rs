@@ -1,14 +1,15 @@
 //! One measured level: its trials as the scheduler ran them, with what the side channels saw
 //! meanwhile, reduced to the report's `Level` and the warnings it deserves.
 
-use infermeter_report::aggregate::{self, Trial};
+use infermeter_report::aggregate::{self, Expected, Trial};
 use infermeter_report::{
-    ClientHealth, Level, PowerStats, RequestRecord, Scenario, ServerMetrics, TokenSource,
+    ClientHealth, Level, PowerStats, RequestRecord, ServerMetrics, Timeline, TokenSource,
+    TraceLevel,
 };
 
 use super::plan::PlannedLevel;
 use crate::arrival::{ClockCounts, MIXED_CLOCKS};
-use crate::scheduler::LevelRun;
+use crate::scheduler::{LevelRun, Load};
 
 pub struct Measured {
     /// One per trial, in order; the last may have been cut short by a stop.
@@ -62,19 +63,27 @@ impl Measured {
             retried: self.runs.iter().map(|r| r.client.retried).sum(),
             ..r.client.clone()
         });
+        match planned.load {
+            Load::Sessions(s) => {
+                if let Some(sessions) = &mut level.sessions {
+                    sessions.session_rate = Some(s.rate);
+                }
+            }
+            Load::Trace { speed } => level.trace = Some(TraceLevel { speed }),
+            _ => {}
+        }
         level
     }
 
+    /// The level's timeline in slices of `slice_s` seconds.
+    pub fn timeline(&self, slice_s: f64) -> Option<Timeline> {
+        aggregate::timeline(&self.trials(), slice_s)
+    }
+
     /// Warnings about what the level measured versus what was asked.
-    pub fn warnings(
-        &self,
-        label: &str,
-        scenario: &Scenario,
-        prompt_caching: bool,
-        level: &Level,
-    ) -> Vec<String> {
+    pub fn warnings(&self, label: &str, expected: &Expected<'_>, level: &Level) -> Vec<String> {
         let records: Vec<&RequestRecord> = self.runs.iter().flat_map(|r| &r.records).collect();
-        let mut warnings = aggregate::warnings(label, scenario, prompt_caching, &records, level);
+        let mut warnings = aggregate::warnings(label, expected, &records, level);
         let clocks = self.clocks();
         if clocks.summary() == Some(MIXED_CLOCKS) {
             warnings.push(format!(

@@ -5,11 +5,12 @@
 
 use std::time::Duration;
 
-use infermeter_report::LoadMode;
+use infermeter_report::{CacheUse, LoadMode};
 
 use crate::cli::ModeName;
 use crate::scheduler::Load;
 use crate::suite::{PeakPlan, Suite};
+use crate::users::{SessionRate, UsersLoad};
 
 /// One level of the plan.
 #[derive(Debug, Clone)]
@@ -20,17 +21,36 @@ pub struct PlannedLevel {
     /// Written into records: the concurrency, or the 1-based level number in rate mode.
     pub record_label: u32,
     pub request_rate: Option<f64>,
-    /// Its place among the levels of its series (scenario and mode), from 0: a resumed run
-    /// skips the levels its partial report completed.
+    /// Its place among the levels of its series (scenario, mode and cache use), from 0: a
+    /// resumed run skips the levels its partial report completed.
     pub position: usize,
 }
 
 /// Every level of `suite` for the `modes` asked (all when empty): scenario by scenario, peak
-/// then burst then rate, levels in the suite's order.
+/// then burst then rate (single-request scenarios), users then sessions (session scenarios,
+/// caching allowed then defeated), or the trace's speeds; levels in the suite's order.
 pub fn plan(suite: &Suite, modes: &[ModeName]) -> Vec<PlannedLevel> {
     let wanted = |m: ModeName| modes.is_empty() || modes.contains(&m);
     let mut levels = Vec::new();
-    for scenario in 0..suite.scenarios.len() {
+    for (scenario, s) in suite.scenarios.iter().enumerate() {
+        if s.session.is_some() {
+            levels.extend(session_levels(suite, scenario, &wanted));
+            continue;
+        }
+        if s.trace.is_some() {
+            if let (Some(t), true) = (&suite.trace, wanted(ModeName::Trace)) {
+                for (position, &speed) in t.speeds.iter().enumerate() {
+                    levels.push(PlannedLevel {
+                        scenario,
+                        load: Load::Trace { speed },
+                        record_label: position as u32 + 1,
+                        request_rate: None,
+                        position,
+                    });
+                }
+            }
+            continue;
+        }
         if let (Some(p), true) = (&suite.peak, wanted(ModeName::Peak)) {
             for (position, &n) in p.levels.iter().enumerate() {
                 levels.push(PlannedLevel {
@@ -85,22 +105,78 @@ pub fn probe(suite: &Suite, scenario: usize, mode: LoadMode, load: u32) -> Plann
     }
 }
 
+/// The users and sessions levels of session scenario `scenario`: per mode, a series for each
+/// cache use.
+fn session_levels(
+    suite: &Suite,
+    scenario: usize,
+    wanted: &dyn Fn(ModeName) -> bool,
+) -> Vec<PlannedLevel> {
+    let mut levels = Vec::new();
+    if let (Some(u), true) = (&suite.users, wanted(ModeName::Users)) {
+        for &cache in &u.cache {
+            for (position, &users) in u.levels.iter().enumerate() {
+                levels.push(PlannedLevel {
+                    scenario,
+                    load: Load::Users(UsersLoad {
+                        users,
+                        sessions_per_user: u.sessions_per_user,
+                        cache,
+                        seed: u.seed.wrapping_add(position as u64),
+                    }),
+                    record_label: users,
+                    request_rate: None,
+                    position,
+                });
+            }
+        }
+    }
+    if let (Some(r), true) = (&suite.session_rate, wanted(ModeName::Sessions)) {
+        for &cache in &r.cache {
+            for (position, &rate) in r.rates.iter().enumerate() {
+                levels.push(PlannedLevel {
+                    scenario,
+                    load: Load::Sessions(SessionRate {
+                        rate,
+                        arrivals: r.arrivals,
+                        duration: Duration::from_secs_f64(r.duration_s),
+                        cache,
+                        seed: r.seed.wrapping_add(position as u64),
+                    }),
+                    record_label: position as u32 + 1,
+                    request_rate: None,
+                    position,
+                });
+            }
+        }
+    }
+    levels
+}
+
 /// Most requests any level of the plan has in flight, to size the connection pool.
 pub fn max_in_flight(levels: &[PlannedLevel]) -> usize {
     levels
         .iter()
         .map(|l| match l.load {
             Load::Peak { concurrency, .. } | Load::Burst { concurrency } => concurrency as usize,
-            Load::Rate { .. } => 64,
+            Load::Users(u) => u.users as usize,
+            Load::Rate { .. } | Load::Sessions(_) | Load::Trace { .. } => 64,
         })
         .max()
         .unwrap_or(1)
 }
 
-/// How progress lines and warnings name a level, e.g. "chatbot peak @4" (`record_label`: the
-/// records' `concurrency`, a rate level's number for rate mode).
-pub fn level_label(scenario: &str, mode: LoadMode, record_label: u32) -> String {
-    format!("{scenario} {} @{record_label}", mode.label())
+/// How progress lines and warnings name a level, e.g. "chatbot peak @4", "chat users @8
+/// (caching defeated)" (`record_label`: the records' `concurrency`, a level's number for the
+/// open-loop modes).
+pub fn level_label(
+    scenario: &str,
+    mode: LoadMode,
+    record_label: u32,
+    cache: Option<CacheUse>,
+) -> String {
+    let cache = cache.map_or(String::new(), |c| format!(" ({})", c.label()));
+    format!("{scenario} {} @{record_label}{cache}", mode.label())
 }
 
 impl PlannedLevel {
@@ -119,6 +195,11 @@ impl PlannedLevel {
         }
     }
 
+    /// Session levels: whether the prefix cache may help.
+    pub fn cache(&self) -> Option<CacheUse> {
+        self.load.cache()
+    }
+
     /// Requests the level sends over `trials` trials when known in advance (burst), for the
     /// progress bar.
     pub fn expected_requests(&self, trials: u32) -> Option<u64> {
@@ -128,11 +209,14 @@ impl PlannedLevel {
         }
     }
 
-    /// The level's `concurrency` in the report. Rate levels are keyed by the most requests the
-    /// trials had in flight, kept increasing along the series (`previous`) as the schema wants.
+    /// The level's `concurrency` in the report. Open-loop levels (rate, sessions, trace) are
+    /// keyed by the most requests (sessions) the trials had in flight, kept increasing along
+    /// the series (`previous`) as the schema wants.
     pub fn report_concurrency(&self, max_in_flight: u32, previous: Option<u32>) -> u32 {
         match self.load {
-            Load::Rate { .. } => rate_concurrency(max_in_flight, previous),
+            Load::Rate { .. } | Load::Sessions(_) | Load::Trace { .. } => {
+                rate_concurrency(max_in_flight, previous)
+            }
             _ => self.record_label,
         }
     }

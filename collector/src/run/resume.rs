@@ -4,13 +4,18 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use infermeter_report::{LoadMode, Report, RequestRecord};
+use infermeter_report::{CacheUse, LoadMode, Report, RequestRecord};
 
 use super::plan::level_label;
 use crate::records::{self, RecordsError};
 
-/// Complete levels per (scenario, mode) of a resumed run.
-pub type DoneLevels = BTreeMap<(String, LoadMode), usize>;
+/// Complete levels per series (scenario, mode, cache use) of a resumed run.
+pub type DoneLevels = BTreeMap<(String, LoadMode, Option<CacheUse>), usize>;
+
+/// The series key of a record's level.
+fn series_of(r: &RequestRecord) -> (&str, LoadMode, Option<CacheUse>) {
+    (&r.scenario, r.mode, r.cache)
+}
 
 /// The warning that flags a level cut short by a stop follows its label with this.
 pub const WAS_INTERRUPTED: &str = "was interrupted";
@@ -20,14 +25,22 @@ pub const WAS_INTERRUPTED: &str = "was interrupted";
 fn level_is_complete(report: &Report, record: &RequestRecord) -> bool {
     let flag = format!(
         "{} {WAS_INTERRUPTED}",
-        level_label(&record.scenario, record.mode, record.concurrency)
+        level_label(
+            &record.scenario,
+            record.mode,
+            record.concurrency,
+            record.cache
+        )
     );
     let present = report
         .series
         .iter()
-        .find(|s| s.scenario == record.scenario && s.mode == record.mode)
+        .find(|s| (s.scenario.as_str(), s.mode, s.cache) == series_of(record))
         .is_some_and(|s| match record.mode {
-            LoadMode::Rate => s.levels.len() >= record.concurrency as usize,
+            // Open-loop levels are keyed by what they saw; records by the level's number.
+            LoadMode::Rate | LoadMode::Sessions | LoadMode::Trace => {
+                s.levels.len() >= record.concurrency as usize
+            }
             _ => s.levels.iter().any(|l| l.concurrency == record.concurrency),
         });
     present && !report.warnings.iter().any(|w| w.starts_with(&flag))
@@ -44,10 +57,7 @@ pub fn resume(
     let last = all.iter().rev().find(|r| !r.warmup).cloned();
     if let Some(last) = last.filter(|r| !level_is_complete(&report, r)) {
         let (interrupted, kept): (Vec<_>, Vec<_>) = all.into_iter().partition(|r| {
-            !r.warmup
-                && r.scenario == last.scenario
-                && r.mode == last.mode
-                && r.concurrency == last.concurrency
+            !r.warmup && series_of(r) == series_of(&last) && r.concurrency == last.concurrency
         });
         // The interrupted level is measured again in one go; its first attempt's requests are
         // set aside before the records file drops them, so nothing measured is lost.
@@ -57,17 +67,17 @@ pub fn resume(
         report.warnings.push(format!(
             "{}: measured again after an interruption; the {} requests of the first attempt \
              are kept in {}",
-            level_label(&last.scenario, last.mode, last.concurrency),
+            level_label(&last.scenario, last.mode, last.concurrency, last.cache),
             interrupted.len(),
             aside.file_name().unwrap_or_default().to_string_lossy()
         ));
         if let Some(series) = report
             .series
             .iter_mut()
-            .find(|s| s.scenario == last.scenario && s.mode == last.mode)
+            .find(|s| (s.scenario.as_str(), s.mode, s.cache) == series_of(&last))
         {
             match last.mode {
-                LoadMode::Rate => series
+                LoadMode::Rate | LoadMode::Sessions | LoadMode::Trace => series
                     .levels
                     .truncate(last.concurrency.saturating_sub(1) as usize),
                 _ => series.levels.retain(|l| l.concurrency != last.concurrency),
@@ -78,7 +88,7 @@ pub fn resume(
     let done = report
         .series
         .iter()
-        .map(|s| ((s.scenario.clone(), s.mode), s.levels.len()))
+        .map(|s| ((s.scenario.clone(), s.mode, s.cache), s.levels.len()))
         .collect();
     Ok((report, done))
 }
@@ -115,7 +125,7 @@ mod tests {
     }
 
     fn done_in(done: &DoneLevels, scenario: &str, mode: LoadMode) -> usize {
-        done[&(scenario.to_string(), mode)]
+        done[&(scenario.to_string(), mode, None)]
     }
 
     #[test]

@@ -48,6 +48,9 @@ impl Schedule {
                 Load::Peak { .. } => timing.level,
                 Load::Burst { .. } => Duration::ZERO,
                 Load::Rate { duration, .. } => duration,
+                Load::Users(_) | Load::Sessions(_) | Load::Trace { .. } => {
+                    unreachable!("ShardRun::new refuses session and trace levels")
+                }
             };
             for trial in 0..trials {
                 starts.insert(trial_step(planned, trial), at);

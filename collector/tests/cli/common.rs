@@ -4,7 +4,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use infermeter_report::RequestRecord;
+use infermeter_report::{Report, RequestRecord};
 use infermeter_sim::{RunningSim, SimArgs};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_infermeter");
@@ -39,6 +39,16 @@ pub fn h100_sim_args() -> SimArgs {
 
 pub async fn start_sim(args: SimArgs) -> RunningSim {
     infermeter_sim::start(args).await.expect("simulator starts")
+}
+
+/// Held by the tests whose assertions compare timings (latencies, scheduling lag, engine against
+/// client speeds) and by those that load the machine most: on two cores, one running beside
+/// another moves its figures by more than the margins they assert.
+static TIMING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Waits until no other timing-sensitive test runs; the guard lets the next one go.
+pub async fn timing_sensitive() -> tokio::sync::MutexGuard<'static, ()> {
+    TIMING.lock().await
 }
 
 /// A fresh directory for one test's outputs.
@@ -130,6 +140,19 @@ pub fn check_json_schema(report: &Path) {
     {
         violations(&records, &serde_json::from_str(line).unwrap());
     }
+}
+
+/// Lengths and cache as asked: the report's only warnings, if any, are a busy machine's
+/// client lag.
+pub fn assert_only_lag_warnings(report: &Report) {
+    assert!(
+        report
+            .warnings
+            .iter()
+            .all(|w| w.contains("sent requests late")),
+        "{:?}",
+        report.warnings
+    );
 }
 
 pub fn text(out: &Output) -> String {

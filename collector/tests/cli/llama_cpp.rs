@@ -11,7 +11,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use infermeter_report::stats::percentile_sorted;
-use infermeter_report::{load_report, LoadMode, Outcome, RequestRecord, RunStatus, TokenSource};
+use infermeter_report::{
+    load_report, CacheUse, LoadMode, Outcome, RequestRecord, RunStatus, TokenSource,
+};
 
 use crate::common::*;
 
@@ -172,6 +174,7 @@ fn check_output(r: &RequestRecord) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn llama_cpp_cpu_matches_its_own_timings() {
+    let _timing = timing_sensitive().await;
     let Some(paths) = llama_paths() else {
         return;
     };
@@ -201,15 +204,7 @@ async fn llama_cpp_cpu_matches_its_own_timings() {
         report.measurement.output_token_source,
         TokenSource::ContinuousUsage
     );
-    // Lengths and cache as asked (a busy machine may still add a client-lag warning).
-    assert!(
-        report
-            .warnings
-            .iter()
-            .all(|w| w.contains("sent requests late")),
-        "{:?}",
-        report.warnings
-    );
+    assert_only_lag_warnings(&report);
     assert_eq!(report.series.len(), INPUTS.len() * 2);
     for series in &report.series {
         for level in &series.levels {
@@ -299,5 +294,39 @@ async fn llama_cpp_cpu_matches_its_own_timings() {
         // Exact with the chat template's tokens counted too.
         assert_eq!(r.input_tokens, Some(64), "{r:?}");
         assert!(r.ttft_s.unwrap() > 0.0 && r.engine_timings.is_some());
+    }
+
+    // Sessions (acceptance 2): with prompt caching on, every later turn finds the
+    // conversation in the slot's cache (`timings.cache_n`); with caching defeated, none does.
+    let sessions_dir = out_dir("llama-cpp-sessions");
+    let sessions = "name = 'llama-sessions'\nwarmup = 0\n\
+        [[session]]\nid = 'chat'\nname = 'Chat'\nsystem_prompt_tokens = 128\n\
+        first_turn_tokens = 64\nturn_tokens = 32\nturns = 3\noutput_tokens = 16\n\
+        think_time = { distribution = 'fixed', seconds = 0.1 }\n\
+        [users]\nlevels = [1, 2]\n";
+    let report_path = run_suite(
+        &server,
+        &sessions_dir,
+        sessions,
+        &["--engine", "llamacpp", "--tokenizer", tokenizer],
+    )
+    .await;
+    let report = load_report(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
+    assert_only_lag_warnings(&report);
+    let records = read_records(&report_path);
+    let measured = ok_measured(&records);
+    assert_eq!(measured.len(), 2 * (1 + 2) * 3);
+    for r in measured {
+        let turn = r.session.expect("a session turn").turn;
+        let cache_n = r.engine_timings.and_then(|t| t.cache_n);
+        // The record's cached tokens are the engine's own count.
+        assert_eq!(r.cached_tokens.map(u64::from), cache_n, "{r:?}");
+        match r.cache.unwrap() {
+            CacheUse::Allowed if turn >= 2 => {
+                assert!(cache_n.unwrap() > 0, "turn {turn}: {r:?}")
+            }
+            CacheUse::Allowed => {}
+            CacheUse::Defeated => assert_eq!(cache_n, Some(0), "turn {turn}: {r:?}"),
+        }
     }
 }

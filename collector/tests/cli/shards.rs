@@ -56,6 +56,7 @@ async fn merge(files: &[PathBuf], out: &Path) -> std::process::Output {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn three_shards_merge_into_the_single_run() {
+    let _timing = timing_sensitive().await;
     // The default H100 profile: simulated time, not the client, makes the figures.
     let sim = start_sim(h100_sim_args()).await;
     let dir = out_dir("shards");
@@ -292,21 +293,30 @@ async fn refusals(dir: &Path, shards: &[PathBuf], single: &Path) {
 async fn shard_options_are_checked_before_measuring() {
     let dir = out_dir("shard-options");
     let report = dir.join("report.json");
-    let cases: [(&[&str], i32, &str); 3] = [
+    let cases: [(&str, &[&str], i32, &str); 4] = [
         (
+            "four-scenario",
             &["--shard", "3/3", "--start-at", "2030-01-01T00:00:00Z"],
             2,
             "numbered from 0 to 2",
         ),
-        (&["--shard", "0/3"], 2, "--start-at"),
+        ("four-scenario", &["--shard", "0/3"], 2, "--start-at"),
         (
+            "four-scenario",
             &["--shard", "0/3", "--start-at", "2020-01-01T00:00:00Z"],
             1,
             "that time passed",
         ),
+        // A session's turns must stay on one shard: not yet dealt out, so refused.
+        (
+            "chat-sessions",
+            &["--shard", "0/3", "--start-at", "2030-01-01T00:00:00Z"],
+            1,
+            "--shard cannot run users levels",
+        ),
     ];
-    for (extra, code, expected) in cases {
-        let args = run_args("http://127.0.0.1:9/v1", "four-scenario", &report, extra);
+    for (suite, extra, code, expected) in cases {
+        let args = run_args("http://127.0.0.1:9/v1", suite, &report, extra);
         let out = infermeter(&args, &[]).await;
         assert_eq!(out.status.code(), Some(code), "{}", text(&out));
         assert!(text(&out).contains(expected), "{}", text(&out));

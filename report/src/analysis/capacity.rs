@@ -9,7 +9,7 @@ use super::format::format_number;
 use super::interpolate::MonotoneCurve;
 use super::metric::Metric;
 use super::series_points;
-use crate::schema::Series;
+use crate::schema::{LoadMode, Series};
 use crate::stats::Stat;
 
 /// Limits a level must meet; `None` means "not checked". Times in seconds, speed in tok/s.
@@ -119,6 +119,50 @@ pub struct LevelVerdict {
     pub counts: bool,
 }
 
+/// What a series' load counts: requests in flight, or users (users mode), so a verdict speaks
+/// in what the report measured.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadUnit {
+    #[default]
+    Requests,
+    Users,
+}
+
+impl LoadUnit {
+    /// The unit of `mode`'s levels.
+    pub fn of(mode: LoadMode) -> LoadUnit {
+        match mode {
+            LoadMode::Users => LoadUnit::Users,
+            _ => LoadUnit::Requests,
+        }
+    }
+
+    /// "a single request", "a single user".
+    pub fn single(self) -> &'static str {
+        match self {
+            LoadUnit::Requests => "a single request",
+            LoadUnit::Users => "a single user",
+        }
+    }
+
+    /// "concurrent requests", "simultaneous users".
+    pub fn plural(self) -> &'static str {
+        match self {
+            LoadUnit::Requests => "concurrent requests",
+            LoadUnit::Users => "simultaneous users",
+        }
+    }
+
+    /// "request", "user".
+    pub fn noun(self) -> &'static str {
+        match self {
+            LoadUnit::Requests => "request",
+            LoadUnit::Users => "user",
+        }
+    }
+}
+
 /// Capacity estimate between measured levels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct CapacityEstimate {
@@ -141,6 +185,9 @@ pub struct Capacity {
     /// Largest whole concurrency meeting the thresholds on the monotone curves between
     /// `max_concurrency` and the next measured level; never beyond the measured range.
     pub estimate: Option<CapacityEstimate>,
+    /// What the concurrencies count (users for a users-mode series).
+    #[serde(default)]
+    pub unit: LoadUnit,
 }
 
 /// Checks every level of `series` against `thresholds`, reading `stat` of each distribution.
@@ -206,6 +253,7 @@ pub fn capacity(series: &Series, thresholds: &Thresholds, stat: Stat) -> Capacit
         first_breach,
         rows,
         estimate,
+        unit: LoadUnit::of(series.mode),
     }
 }
 
@@ -248,19 +296,18 @@ impl Capacity {
     /// The verdict in the reference reports' words, e.g. "Supports 7 concurrent requests
     /// within accepted thresholds. At 8 concurrent requests, TTFT 11.2 s exceeds 10 s.", "Not
     /// viable even at a single request: TTFT 11.2 s exceeds 8 s.", "Supports all 32 tested
-    /// concurrent requests."
+    /// concurrent requests." A users-mode series speaks of users ("Supports 24 simultaneous
+    /// users ...").
     pub fn verdict_sentence(&self) -> String {
+        let (single, plural, noun) = (self.unit.single(), self.unit.plural(), self.unit.noun());
         let Some(first) = self.rows.first() else {
             return "No levels were measured.".into();
         };
         let Some(estimate) = self.estimate else {
             let at = if first.concurrency == 1 {
-                "a single request".to_string()
+                single.to_string()
             } else {
-                format!(
-                    "{} concurrent requests, the lowest tested",
-                    first.concurrency
-                )
+                format!("{} {plural}, the lowest tested", first.concurrency)
             };
             let reasons: Vec<String> = first.breaches.iter().map(Check::describe).collect();
             let mut sentence = format!("Not viable even at {at}: {}.", reasons.join("; "));
@@ -279,19 +326,16 @@ impl Capacity {
         };
         if self.first_breach.is_none() {
             return if self.tested_max == 1 {
-                "Supports the single tested request.".into()
+                format!("Supports the single tested {noun}.")
             } else {
-                format!(
-                    "Supports all {} tested concurrent requests.",
-                    self.tested_max
-                )
+                format!("Supports all {} tested {plural}.", self.tested_max)
             };
         }
         let mut sentence = if estimate.concurrency == 1 {
-            "Supports a single request within accepted thresholds".to_string()
+            format!("Supports {single} within accepted thresholds")
         } else {
             format!(
-                "Supports {} concurrent requests within accepted thresholds",
+                "Supports {} {plural} within accepted thresholds",
                 estimate.concurrency
             )
         };
@@ -311,7 +355,7 @@ impl Capacity {
         if let Some(breach) = self.first_breach {
             let _ = write!(
                 sentence,
-                " At {} concurrent requests, {}",
+                " At {} {plural}, {}",
                 breach.concurrency,
                 breach.describe()
             );
@@ -432,6 +476,33 @@ mod tests {
         assert_eq!(
             cap.verdict_sentence(),
             "Supports all 32 tested concurrent requests."
+        );
+    }
+
+    #[test]
+    fn users_series_speak_of_users() {
+        let s = series(
+            "chat_sessions",
+            LoadMode::Users,
+            &[(1, 0.1, 150.0), (8, 0.2, 140.0), (32, 3.0, 80.0)],
+        );
+        let cap = capacity(&s, &chat(2.0, 30.0), Stat::Mean);
+        assert_eq!(cap.unit, LoadUnit::Users);
+        let verdict = cap.verdict_sentence();
+        assert!(
+            verdict.starts_with("Supports ")
+                && verdict.contains(" simultaneous users within accepted thresholds (estimated between measured 8 and 32).")
+                && verdict.contains("At 32 simultaneous users, TTFT 3 s exceeds 2 s"),
+            "{verdict}"
+        );
+        let alone = capacity(&s, &chat(0.05, 30.0), Stat::Mean);
+        assert!(alone
+            .verdict_sentence()
+            .starts_with("Not viable even at a single user: TTFT"));
+        let all = capacity(&s, &chat(5.0, 30.0), Stat::Mean);
+        assert_eq!(
+            all.verdict_sentence(),
+            "Supports all 32 tested simultaneous users."
         );
     }
 

@@ -55,6 +55,12 @@ pub struct Coverage {
     pub queue_depth: Option<Span<u32>>,
     /// Target arrival rate, requests per second, rate mode.
     pub request_rate: Option<Span<f64>>,
+    /// Simultaneous users, users mode.
+    pub users: Option<Span<u32>>,
+    /// New sessions per second, sessions mode.
+    pub session_rate: Option<Span<f64>>,
+    /// Replay speeds, trace mode.
+    pub trace_speed: Option<Span<f64>>,
     pub input_tokens: Option<Span<u32>>,
     pub output_tokens: Option<Span<u32>>,
 }
@@ -70,6 +76,18 @@ pub fn coverage(report: &Report) -> Coverage {
                 LoadMode::Rate => {
                     if let Some(rate) = level.request_rate {
                         c.request_rate = Span::widen(c.request_rate, rate);
+                    }
+                }
+                LoadMode::Users => c.users = Span::widen(c.users, level.concurrency),
+                LoadMode::Sessions => {
+                    let rate = level.sessions.as_ref().and_then(|s| s.session_rate);
+                    if let Some(rate) = rate {
+                        c.session_rate = Span::widen(c.session_rate, rate);
+                    }
+                }
+                LoadMode::Trace => {
+                    if let Some(trace) = &level.trace {
+                        c.trace_speed = Span::widen(c.trace_speed, trace.speed);
                     }
                 }
             }
@@ -118,6 +136,8 @@ mod tests {
             description: String::new(),
             input_tokens: 262_144,
             output_tokens: 1,
+            session: None,
+            trace: None,
         });
         report.series.push(series("huge", LoadMode::Peak, &[]));
         assert_eq!(coverage(&report), c);

@@ -320,6 +320,10 @@ pub fn load_unit(mode: LoadMode, value: f64) -> &'static str {
         (LoadMode::Burst, true) => "queued request",
         (LoadMode::Burst, false) => "queued requests",
         (LoadMode::Rate, _) => "req/s",
+        (LoadMode::Users, true) => "user",
+        (LoadMode::Users, false) => "users",
+        (LoadMode::Sessions, _) => "sessions/s",
+        (LoadMode::Trace, _) => "× trace speed",
     }
 }
 
@@ -345,8 +349,8 @@ pub fn max_load_under(series: &Series, slo: &Slo) -> Option<MaxLoad> {
     let crossing = last_reaching(&curve, passing, failing, slo.target);
     let load = match series.mode {
         // Whole requests in flight or queued.
-        LoadMode::Peak | LoadMode::Burst => crossing.floor().max(passing),
-        LoadMode::Rate => crossing,
+        LoadMode::Peak | LoadMode::Burst | LoadMode::Users => crossing.floor().max(passing),
+        LoadMode::Rate | LoadMode::Sessions | LoadMode::Trace => crossing,
     };
     Some(MaxLoad::Between {
         load,

@@ -12,8 +12,10 @@ pub mod interpolate;
 pub mod metric;
 pub mod queue;
 pub mod scaling;
+pub mod sessions;
 #[cfg(test)]
 pub(crate) mod testing;
+pub mod timeline;
 pub mod use_cases;
 
 use crate::schema::{LoadMode, Report, Scenario, Series};

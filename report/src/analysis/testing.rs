@@ -33,6 +33,10 @@ pub(crate) fn level(concurrency: u32, ttft_s: f64, decode_tok_s: f64) -> Level {
         client: None,
         trials: None,
         per_request: None,
+        prompt_cache: None,
+        sessions: None,
+        trace: None,
+        timeline: None,
     }
 }
 
@@ -43,6 +47,7 @@ pub(crate) fn series(scenario: &str, mode: LoadMode, levels: &[(u32, f64, f64)])
         mode,
         arrivals: None,
         levels: levels.iter().map(|&(n, t, d)| level(n, t, d)).collect(),
+        cache: None,
     }
 }
 
@@ -61,6 +66,8 @@ pub(crate) fn report(ids: &[&str], series: Vec<Series>) -> Report {
                 description: String::new(),
                 input_tokens: 1024,
                 output_tokens: 256,
+                session: None,
+                trace: None,
             })
             .collect(),
         series,

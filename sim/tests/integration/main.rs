@@ -6,4 +6,5 @@ mod clients;
 mod endpoints;
 mod faults;
 mod load;
+mod sessions;
 mod support;

@@ -20,6 +20,7 @@ use super::format::{context_phrase, format_number};
 use super::goodput::{self, GoodputFindings};
 use super::metric::Metric;
 use super::queue::{max_safe_queue_depth, SafeDepth, DEFAULT_TTFT_THRESHOLD_S};
+use super::sessions::SessionFindings;
 use super::use_cases::{targets, CapacityTarget};
 use super::{series_points, Analysis};
 use crate::schema::{LoadMode, Report, Scenario, Slo};
@@ -371,6 +372,8 @@ pub struct Findings {
     /// Goodput under `options.slo`, when one was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub goodput: Option<GoodputFindings>,
+    /// Multi-turn sessions and trace replays: users served, TTFT by turn, caching's effect.
+    pub sessions: SessionFindings,
 }
 
 /// Computes every figure of `report` under `options`.
@@ -386,6 +389,7 @@ pub fn findings(report: &Report, options: &FindingsOptions) -> Findings {
         power: PowerFindings::of(report, stat, options.usd_per_kwh),
         use_cases: targets(report),
         goodput: options.slo.map(|slo| goodput::findings(report, &slo)),
+        sessions: SessionFindings::of(report, stat),
     }
 }
 

@@ -1,0 +1,646 @@
+//! Figures of multi-turn sessions (users and sessions modes) and trace replays: users served
+//! under each use case's limits, TTFT by turn index with the prefix cache allowed and defeated,
+//! the cache-hit ratio by load, what caching saved, and how a replay kept to its trace. The
+//! viewer's Users section and `infermeter summary` word and plot these; they derive nothing.
+
+use serde::Serialize;
+
+use super::capacity::{capacity, Capacity, Thresholds};
+use super::format::{context_label, format_number, with_unit};
+use super::metric::Metric;
+use super::use_cases::default_scenario_thresholds;
+use crate::presets::use_cases;
+use crate::schema::{
+    CacheUse, Level, LoadMode, Report, Scenario, Series, SessionShape, ThinkTime, TraceSource,
+};
+use crate::stats::Stat;
+
+/// Every session scenario and trace replay of a report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionFindings {
+    /// Session scenarios with a users or sessions series, in report order.
+    pub scenarios: Vec<SessionScenario>,
+    /// Replayed traces, in report order.
+    pub traces: Vec<TraceReplay>,
+}
+
+impl SessionFindings {
+    pub fn of(report: &Report, stat: Stat) -> SessionFindings {
+        let series_of = |s: &Scenario, modes: &[LoadMode]| -> Vec<&Series> {
+            report
+                .series
+                .iter()
+                .filter(|x| x.scenario == s.id && modes.contains(&x.mode) && !x.levels.is_empty())
+                .collect()
+        };
+        let scenarios = report
+            .scenarios
+            .iter()
+            .filter_map(|s| {
+                let shape = s.session.as_ref()?;
+                let series = series_of(s, &[LoadMode::Users, LoadMode::Sessions]);
+                (!series.is_empty()).then(|| SessionScenario::of(s, shape, &series, stat))
+            })
+            .collect();
+        let traces = report
+            .scenarios
+            .iter()
+            .filter_map(|s| {
+                let source = s.trace.as_ref()?;
+                let series = series_of(s, &[LoadMode::Trace]);
+                let series = series.first()?;
+                Some(TraceReplay::of(s, source, series, stat))
+            })
+            .collect();
+        SessionFindings { scenarios, traces }
+    }
+
+    /// True when the report measured no session and replayed no trace: the viewer shows no
+    /// Users section.
+    pub fn is_empty(&self) -> bool {
+        self.scenarios.is_empty() && self.traces.is_empty()
+    }
+
+    /// The figures as the terminal prints them: (label, text) lines.
+    pub fn lines(&self) -> Vec<(String, String)> {
+        let mut lines = Vec::new();
+        for s in &self.scenarios {
+            lines.extend(s.lines());
+        }
+        for t in &self.traces {
+            lines.extend(t.lines());
+        }
+        lines
+    }
+}
+
+/// One session scenario's figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionScenario {
+    pub scenario: String,
+    pub scenario_name: String,
+    pub shape: SessionShape,
+    /// Each turn's reply, tokens.
+    pub output_tokens: u32,
+    /// The last turn's context when every reply is `output_tokens` long (chat template aside).
+    pub last_turn_context_tokens: u32,
+    /// "1K shared system prompt, 200-token first message, 5 turns adding 200 tokens, 256 out,
+    /// think time exponential, mean 5 s".
+    pub shape_text: String,
+    /// Every series of the scenario, users mode first, caching allowed before defeated.
+    pub series: Vec<SessionSeries>,
+    /// Users mode: simultaneous users served under each applicable use case's limits (and the
+    /// report's default limits), for each cache use measured.
+    pub users_served: Vec<UsersServed>,
+    /// TTFT of each later turn with caching allowed against defeated, at every load both
+    /// measured: the caching caveat, measured.
+    pub caching_effect: Vec<CachingEffect>,
+}
+
+/// One series (mode and cache use) of a session scenario, level by level.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionSeries {
+    pub mode: LoadMode,
+    pub cache: Option<CacheUse>,
+    pub levels: Vec<SessionLevelFigures>,
+}
+
+/// One level of a session series at the reader's statistic.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionLevelFigures {
+    /// Users (users mode), or the most sessions active at once (sessions mode).
+    pub load: u32,
+    /// New sessions per second (sessions mode).
+    pub session_rate: Option<f64>,
+    pub sessions_started: u64,
+    pub sessions_completed: u64,
+    /// Over all turns: TTFT, per-user decode speed, time to the first answer token (after
+    /// reasoning), system output throughput.
+    pub ttft_s: Option<f64>,
+    pub decode_tok_s: Option<f64>,
+    pub first_answer_s: Option<f64>,
+    pub system_output_tok_s: f64,
+    /// Cached over prompt tokens, 0..1, when the engine reported it.
+    pub cache_hit_ratio: Option<f64>,
+    pub turns: Vec<TurnFigures>,
+    /// The level has a timeline (see [`crate::analysis::timeline`]).
+    pub has_timeline: bool,
+}
+
+/// One turn index at one level.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnFigures {
+    pub turn: u32,
+    pub ok: u64,
+    pub failed: u64,
+    pub ttft_s: Option<f64>,
+    /// Mean prompt tokens of the turn.
+    pub input_tokens: Option<f64>,
+    pub cache_hit_ratio: Option<f64>,
+}
+
+/// Users a series serves under one set of limits.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UsersServed {
+    /// Use-case id, or the scenario's id for the default limits.
+    pub id: String,
+    pub name: String,
+    pub thresholds: Thresholds,
+    pub cache: Option<CacheUse>,
+    /// In users.
+    pub capacity: Capacity,
+    /// "Supports 24 simultaneous users within accepted thresholds. ..."
+    pub verdict: String,
+}
+
+/// A later turn's TTFT with the prefix cache allowed and defeated, at one load.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CachingEffect {
+    pub mode: LoadMode,
+    pub load: u32,
+    pub turn: u32,
+    pub allowed_ttft_s: f64,
+    pub defeated_ttft_s: f64,
+    /// defeated / allowed: how many times sooner the first token came with caching.
+    pub speedup: f64,
+}
+
+impl SessionScenario {
+    fn of(scenario: &Scenario, shape: &SessionShape, series: &[&Series], stat: Stat) -> Self {
+        let mut series: Vec<&Series> = series.to_vec();
+        series.sort_by_key(|s| (s.mode != LoadMode::Users, s.cache));
+        let last_turn_context_tokens = last_turn_context(scenario, shape);
+        let users_served = series
+            .iter()
+            .filter(|s| s.mode == LoadMode::Users)
+            .flat_map(|s| users_served(scenario, s, last_turn_context_tokens, stat))
+            .collect();
+        SessionScenario {
+            scenario: scenario.id.clone(),
+            scenario_name: scenario.name.clone(),
+            shape: shape.clone(),
+            output_tokens: scenario.output_tokens,
+            last_turn_context_tokens,
+            shape_text: shape_text(scenario, shape),
+            series: series
+                .iter()
+                .map(|s| SessionSeries {
+                    mode: s.mode,
+                    cache: s.cache,
+                    levels: s.levels.iter().map(|l| level_figures(l, stat)).collect(),
+                })
+                .collect(),
+            users_served,
+            caching_effect: caching_effect(&series, stat),
+        }
+    }
+
+    /// The series of `mode` and `cache`, if measured.
+    pub fn series(&self, mode: LoadMode, cache: Option<CacheUse>) -> Option<&SessionSeries> {
+        self.series
+            .iter()
+            .find(|s| s.mode == mode && s.cache == cache)
+    }
+
+    fn lines(&self) -> Vec<(String, String)> {
+        let mut lines = vec![(
+            format!("Sessions: {}", self.scenario_name),
+            self.shape_text.clone(),
+        )];
+        for served in self
+            .users_served
+            .iter()
+            .filter(|u| u.cache != Some(CacheUse::Defeated))
+        {
+            lines.push((
+                format!("Users served: {}", served.name),
+                served.verdict.clone(),
+            ));
+        }
+        // The heaviest load both measured: where caching matters most.
+        if let Some(top) = self.caching_effect.iter().max_by_key(|e| (e.load, e.turn)) {
+            lines.push((
+                format!(
+                    "Turn {} TTFT at {}",
+                    top.turn,
+                    load_phrase(top.mode, top.load)
+                ),
+                top.text(),
+            ));
+        }
+        for s in &self.series {
+            let ratios: Vec<String> = s
+                .levels
+                .iter()
+                .filter_map(|l| {
+                    let r = l.cache_hit_ratio?;
+                    Some(format!("{} {}", l.load, with_unit(r * 100.0, "%")))
+                })
+                .collect();
+            if !ratios.is_empty() {
+                lines.push((
+                    format!(
+                        "Cache hits by {} ({})",
+                        s.mode.label(),
+                        cache_label(s.cache)
+                    ),
+                    ratios.join(", "),
+                ));
+            }
+        }
+        lines
+    }
+}
+
+impl CachingEffect {
+    /// "0.05 s with caching, 0.41 s without (8.2× sooner)".
+    pub fn text(&self) -> String {
+        format!(
+            "{} with caching, {} without ({}× sooner)",
+            Metric::Ttft.display_text(self.allowed_ttft_s),
+            Metric::Ttft.display_text(self.defeated_ttft_s),
+            format_number(self.speedup)
+        )
+    }
+}
+
+/// "caching allowed", or "caching not set" for a series without a cache use.
+fn cache_label(cache: Option<CacheUse>) -> &'static str {
+    cache.map_or("caching not set", CacheUse::label)
+}
+
+/// "16 users", "12 sessions active".
+pub fn load_phrase(mode: LoadMode, load: u32) -> String {
+    match (mode, load) {
+        (LoadMode::Users, 1) => "1 user".into(),
+        (LoadMode::Users, n) => format!("{n} users"),
+        (_, n) => format!("{n} sessions active"),
+    }
+}
+
+/// e.g. "exponential, mean 5 s".
+pub fn think_time_text(think: &ThinkTime) -> String {
+    let n = format_number;
+    match *think {
+        ThinkTime::Fixed { seconds } => format!("fixed {} s", n(seconds)),
+        ThinkTime::Exponential { mean_s } => format!("exponential, mean {} s", n(mean_s)),
+        ThinkTime::Lognormal { mean_s, sigma } => {
+            format!("lognormal, mean {} s, sigma {}", n(mean_s), n(sigma))
+        }
+    }
+}
+
+fn shape_text(scenario: &Scenario, shape: &SessionShape) -> String {
+    let system = match shape.system_prompt_tokens {
+        0 => String::new(),
+        n => format!("{} shared system prompt, ", context_label(n)),
+    };
+    format!(
+        "{system}{}-token first message, {} turns adding {} tokens each, {} out per turn, think time {}",
+        shape.first_turn_tokens,
+        shape.turns,
+        shape.turn_tokens,
+        scenario.output_tokens,
+        think_time_text(&shape.think_time)
+    )
+}
+
+/// First turn's context plus, for each later turn, the previous reply and the new message.
+fn last_turn_context(scenario: &Scenario, shape: &SessionShape) -> u32 {
+    let later = shape.turns.saturating_sub(1);
+    scenario
+        .input_tokens
+        .saturating_add(later.saturating_mul(scenario.output_tokens + shape.turn_tokens))
+}
+
+fn level_figures(level: &Level, stat: Stat) -> SessionLevelFigures {
+    let sessions = level.sessions.clone().unwrap_or_default();
+    SessionLevelFigures {
+        load: level.concurrency,
+        session_rate: sessions.session_rate,
+        sessions_started: sessions.started,
+        sessions_completed: sessions.completed,
+        ttft_s: Metric::Ttft.value(level, stat),
+        decode_tok_s: Metric::DecodeTokS.value(level, stat),
+        first_answer_s: level.metrics.first_answer_s.map(|d| d.get(stat)),
+        system_output_tok_s: level.system_output_tok_s,
+        cache_hit_ratio: level.prompt_cache.and_then(|c| c.hit_ratio()),
+        turns: sessions
+            .turns
+            .iter()
+            .map(|t| TurnFigures {
+                turn: t.turn,
+                ok: t.ok,
+                failed: t.failed,
+                ttft_s: t.ttft_s.map(|d| d.get(stat)),
+                input_tokens: t.input_tokens.map(|d| d.mean),
+                cache_hit_ratio: t.prompt_cache.and_then(|c| c.hit_ratio()),
+            })
+            .collect(),
+        has_timeline: level.timeline.is_some(),
+    }
+}
+
+/// The use cases whose context budget holds the session's last turn, then the default limits.
+fn users_served(
+    scenario: &Scenario,
+    series: &Series,
+    last_turn_context_tokens: u32,
+    stat: Stat,
+) -> Vec<UsersServed> {
+    let limits = use_cases()
+        .into_iter()
+        .filter(|uc| uc.context_tokens >= last_turn_context_tokens)
+        .map(|uc| (uc.id.to_string(), uc.name.to_string(), uc.thresholds))
+        .chain([(
+            scenario.id.clone(),
+            format!("{} (default limits)", scenario.name),
+            default_scenario_thresholds(),
+        )]);
+    limits
+        .map(|(id, name, thresholds)| {
+            let capacity = capacity(series, &thresholds, stat);
+            UsersServed {
+                verdict: capacity.verdict_sentence(),
+                id,
+                name,
+                thresholds,
+                cache: series.cache,
+                capacity,
+            }
+        })
+        .collect()
+}
+
+/// Later turns' TTFT, allowed against defeated, at each (mode, load) both series measured.
+fn caching_effect(series: &[&Series], stat: Stat) -> Vec<CachingEffect> {
+    let find = |mode: LoadMode, cache: CacheUse| {
+        series
+            .iter()
+            .find(|s| s.mode == mode && s.cache == Some(cache))
+    };
+    let mut effects = Vec::new();
+    for mode in [LoadMode::Users, LoadMode::Sessions] {
+        let (Some(allowed), Some(defeated)) = (
+            find(mode, CacheUse::Allowed),
+            find(mode, CacheUse::Defeated),
+        ) else {
+            continue;
+        };
+        for a in &allowed.levels {
+            let Some(d) = defeated
+                .levels
+                .iter()
+                .find(|d| d.concurrency == a.concurrency)
+            else {
+                continue;
+            };
+            let turns = |l: &Level| l.sessions.clone().map(|s| s.turns).unwrap_or_default();
+            let defeated_turns = turns(d);
+            for at in turns(a).iter().filter(|t| t.turn >= 2) {
+                let dt = defeated_turns.iter().find(|t| t.turn == at.turn);
+                let (Some(allowed_ttft), Some(defeated_ttft)) = (
+                    at.ttft_s.map(|x| x.get(stat)),
+                    dt.and_then(|t| t.ttft_s).map(|x| x.get(stat)),
+                ) else {
+                    continue;
+                };
+                if allowed_ttft > 0.0 {
+                    effects.push(CachingEffect {
+                        mode,
+                        load: a.concurrency,
+                        turn: at.turn,
+                        allowed_ttft_s: allowed_ttft,
+                        defeated_ttft_s: defeated_ttft,
+                        speedup: defeated_ttft / allowed_ttft,
+                    });
+                }
+            }
+        }
+    }
+    effects
+}
+
+/// A replayed trace's figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceReplay {
+    pub scenario: String,
+    pub scenario_name: String,
+    pub source: TraceSource,
+    pub levels: Vec<TraceLevelFigures>,
+}
+
+/// One replay speed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceLevelFigures {
+    pub speed: Option<f64>,
+    /// Most requests in flight.
+    pub concurrency: u32,
+    pub ttft_s: Option<f64>,
+    pub e2e_s: Option<f64>,
+    pub system_output_tok_s: f64,
+    /// Measured cached over prompt tokens, 0..1.
+    pub cache_hit_ratio: Option<f64>,
+    /// How late requests left against the trace's schedule, p99 seconds.
+    pub scheduling_lag_p99_s: Option<f64>,
+    pub has_timeline: bool,
+}
+
+impl TraceReplay {
+    fn of(scenario: &Scenario, source: &TraceSource, series: &Series, stat: Stat) -> TraceReplay {
+        TraceReplay {
+            scenario: scenario.id.clone(),
+            scenario_name: scenario.name.clone(),
+            source: source.clone(),
+            levels: series
+                .levels
+                .iter()
+                .map(|l| TraceLevelFigures {
+                    speed: l.trace.map(|t| t.speed),
+                    concurrency: l.concurrency,
+                    ttft_s: Metric::Ttft.value(l, stat),
+                    e2e_s: Metric::E2e.value(l, stat),
+                    system_output_tok_s: l.system_output_tok_s,
+                    cache_hit_ratio: l.prompt_cache.and_then(|c| c.hit_ratio()),
+                    scheduling_lag_p99_s: l.client.as_ref().map(|c| c.scheduling_lag_p99_s),
+                    has_timeline: l.timeline.is_some(),
+                })
+                .collect(),
+        }
+    }
+
+    fn lines(&self) -> Vec<(String, String)> {
+        let mut lines = vec![(
+            format!("Trace: {}", self.scenario_name),
+            format!(
+                "{} ({}), {} requests over {}, shared blocks imply a {} cache-hit ratio",
+                self.source.file,
+                self.source.format,
+                self.source.requests,
+                with_unit(self.source.duration_s, "s"),
+                with_unit(self.source.shared_block_ratio * 100.0, "%")
+            ),
+        )];
+        for l in &self.levels {
+            let mut parts = Vec::new();
+            if let Some(t) = l.ttft_s {
+                parts.push(format!("TTFT {}", Metric::Ttft.display_text(t)));
+            }
+            parts.push(format!(
+                "{} output",
+                Metric::SystemOutputTokS.display_text(l.system_output_tok_s)
+            ));
+            if let Some(r) = l.cache_hit_ratio {
+                parts.push(format!("cache hits {}", with_unit(r * 100.0, "%")));
+            }
+            if let Some(lag) = l.scheduling_lag_p99_s {
+                parts.push(format!("send lag p99 {}", with_unit(lag * 1000.0, "ms")));
+            }
+            let speed = l
+                .speed
+                .map_or("replay".into(), |s| format!("{}× speed", format_number(s)));
+            lines.push((format!("  at {speed}"), parts.join(", ")));
+        }
+        lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testing::{report, series};
+    use crate::schema::{PromptCache, SessionLevel, TurnStats};
+    use crate::Distribution;
+
+    fn chat_shape() -> SessionShape {
+        SessionShape {
+            system_prompt_tokens: 1024,
+            first_turn_tokens: 200,
+            turn_tokens: 200,
+            turns: 3,
+            think_time: ThinkTime::Exponential { mean_s: 5.0 },
+        }
+    }
+
+    /// A users series whose later turns take `later_ttft` (turn 1: 0.5 s) and hit the cache
+    /// `hit` of their prompt.
+    fn users(cache: CacheUse, later_ttft: f64, hit: u64) -> Series {
+        let mut s = series(
+            "chat",
+            LoadMode::Users,
+            &[(1, 0.2, 150.0), (8, 0.4, 120.0), (64, 4.0, 40.0)],
+        );
+        s.cache = Some(cache);
+        for level in &mut s.levels {
+            let turn = |turn, ttft: f64, cached| TurnStats {
+                turn,
+                ok: 8,
+                failed: 0,
+                ttft_s: Some(Distribution::constant(ttft)),
+                input_tokens: Some(Distribution::constant(1000.0)),
+                prompt_cache: Some(PromptCache {
+                    requests: 8,
+                    prompt_tokens: 8000,
+                    cached_tokens: cached,
+                }),
+            };
+            level.sessions = Some(SessionLevel {
+                started: 8,
+                completed: 8,
+                session_rate: None,
+                turns: vec![
+                    turn(1, 0.5, 0),
+                    turn(2, later_ttft, hit * 8),
+                    turn(3, later_ttft, hit * 8),
+                ],
+            });
+            level.prompt_cache = Some(PromptCache {
+                requests: 24,
+                prompt_tokens: 24_000,
+                cached_tokens: hit * 16,
+            });
+        }
+        s
+    }
+
+    fn session_report() -> Report {
+        let mut r = report(
+            &["chat", "plain"],
+            vec![
+                users(CacheUse::Defeated, 0.6, 0),
+                users(CacheUse::Allowed, 0.1, 900),
+                series("plain", LoadMode::Peak, &[(1, 0.2, 100.0)]),
+            ],
+        );
+        r.scenarios[0].input_tokens = 1224;
+        r.scenarios[0].session = Some(chat_shape());
+        r
+    }
+
+    #[test]
+    fn a_report_without_sessions_has_no_session_figures() {
+        let r = report(
+            &["plain"],
+            vec![series("plain", LoadMode::Peak, &[(1, 0.2, 100.0)])],
+        );
+        assert!(SessionFindings::of(&r, Stat::Mean).is_empty());
+    }
+
+    #[test]
+    fn session_figures_by_turn_cache_and_load() {
+        let f = SessionFindings::of(&session_report(), Stat::Mean);
+        let [s] = &f.scenarios[..] else {
+            panic!("one session scenario: {:?}", f.scenarios)
+        };
+        assert_eq!(s.last_turn_context_tokens, 1224 + 2 * 456);
+        assert_eq!(
+            s.shape_text,
+            "1K shared system prompt, 200-token first message, 3 turns adding 200 tokens each, \
+             256 out per turn, think time exponential, mean 5 s"
+        );
+        // Allowed first, whatever the report's order.
+        let caches: Vec<Option<CacheUse>> = s.series.iter().map(|x| x.cache).collect();
+        assert_eq!(caches, [Some(CacheUse::Allowed), Some(CacheUse::Defeated)]);
+        let allowed = s.series(LoadMode::Users, Some(CacheUse::Allowed)).unwrap();
+        let loads: Vec<u32> = allowed.levels.iter().map(|l| l.load).collect();
+        assert_eq!(loads, [1, 8, 64]);
+        let top = &allowed.levels[2];
+        let ttft: Vec<Option<f64>> = top.turns.iter().map(|t| t.ttft_s).collect();
+        assert_eq!(ttft, [Some(0.5), Some(0.1), Some(0.1)]);
+        assert_eq!(top.turns[1].cache_hit_ratio, Some(0.9));
+        assert_eq!(top.cache_hit_ratio, Some(0.6));
+        // Every load, every later turn: 0.6 s defeated against 0.1 s allowed.
+        assert_eq!(s.caching_effect.len(), 3 * 2);
+        let e = &s.caching_effect[5];
+        assert_eq!((e.load, e.turn), (64, 3));
+        assert!((e.speedup - 6.0).abs() < 1e-9);
+        assert_eq!(e.text(), "0.1 s with caching, 0.6 s without (6× sooner)");
+        // General chatbot (32K) and longer hold the 2.1K last turn; code completion (1K) does not.
+        let served: Vec<(&str, Option<CacheUse>)> = s
+            .users_served
+            .iter()
+            .map(|u| (u.id.as_str(), u.cache))
+            .collect();
+        assert!(served.contains(&("short_form_chatbot", Some(CacheUse::Allowed))));
+        assert!(served.contains(&("chat", Some(CacheUse::Defeated))));
+        assert!(!served.iter().any(|(id, _)| *id == "code_completion"));
+        let general = s
+            .users_served
+            .iter()
+            .find(|u| u.id == "general_chatbot" && u.cache == Some(CacheUse::Allowed))
+            .unwrap();
+        // TTFT ≤ 8 s everywhere, decode ≥ 15 tok/s everywhere: all 64 users.
+        assert_eq!(
+            general.verdict,
+            "Supports all 64 tested simultaneous users."
+        );
+        let lines = f.lines();
+        assert!(lines
+            .iter()
+            .any(|(label, text)| label == "Turn 3 TTFT at 64 users" && text.contains("6× sooner")));
+        assert!(lines.iter().any(
+            |(label, text)| label == "Cache hits by users (caching allowed)"
+                && text == "1 60%, 8 60%, 64 60%"
+        ));
+    }
+}
