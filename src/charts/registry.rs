@@ -11,7 +11,7 @@ use infermeter_report::analysis::use_cases::{targets, CapacityTarget};
 
 use super::option::ChartOption;
 use super::plot::Plot;
-use super::{capacity, deep_dive, fastest, power, scale_up, throughput, Source};
+use super::{capacity, deep_dive, fastest, power, scale_up, throughput, users, Source};
 use crate::findings::{self as words, Finding};
 use crate::state::ViewState;
 
@@ -25,8 +25,9 @@ pub struct Chart {
     /// What is plotted, under it.
     pub caption: &'static str,
     pub plot: fn(&[Source], &ViewState) -> Plot,
-    /// The sentence under it, worded from each report's findings.
-    pub finding: Finding,
+    /// The sentence under it, worded from each report's findings (`None`: its section words
+    /// what it shows, as the goodput section does from the reader's SLO).
+    pub finding: Option<Finding>,
 }
 
 pub const FASTEST_DECODE: Chart = Chart {
@@ -35,7 +36,7 @@ pub const FASTEST_DECODE: Chart = Chart {
     intro: "How many tokens per second each user receives as more users share the GPU. A single user gets the fastest decode, and speed drops as concurrency grows because the GPU's memory bandwidth is split among them.",
     caption: "Per-user decode speed (tok/s) at each concurrent-user level. One line per context-length scenario.",
     plot: fastest::decode,
-    finding: words::fastest::decode_by_scenario,
+    finding: Some(words::fastest::decode_by_scenario),
 };
 
 pub const FASTEST_ITL: Chart = Chart {
@@ -44,7 +45,7 @@ pub const FASTEST_ITL: Chart = Chart {
     intro: "The delay between consecutive tokens arriving in the stream: this is what decides whether the output feels fluid or choppy. Under ~20ms feels instant, 20–70ms feels noticeably slower but acceptable, and above 70ms feels sluggish.",
     caption: "Inter-token latency (ms) at each concurrent-user level. The 20ms threshold marks the boundary of perceptually instant streaming.",
     plot: fastest::itl,
-    finding: words::fastest::itl_by_scenario,
+    finding: Some(words::fastest::itl_by_scenario),
 };
 
 pub const FASTEST_SCALING: Chart = Chart {
@@ -53,7 +54,7 @@ pub const FASTEST_SCALING: Chart = Chart {
     intro: "The GPU utilization trade-off. At 100% efficiency, doubling concurrency would double total throughput (every user gets the same speed as a single user). In practice, efficiency drops because memory bandwidth is shared.",
     caption: "Scaling efficiency (%) at each concurrent-user level relative to ideal linear scaling.",
     plot: fastest::scaling,
-    finding: words::fastest::scaling,
+    finding: Some(words::fastest::scaling),
 };
 
 pub const FASTEST_DECODE_RANGE: Chart = Chart {
@@ -62,7 +63,7 @@ pub const FASTEST_DECODE_RANGE: Chart = Chart {
     intro: "The band between best-case (short context) and worst-case (long context) per-user decode speed. A narrow band means context length doesn't matter much: users get a consistent experience.",
     caption: "Per-user decode speed range across scenarios at each concurrent-user level.",
     plot: fastest::decode_range,
-    finding: words::fastest::decode_band,
+    finding: Some(words::fastest::decode_band),
 };
 
 pub const FASTEST_TTFT_RANGE: Chart = Chart {
@@ -71,7 +72,7 @@ pub const FASTEST_TTFT_RANGE: Chart = Chart {
     intro: "How long users wait before the first token appears. TTFT is dominated by the prefill phase: longer contexts mean longer prefill times, especially under concurrency.",
     caption: "TTFT range across scenarios at each concurrent-user level.",
     plot: fastest::ttft_range,
-    finding: words::fastest::ttft_by_scenario,
+    finding: Some(words::fastest::ttft_by_scenario),
 };
 
 pub const BURST_TTFT: Chart = Chart {
@@ -80,7 +81,7 @@ pub const BURST_TTFT: Chart = Chart {
     intro: "The most important chart for production planning. TTFT explodes under queue saturation because arriving requests must wait while the GPU finishes earlier prefills and decodes. The dashed line marks the TTFT limit beyond which users perceive the system as slow.",
     caption: "TTFT (seconds) at each queue depth, measured under simultaneous burst load.",
     plot: scale_up::ttft,
-    finding: words::burst::ttft,
+    finding: Some(words::burst::ttft),
 };
 
 pub const BURST_ITL: Chart = Chart {
@@ -89,7 +90,7 @@ pub const BURST_ITL: Chart = Chart {
     intro: "The streaming smoothness your users experience under queued traffic. Unlike peak conditions where ITL rises steadily with concurrency, queued ITL can plateau when the engine's continuous batching shares the decode pipeline across all active sequences.",
     caption: "Inter-token latency (ms) at each queue depth. The 70ms threshold marks where streaming turns sluggish: the memory-bandwidth ceiling of large MoE models.",
     plot: scale_up::itl,
-    finding: words::burst::itl,
+    finding: Some(words::burst::itl),
 };
 
 pub const BURST_DECODE: Chart = Chart {
@@ -98,7 +99,7 @@ pub const BURST_DECODE: Chart = Chart {
     intro: "The per-scenario breakdown of decode speed under queued load. Decode speed (ITL) is usually more robust than TTFT when the system is heavily queued.",
     caption: "Per-user decode speed (tok/s) at each queue depth. One line per context-length scenario.",
     plot: scale_up::decode,
-    finding: words::burst::decode,
+    finding: Some(words::burst::decode),
 };
 
 pub const SYSTEM_THROUGHPUT: Chart = Chart {
@@ -107,7 +108,7 @@ pub const SYSTEM_THROUGHPUT: Chart = Chart {
     intro: "Aggregate token generation across all concurrent requests. Measures output tokens only; prompt tokens processed during prefill are excluded. Higher concurrency raises total throughput as the GPU processes more requests in parallel, even though per-user speed decreases. This is the figure for batch workloads such as document processing, synthetic data generation or offline analysis.",
     caption: "Aggregate system decode throughput (tok/s) at each concurrency level, one line per scenario.",
     plot: throughput::system,
-    finding: words::throughput::system,
+    finding: Some(words::throughput::system),
 };
 
 pub const CONTEXT_THROUGHPUT: Chart = Chart {
@@ -116,7 +117,7 @@ pub const CONTEXT_THROUGHPUT: Chart = Chart {
     intro: "Aggregate output tokens per second across all concurrent requests, at each context length. Longer contexts leave less of the GPU for decoding, so total throughput falls as context grows.",
     caption: "System throughput (tok/s) by context length, one line per concurrency level.",
     plot: deep_dive::throughput,
-    finding: words::context::throughput,
+    finding: Some(words::context::throughput),
 };
 
 pub const CONTEXT_DECODE: Chart = Chart {
@@ -125,7 +126,7 @@ pub const CONTEXT_DECODE: Chart = Chart {
     intro: "The speed at which text streams into each user's response, at each context length. As concurrency increases, per-user speed decreases since GPU resources are shared across requests.",
     caption: "Per-user generation speed (tok/s) by context length, one line per concurrency level.",
     plot: deep_dive::decode,
-    finding: words::context::decode,
+    finding: Some(words::context::decode),
 };
 
 pub const CONTEXT_TTFT: Chart = Chart {
@@ -134,7 +135,7 @@ pub const CONTEXT_TTFT: Chart = Chart {
     intro: "The primary metric for perceived responsiveness: time from request submission to the first response token, queue wait (grows with concurrency) plus prefill (grows with context length). At low concurrency prefill dominates; under load, queue wait takes over.",
     caption: "TTFT (s) by context length, one line per concurrency level.",
     plot: deep_dive::ttft,
-    finding: words::context::ttft,
+    finding: Some(words::context::ttft),
 };
 
 pub const CONTEXT_QUEUE_WAIT: Chart = Chart {
@@ -143,7 +144,7 @@ pub const CONTEXT_QUEUE_WAIT: Chart = Chart {
     intro: "Time a request waits for GPU availability before processing begins, as reported by the server. Queue wait is part of TTFT; breaking it out shows whether latency comes from GPU saturation (high queue wait) or context processing (high prefill time). Queue wait and prefill are measured independently and may not sum exactly to TTFT: under heavy load, chunked prefill and preemptions can make them overlap, so queue wait plus prefill can exceed TTFT. Use queue wait for capacity planning and finding bottlenecks, and TTFT for what users actually wait before streaming begins.",
     caption: "Queue wait (s) by context length, one line per concurrency level.",
     plot: deep_dive::queue_wait,
-    finding: words::context::queue_wait,
+    finding: Some(words::context::queue_wait),
 };
 
 pub const CONTEXT_PREFILL: Chart = Chart {
@@ -152,7 +153,7 @@ pub const CONTEXT_PREFILL: Chart = Chart {
     intro: "Rate at which the model processes input context before generating output (input tokens / TTFT). Prefill speed decides the non-queue part of TTFT. A line that peaks before the longest context reflects saturation or engine limits such as chunked prefill.",
     caption: "Per-user prefill speed (tok/s) by context length, one line per concurrency level.",
     plot: deep_dive::prefill,
-    finding: words::context::prefill,
+    finding: Some(words::context::prefill),
 };
 
 pub const CONTEXT_ITL: Chart = Chart {
@@ -161,7 +162,7 @@ pub const CONTEXT_ITL: Chart = Chart {
     intro: "Time between consecutive tokens during generation; it decides how smooth responses look and diagnoses token-level behaviour.",
     caption: "Inter-token latency (ms) by context length, one line per concurrency level. Lower is better: under 20ms feels instantaneous.",
     plot: deep_dive::itl,
-    finding: words::context::itl,
+    finding: Some(words::context::itl),
 };
 
 pub const CONTEXT_SCALING: Chart = Chart {
@@ -170,7 +171,7 @@ pub const CONTEXT_SCALING: Chart = Chart {
     intro: "Percentage of ideal linear scaling achieved as concurrency increases. 100% means doubling concurrent requests doubles total throughput with no per-user loss. High efficiency at your target concurrency means headroom; sharply dropping efficiency means diminishing returns.",
     caption: "Scaling efficiency (%) by context length, one line per concurrency level.",
     plot: deep_dive::scaling,
-    finding: words::context::scaling,
+    finding: Some(words::context::scaling),
 };
 
 pub const POWER_DRAW: Chart = Chart {
@@ -179,7 +180,7 @@ pub const POWER_DRAW: Chart = Chart {
     intro: "Mean GPU power draw (all GPUs) at each concurrency level, per scenario.",
     caption: "GPU power draw (W) at each concurrency level.",
     plot: power::draw,
-    finding: words::power::draw,
+    finding: Some(words::power::draw),
 };
 
 pub const ENERGY_EFFICIENCY: Chart = Chart {
@@ -188,7 +189,7 @@ pub const ENERGY_EFFICIENCY: Chart = Chart {
     intro: "Output tokens generated per joule of GPU energy: higher means more work for the same power bill.",
     caption: "Output tokens per joule at each concurrency level.",
     plot: power::tokens_per_joule,
-    finding: words::power::efficiency,
+    finding: Some(words::power::efficiency),
 };
 
 pub const ENERGY_COST: Chart = Chart {
@@ -197,11 +198,47 @@ pub const ENERGY_COST: Chart = Chart {
     intro: "Electricity cost of a million output tokens at the price above (GPU power only; excludes host, cooling and hardware).",
     caption: "Energy cost ($ per million output tokens) at each concurrency level.",
     plot: power::cost,
-    finding: words::power::cost,
+    finding: Some(words::power::cost),
+};
+
+pub const USERS_TTFT_BY_TURN: Chart = Chart {
+    id: "users.ttft_by_turn",
+    title: "TTFT by Turn",
+    intro: "How long each turn of a conversation waits for its first token. Every later turn carries the whole conversation so far; with prefix caching the engine prefills only what is new, without it the whole context again. Both lines are measured at the same number of users.",
+    caption: "TTFT (s) of each turn index at the heaviest load both cache uses measured, caching allowed and defeated.",
+    plot: users::ttft_by_turn,
+    finding: Some(words::users::ttft_by_turn),
+};
+
+pub const USERS_TTFT_BY_USERS: Chart = Chart {
+    id: "users.ttft_by_users",
+    title: "TTFT by Users, Cached vs Uncached",
+    intro: "The caching caveat, measured: time to first token over all turns as more users hold conversations at once, with the prefix cache allowed and defeated side by side.",
+    caption: "TTFT (s) over all turns at each number of simultaneous users, one line per cache use.",
+    plot: users::ttft_by_users,
+    finding: Some(words::users::ttft_by_users),
+};
+
+pub const USERS_CACHE_HITS: Chart = Chart {
+    id: "users.cache_hits",
+    title: "Cache-Hit Ratio by Load",
+    intro: "The share of prompt tokens the engine served from its prefix cache. It falls under load when the cache evicts conversations before their next turn arrives.",
+    caption: "Cached over prompt tokens (%) at each number of simultaneous users, one line per cache use.",
+    plot: users::cache_hits,
+    finding: Some(words::users::cache_hits),
+};
+
+pub const USERS_TIMELINE: Chart = Chart {
+    id: "users.timeline",
+    title: "Level Timeline",
+    intro: "One level over time, in fixed slices from its start: warm-up, drift and a filling cache show here, where a level's single figure hides them. Pick the level and what to plot.",
+    caption: "The chosen figure in each time slice of the chosen level.",
+    plot: users::timeline,
+    finding: None,
 };
 
 /// Every chart with a fixed id, in page order.
-pub const CHARTS: [&Chart; 19] = [
+pub const CHARTS: [&Chart; 23] = [
     &FASTEST_DECODE,
     &FASTEST_ITL,
     &FASTEST_SCALING,
@@ -221,6 +258,10 @@ pub const CHARTS: [&Chart; 19] = [
     &POWER_DRAW,
     &ENERGY_EFFICIENCY,
     &ENERGY_COST,
+    &USERS_TTFT_BY_TURN,
+    &USERS_TTFT_BY_USERS,
+    &USERS_CACHE_HITS,
+    &USERS_TIMELINE,
 ];
 
 const CAPACITY_PREFIX: &str = "capacity.";

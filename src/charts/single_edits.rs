@@ -100,8 +100,8 @@ fn render_everything(sources: &[Source], view: &ViewState) {
     let f = findings(report, &view.findings_options());
     let _ = (f.cards(), f.key_findings());
     let _ = serde_json::to_string(&f).unwrap();
-    for chart in CHARTS {
-        let _ = (chart.finding)(&f);
+    for finding in CHARTS.iter().filter_map(|c| c.finding) {
+        let _ = finding(&f);
     }
     let _ = crate::findings::throughput::summary(&f);
     f.throughput
@@ -125,6 +125,13 @@ fn render_everything(sources: &[Source], view: &ViewState) {
         let _ = crate::findings::capacity::caption(target, view);
     }
     let _ = crate::tables::cursor::cursor_rows(sources, view);
+    let _ = crate::tables::users::users_table(source, view);
+    let _ = infermeter_report::analysis::workloads::workloads_text(report);
+    for level in infermeter_report::analysis::timeline::timeline_levels(report) {
+        let timeline = infermeter_report::analysis::timeline::level_by_key(report, &level.key);
+        let _ = timeline
+            .map(|l| infermeter_report::analysis::timeline::timeline_sentence(l, view.stat));
+    }
 }
 
 #[test]

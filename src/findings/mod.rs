@@ -9,6 +9,7 @@ pub mod context;
 pub mod fastest;
 pub mod power;
 pub mod throughput;
+pub mod users;
 
 use infermeter_report::analysis::findings::{Located, Range};
 use infermeter_report::presets::Band;

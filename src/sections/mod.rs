@@ -22,6 +22,7 @@ pub mod power;
 pub mod scale_up;
 pub mod scenarios;
 pub mod throughput;
+pub mod users;
 
 /// A section of the report page: its element id (the table of contents' anchor; the test id
 /// is `section-<id>`) and heading, each written once.
@@ -55,6 +56,10 @@ pub const CAPACITY: SectionInfo = SectionInfo {
     id: "capacity",
     title: "Use Case Guidance",
 };
+pub const USERS: SectionInfo = SectionInfo {
+    id: "users",
+    title: "Users, Sessions and Caching",
+};
 pub const DEEP_DIVE: SectionInfo = SectionInfo {
     id: "deep-dive",
     title: "Technical Deep Dive",
@@ -77,13 +82,14 @@ pub const EXPERIENCE: SectionInfo = SectionInfo {
 };
 
 /// The sections the table of contents links to, in page order.
-const TOC: [&SectionInfo; 11] = [
+const TOC: [&SectionInfo; 12] = [
     &SCENARIOS,
     &GLOSSARY,
     &FASTEST,
     &SCALE_UP,
     &THROUGHPUT,
     &CAPACITY,
+    &USERS,
     &DEEP_DIVE,
     &MEASUREMENTS,
     &POWER,
@@ -121,6 +127,7 @@ pub fn remaining_sections() -> impl IntoView {
         <scale_up::ScaleUpSection />
         <throughput::ThroughputSection />
         <capacity::CapacitySection />
+        <users::UsersSection />
         <deep_dive::DeepDiveSection />
         <measurements::MeasurementsSection />
         <power::PowerSection />
@@ -129,13 +136,16 @@ pub fn remaining_sections() -> impl IntoView {
     }
 }
 
-/// Links to every section, as in the published reports; sticky on wide screens.
+/// Links to every section, as in the published reports; sticky on wide screens. The Users
+/// section is linked only when it is shown.
 #[component]
 fn TableOfContents() -> impl IntoView {
+    let ctx = context();
+    let with_users = users::has_sessions(ctx);
     view! {
         <nav class="toc" data-testid="toc" aria-label="Contents">
             <ol>
-                {TOC.iter().map(|s| view! {
+                {TOC.iter().filter(|s| s.id != USERS.id || with_users).map(|s| view! {
                     <li><a href=format!("#{}", s.id)>{s.title}</a></li>
                 }).collect_view()}
             </ol>
@@ -190,7 +200,7 @@ pub(crate) fn scoped_view(ctx: ReportContext, use_case: Option<&str>) -> Signal<
 pub fn ChartBlock(chart: &'static Chart) -> impl IntoView {
     view! {
         <ChartFrame id=chart.id title=chart.title intro=chart.intro
-            caption=Signal::stored(chart.caption.to_string()) finding=Some(chart.finding) />
+            caption=Signal::stored(chart.caption.to_string()) finding=chart.finding />
     }
 }
 
