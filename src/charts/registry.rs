@@ -7,6 +7,7 @@
 //! The capacity analysis adds one chart per use case of the main report,
 //! `capacity.<use case>` ([`capacity_id`], [`capacity_title`]).
 
+use infermeter_report::analysis::sessions::SessionFindings;
 use infermeter_report::analysis::use_cases::{targets, CapacityTarget};
 
 use super::option::ChartOption;
@@ -237,6 +238,14 @@ pub const USERS_TIMELINE: Chart = Chart {
     finding: None,
 };
 
+/// The Users section's charts: a report without sessions or traces has none of them.
+const USERS_CHARTS: [&str; 4] = [
+    USERS_TTFT_BY_TURN.id,
+    USERS_TTFT_BY_USERS.id,
+    USERS_CACHE_HITS.id,
+    USERS_TIMELINE.id,
+];
+
 /// Every chart with a fixed id, in page order.
 pub const CHARTS: [&Chart; 23] = [
     &FASTEST_DECODE,
@@ -318,11 +327,15 @@ pub fn title_of(id: &str, sources: &[Source]) -> Option<String> {
         .map(|(_, title)| title)
 }
 
-/// Every chart the reports can show, `(id, title)`: [`CHARTS`] then one capacity chart per use
-/// case of the main report.
+/// Every chart the reports can show, `(id, title)`: [`CHARTS`] (the Users section's only when
+/// a report has sessions or traces) then one capacity chart per use case of the main report.
 pub fn chart_list(sources: &[Source]) -> Vec<(String, String)> {
+    let sessions = sources
+        .iter()
+        .any(|s| SessionFindings::exist_in(s.analysis.report()));
     let fixed = CHARTS
         .iter()
+        .filter(|c| sessions || !USERS_CHARTS.contains(&c.id))
         .map(|c| (c.id.to_string(), c.title.to_string()));
     let capacity = sources.first().into_iter().flat_map(|s| {
         targets(s.analysis.report())
@@ -335,7 +348,7 @@ pub fn chart_list(sources: &[Source]) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::charts::test_support::{assert_written_once, sample, with_sources};
+    use crate::charts::test_support::{assert_written_once, sample, sessions_sample, with_sources};
 
     /// Each chart is named in one place: its id and title are written once in the viewer's
     /// source (here), so a section, the embed route and the chart list cannot drift apart.
@@ -354,8 +367,18 @@ mod tests {
         let report = sample();
         let list = with_sources(&report, chart_list);
         let use_cases = targets(&report);
-        assert_eq!(list.len(), CHARTS.len() + use_cases.len());
-        for (chart, (id, title)) in CHARTS.iter().zip(&list) {
+        // The sample has no sessions: no Users charts.
+        assert_eq!(
+            list.len(),
+            CHARTS.len() - USERS_CHARTS.len() + use_cases.len()
+        );
+        let sessions = sessions_sample();
+        let with_users = with_sources(&sessions, chart_list);
+        assert!(USERS_CHARTS
+            .iter()
+            .all(|id| with_users.iter().any(|(listed, _)| listed == id)));
+        let fixed = CHARTS.iter().filter(|c| !USERS_CHARTS.contains(&c.id));
+        for (chart, (id, title)) in fixed.zip(&list) {
             assert_eq!((chart.id, chart.title), (id.as_str(), title.as_str()));
         }
         let first = &use_cases[0];

@@ -2,6 +2,7 @@
 //! sliders apply), TTFT by turn and by users with the prefix cache allowed and defeated, cache
 //! hits by load, and one level's timeline. Only for reports with session or trace levels.
 
+use infermeter_report::analysis::sessions::SessionFindings;
 use infermeter_report::analysis::timeline::{
     level_by_key, timeline_levels, timeline_sentence, TimelineMetric,
 };
@@ -19,8 +20,8 @@ use crate::tables::users::{users_table, UsersTable};
 /// True when a report shown measured sessions or replayed a trace: the section and its
 /// contents entry exist only then.
 pub fn has_sessions(ctx: ReportContext) -> bool {
-    ctx.findings
-        .with(|all| all.iter().any(|f| !f.sessions.is_empty()))
+    ctx.reports
+        .with(|all| all.iter().any(SessionFindings::exist_in))
 }
 
 #[component]

@@ -61,6 +61,24 @@ impl SessionFindings {
         self.scenarios.is_empty() && self.traces.is_empty()
     }
 
+    /// Whether `report` has any session or trace figures, without computing them: the same
+    /// answer as `!SessionFindings::of(report, ..).is_empty()`.
+    pub fn exist_in(report: &Report) -> bool {
+        report.scenarios.iter().any(|s| {
+            let modes: &[LoadMode] = if s.session.is_some() {
+                &[LoadMode::Users, LoadMode::Sessions]
+            } else if s.trace.is_some() {
+                &[LoadMode::Trace]
+            } else {
+                &[]
+            };
+            report
+                .series
+                .iter()
+                .any(|x| x.scenario == s.id && modes.contains(&x.mode) && !x.levels.is_empty())
+        })
+    }
+
     /// The figures as the terminal prints them: (label, text) lines.
     pub fn lines(&self) -> Vec<(String, String)> {
         let mut lines = Vec::new();
@@ -846,6 +864,8 @@ mod tests {
             vec![series("plain", LoadMode::Peak, &[(1, 0.2, 100.0)])],
         );
         assert!(SessionFindings::of(&r, Stat::Mean).is_empty());
+        assert!(!SessionFindings::exist_in(&r));
+        assert!(SessionFindings::exist_in(&session_report()));
     }
 
     #[test]
