@@ -1,10 +1,11 @@
 // Browser tests of the Users section (sessions, prefix caching, timelines) and the header's
 // workloads, on a session report the collector measured on the simulator
 // (tests/browser/fixtures/make-sessions.sh). Run: node --test tests/browser/
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { chartsDrawn, launchBrowser, newPage, pointPosition, startServer, urlMatches } from './support.mjs';
+import { assertClean, browser, changedFrom, reportUrl, useBrowser } from './harness.mjs';
+import { chartsDrawn, newPage, pointPosition, urlMatches } from './support.mjs';
 
 const SESSIONS = 'fixtures/browser/fixtures/sessions.json';
 const HOSTILE = 'fixtures/browser/fixtures/sessions-hostile.json';
@@ -12,27 +13,7 @@ const SAMPLE = 'data/reports/sample-synthetic.json';
 const XSS = '<img src=x onerror=alert(1)>';
 const USERS_CHARTS = ['users.ttft_by_turn', 'users.ttft_by_users', 'users.cache_hits', 'users.timeline'];
 
-let server;
-let browser;
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
-
-function reportUrl(report, extra = '') {
-  return `${server.url}?report=${encodeURIComponent(report)}${extra}`;
-}
-
-function assertClean(problems) {
-  assert.deepEqual(problems.pageErrors, [], 'uncaught page errors');
-  assert.deepEqual(problems.panics, [], 'wasm panics');
-  assert.deepEqual(problems.dialogs, [], 'dialogs opened');
-  assert.deepEqual(problems.external, [], 'requests leaving the local server');
-}
+useBrowser();
 
 /// The series of chart `id` as drawn: name and `[x, y]` points.
 function drawnSeries(page, id) {
@@ -42,16 +23,6 @@ function drawnSeries(page, id) {
       .filter((s) => (s.data ?? []).length > 0)
       .map((s) => ({ name: s.name, data: s.data.map((d) => d.value ?? d) }));
   }, id);
-}
-
-/// Polls `read` until it returns something other than `before` (up to 5 s), and returns that.
-async function changedFrom(before, read, what) {
-  for (let tries = 0; ; tries++) {
-    const now = await read();
-    if (JSON.stringify(now) !== JSON.stringify(before)) return now;
-    assert.ok(tries < 100, `${what} changes`);
-    await new Promise((ok) => setTimeout(ok, 50));
-  }
 }
 
 describe('users section', () => {

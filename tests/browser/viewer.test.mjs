@@ -1,12 +1,15 @@
 // Browser tests of the built viewer (dist/, from scripts/build-viewer.sh) in headless chromium.
 // Run: node --test tests/browser/
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import {
-  chartSettled, chartsDrawn, launchBrowser, newPage, npmToolFile, pointPosition, startServer, urlMatches,
+  assertClean, browser, changedFrom, reportUrl, server, useBrowser,
+} from './harness.mjs';
+import {
+  chartSettled, chartsDrawn, launchBrowser, newPage, npmToolFile, pointPosition, urlMatches,
 } from './support.mjs';
 
 const SAMPLE = 'data/reports/sample-synthetic.json';
@@ -17,27 +20,7 @@ const MALFORMED = readdirSync(malformedDir).filter((f) => f.endsWith('.json')).s
 const XSS = '<img src=x onerror=alert(1)>';
 const INDEX = JSON.parse(readFileSync(new URL('../../data/index.json', import.meta.url), 'utf8'));
 
-let server;
-let browser;
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
-
-function reportUrl(report, extra = '') {
-  return `${server.url}?report=${encodeURIComponent(report)}${extra}`;
-}
-
-function assertClean(problems) {
-  assert.deepEqual(problems.pageErrors, [], 'uncaught page errors');
-  assert.deepEqual(problems.panics, [], 'wasm panics');
-  assert.deepEqual(problems.dialogs, [], 'dialogs opened');
-  assert.deepEqual(problems.external, [], 'requests leaving the local server');
-}
+useBrowser();
 
 /// The ECharts tooltip of chart `id` (its HTML lives inside the chart's host element).
 function tooltip(page, id) {
@@ -69,17 +52,6 @@ async function firstSlider(page, kind) {
   const slider = page.locator(`[data-testid^="slider-${kind}-"]`).first();
   const testid = await slider.getAttribute('data-testid');
   return { slider, useCase: testid.slice(`slider-${kind}-`.length) };
-}
-
-/// Polls `read` every 50 ms (up to 5 s) until it returns something other than `before`, and
-/// returns that: the page updates a moment after the input that changes it.
-async function changedFrom(before, read, what) {
-  for (let tries = 0; ; tries++) {
-    const now = await read();
-    if (JSON.stringify(now) !== JSON.stringify(before)) return now;
-    assert.ok(tries < 100, `${what} changes`);
-    await new Promise((ok) => setTimeout(ok, 50));
-  }
 }
 
 /// Opens the sample report and moves its first TTFT slider to its lowest value, by keyboard;
