@@ -4,7 +4,10 @@
 //! `report` (first report URL), `compare` (more report URLs, repeatable, overlaid), `stat`
 //! (mean|p50|p90|p95|p99|p99.9|min|max), `uc.<use_case>.<ttft|decode|itl|e2e>` (threshold
 //! overrides in stored units: seconds, tok/s), `queue_ttft` (seconds), `kwh` ($/kWh), `at`
-//! (interpolation cursor concurrency), `theme` (light|dark), `chart` (embed one chart by id).
+//! (interpolation cursor concurrency), `theme` (light|dark), `chart` (embed one chart by id),
+//! `timeline` (the level whose timeline the Users section shows, by its key) and
+//! `timeline_metric` (what that timeline plots: completed_per_s|output_tok_s|ttft|
+//! cache_hit_ratio|errors).
 //! Unknown keys and unreadable values are ignored so a mangled link still opens.
 //!
 //! Sections read everything through [`ReportContext`] (`use_context::<ReportContext>()`).
@@ -12,6 +15,7 @@
 use std::collections::BTreeMap;
 
 use infermeter_report::analysis::cost::DEFAULT_USD_PER_KWH;
+use infermeter_report::analysis::timeline::TimelineMetric;
 use infermeter_report::analysis::DEFAULT_TTFT_THRESHOLD_S;
 use infermeter_report::analysis::{findings, Findings, FindingsOptions, Thresholds};
 use infermeter_report::{Report, Slo, Stat};
@@ -172,7 +176,14 @@ pub struct ViewState {
     pub chart: Option<String>,
     /// The goodput SLO's changes from the main report's.
     pub slo: SloChoice,
+    /// The level whose timeline is shown (`TimelineLevel::key`); `None`: the report's default.
+    pub timeline: Option<String>,
+    /// What the timeline plots.
+    pub timeline_metric: TimelineMetric,
 }
+
+/// The timeline's metric before the reader picks one: TTFT shows warm-up and a filling cache.
+pub const DEFAULT_TIMELINE_METRIC: TimelineMetric = TimelineMetric::Ttft;
 
 impl Default for ViewState {
     fn default() -> Self {
@@ -186,6 +197,8 @@ impl Default for ViewState {
             theme: Theme::Light,
             chart: None,
             slo: SloChoice::default(),
+            timeline: None,
+            timeline_metric: DEFAULT_TIMELINE_METRIC,
         }
     }
 }
@@ -210,6 +223,12 @@ impl ViewState {
                 "chart" if !value.is_empty() => state.chart = Some(value.to_string()),
                 "slo.target" => {
                     state.slo.target = positive(value).filter(|v| *v <= 1.0).or(state.slo.target)
+                }
+                "timeline" if !value.is_empty() => state.timeline = Some(value.to_string()),
+                "timeline_metric" => {
+                    if let Some(m) = TimelineMetric::ALL.into_iter().find(|m| m.key() == value) {
+                        state.timeline_metric = m;
+                    }
                 }
                 key => {
                     if let Some((use_case, kind)) = threshold_key(key) {
@@ -275,6 +294,12 @@ impl ViewState {
         }
         if let Some(target) = self.slo.target {
             q.append_pair("slo.target", &number(target));
+        }
+        if let Some(level) = &self.timeline {
+            q.append_pair("timeline", level);
+        }
+        if self.timeline_metric != defaults.timeline_metric {
+            q.append_pair("timeline_metric", self.timeline_metric.key());
         }
         q.finish()
     }
@@ -439,6 +464,8 @@ mod tests {
             at: Some(12),
             theme: Theme::Dark,
             chart: Some("throughput-system".into()),
+            timeline: Some("chat.users.allowed.16".into()),
+            timeline_metric: TimelineMetric::CacheHitRatio,
             ..ViewState::default()
         };
         let preset = Thresholds {
@@ -547,7 +574,7 @@ mod tests {
     #[test]
     fn unreadable_values_fall_back_to_defaults() {
         let s = ViewState::from_query(
-            "stat=p42&kwh=-1&queue_ttft=NaN&at=0&theme=neon&uc.x.ttft=inf&uc..ttft=3&uc.y.speed=1&chart=&report=",
+            "stat=p42&kwh=-1&queue_ttft=NaN&at=0&theme=neon&uc.x.ttft=inf&uc..ttft=3&uc.y.speed=1&chart=&report=&timeline=&timeline_metric=speed",
         );
         assert_eq!(s, ViewState::default());
         let s = ViewState::from_query("queue_ttft=0&kwh=0");

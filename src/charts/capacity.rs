@@ -9,7 +9,7 @@ use infermeter_report::analysis::Metric;
 use infermeter_report::LoadMode;
 
 use super::plot::{Line, Plot, Threshold, XAxis};
-use super::{display_points, indicative_points, metric_axis, plot, source_line, Source};
+use super::{indicative_points, metric_axis, plot, series_display_points, source_line, Source};
 use crate::state::ViewState;
 
 /// The metrics a target is judged on: left axis (decode speed, or ITL when only ITL is
@@ -43,8 +43,12 @@ pub fn short_label(metric: Metric) -> &'static str {
 pub fn chart(sources: &[Source], target: &CapacityTarget, view: &ViewState) -> Plot {
     let thresholds = view.thresholds(&target.id, target.preset);
     let (left, right) = axes_metrics(&thresholds);
+    let x = match target.mode {
+        LoadMode::Users => XAxis::Users,
+        _ => XAxis::ConcurrentUsers,
+    };
     let mut p = plot(
-        XAxis::ConcurrentUsers,
+        x,
         vec![metric_axis(left, view.stat), metric_axis(right, view.stat)],
         view,
     );
@@ -55,8 +59,11 @@ pub fn chart(sources: &[Source], target: &CapacityTarget, view: &ViewState) -> P
         else {
             continue;
         };
+        let Some(series) = t.series(source.analysis.report()) else {
+            continue;
+        };
         for (axis, metric) in [(0, left), (1, right)] {
-            let points = display_points(source, &t.scenario_id, LoadMode::Peak, metric, view.stat);
+            let points = series_display_points(series, metric, view.stat);
             if points.is_empty() {
                 continue;
             }

@@ -25,6 +25,12 @@ pub enum XAxis {
     QueueDepth,
     /// Input tokens of each scenario.
     ContextTokens,
+    /// Simultaneous users, each a closed loop of sessions (users mode).
+    Users,
+    /// A session's turn index, 1 first: a linear axis of whole numbers.
+    Turn,
+    /// Seconds since the level started (a timeline): linear.
+    Seconds,
 }
 
 impl XAxis {
@@ -33,7 +39,16 @@ impl XAxis {
             XAxis::ConcurrentUsers => "Concurrent users",
             XAxis::QueueDepth => "Queue depth (requests)",
             XAxis::ContextTokens => "Context length (input tokens)",
+            XAxis::Users => "Simultaneous users",
+            XAxis::Turn => "Turn",
+            XAxis::Seconds => "Seconds since the level started",
         }
+    }
+
+    /// Loads and contexts double from point to point and read best on a log2 axis; turns and
+    /// seconds step evenly.
+    pub fn is_log(self) -> bool {
+        !matches!(self, XAxis::Turn | XAxis::Seconds)
     }
 
     /// A value on this axis as the page writes it: "32", or "32,768" input tokens.
@@ -44,9 +59,9 @@ impl XAxis {
         }
     }
 
-    /// Whether the interpolation cursor (a concurrency) applies to this axis.
+    /// Whether the interpolation cursor (a concurrency of requests) applies to this axis.
     pub fn is_concurrency(self) -> bool {
-        !matches!(self, XAxis::ContextTokens)
+        matches!(self, XAxis::ConcurrentUsers | XAxis::QueueDepth)
     }
 }
 
@@ -309,8 +324,15 @@ impl Plot {
             .name_text_style(TextStyle::new().color(colors.muted))
             .axis_label(AxisLabel::new().color(colors.muted))
             .split_line(SplitLine::new().line_style(LineStyle::new().color(colors.grid_line)));
-        if is_x {
+        if is_x && self.x.is_log() {
             self.x_axis_range(axis.type_(AxisType::Log).log_base(2))
+        } else if is_x {
+            let axis = axis.type_(AxisType::Value);
+            match self.x {
+                // Turns are whole: no tick between turn 1 and turn 2.
+                XAxis::Turn => axis.min(1).min_interval(1),
+                _ => axis.min(0),
+            }
         } else {
             let axis = axis.type_(AxisType::Value);
             // ECharts sizes an axis from its data only; keep a limit above the data visible.

@@ -7,11 +7,12 @@
 //! The capacity analysis adds one chart per use case of the main report,
 //! `capacity.<use case>` ([`capacity_id`], [`capacity_title`]).
 
+use infermeter_report::analysis::sessions::SessionFindings;
 use infermeter_report::analysis::use_cases::{targets, CapacityTarget};
 
 use super::option::ChartOption;
 use super::plot::Plot;
-use super::{capacity, deep_dive, fastest, goodput, power, scale_up, throughput, Source};
+use super::{capacity, deep_dive, fastest, goodput, power, scale_up, throughput, users, Source};
 use crate::findings::{self as words, Finding};
 use crate::state::{Scope, ViewState};
 
@@ -222,8 +223,52 @@ pub const GOODPUT_RATE: Chart = Chart {
 /// The charts that read the goodput SLO.
 pub const GOODPUT_CHARTS: [&Chart; 2] = [&GOODPUT_ATTAINMENT, &GOODPUT_RATE];
 
+pub const USERS_TTFT_BY_TURN: Chart = Chart {
+    id: "users.ttft_by_turn",
+    title: "TTFT by Turn",
+    intro: "How long each turn of a conversation waits for its first token. Every later turn carries the whole conversation so far; with prefix caching the engine prefills only what is new, without it the whole context again. Both lines are measured at the same number of users.",
+    caption: "TTFT (s) of each turn index at the heaviest load both cache uses measured, caching allowed and defeated.",
+    plot: users::ttft_by_turn,
+    finding: Some(words::users::ttft_by_turn),
+};
+
+pub const USERS_TTFT_BY_USERS: Chart = Chart {
+    id: "users.ttft_by_users",
+    title: "TTFT by Users, Cached vs Uncached",
+    intro: "The caching caveat, measured: time to first token over all turns as more users hold conversations at once, with the prefix cache allowed and defeated side by side.",
+    caption: "TTFT (s) over all turns at each number of simultaneous users, one line per cache use.",
+    plot: users::ttft_by_users,
+    finding: Some(words::users::ttft_by_users),
+};
+
+pub const USERS_CACHE_HITS: Chart = Chart {
+    id: "users.cache_hits",
+    title: "Cache-Hit Ratio by Load",
+    intro: "The share of prompt tokens the engine served from its prefix cache. It falls under load when the cache evicts conversations before their next turn arrives.",
+    caption: "Cached over prompt tokens (%) at each number of simultaneous users, one line per cache use.",
+    plot: users::cache_hits,
+    finding: Some(words::users::cache_hits),
+};
+
+pub const USERS_TIMELINE: Chart = Chart {
+    id: "users.timeline",
+    title: "Level Timeline",
+    intro: "One level over time, in fixed slices from its start: warm-up, drift and a filling cache show here, where a level's single figure hides them. Pick the level and what to plot.",
+    caption: "The chosen figure in each time slice of the chosen level.",
+    plot: users::timeline,
+    finding: None,
+};
+
+/// The Users section's charts: a report without sessions or traces has none of them.
+const USERS_CHARTS: [&str; 4] = [
+    USERS_TTFT_BY_TURN.id,
+    USERS_TTFT_BY_USERS.id,
+    USERS_CACHE_HITS.id,
+    USERS_TIMELINE.id,
+];
+
 /// Every chart with a fixed id, in page order.
-pub const CHARTS: [&Chart; 21] = [
+pub const CHARTS: [&Chart; 25] = [
     &FASTEST_DECODE,
     &FASTEST_ITL,
     &FASTEST_SCALING,
@@ -245,6 +290,10 @@ pub const CHARTS: [&Chart; 21] = [
     &POWER_DRAW,
     &ENERGY_EFFICIENCY,
     &ENERGY_COST,
+    &USERS_TTFT_BY_TURN,
+    &USERS_TTFT_BY_USERS,
+    &USERS_CACHE_HITS,
+    &USERS_TIMELINE,
 ];
 
 const CAPACITY_PREFIX: &str = "capacity.";
@@ -312,11 +361,15 @@ pub fn title_of(id: &str, sources: &[Source]) -> Option<String> {
         .map(|(_, title)| title)
 }
 
-/// Every chart the reports can show, `(id, title)`: [`CHARTS`] then one capacity chart per use
-/// case of the main report.
+/// Every chart the reports can show, `(id, title)`: [`CHARTS`] (the Users section's only when
+/// a report has sessions or traces) then one capacity chart per use case of the main report.
 pub fn chart_list(sources: &[Source]) -> Vec<(String, String)> {
+    let sessions = sources
+        .iter()
+        .any(|s| SessionFindings::exist_in(s.analysis.report()));
     let fixed = CHARTS
         .iter()
+        .filter(|c| sessions || !USERS_CHARTS.contains(&c.id))
         .map(|c| (c.id.to_string(), c.title.to_string()));
     let capacity = sources.first().into_iter().flat_map(|s| {
         targets(s.analysis.report())
@@ -329,7 +382,7 @@ pub fn chart_list(sources: &[Source]) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::charts::test_support::{assert_written_once, sample, with_sources};
+    use crate::charts::test_support::{assert_written_once, sample, sessions_sample, with_sources};
 
     /// Each chart is named in one place: its id and title are written once in the viewer's
     /// source (here), so a section, the embed route and the chart list cannot drift apart.
@@ -348,8 +401,18 @@ mod tests {
         let report = sample();
         let list = with_sources(&report, chart_list);
         let use_cases = targets(&report);
-        assert_eq!(list.len(), CHARTS.len() + use_cases.len());
-        for (chart, (id, title)) in CHARTS.iter().zip(&list) {
+        // The sample has no sessions: no Users charts.
+        assert_eq!(
+            list.len(),
+            CHARTS.len() - USERS_CHARTS.len() + use_cases.len()
+        );
+        let sessions = sessions_sample();
+        let with_users = with_sources(&sessions, chart_list);
+        assert!(USERS_CHARTS
+            .iter()
+            .all(|id| with_users.iter().any(|(listed, _)| listed == id)));
+        let fixed = CHARTS.iter().filter(|c| !USERS_CHARTS.contains(&c.id));
+        for (chart, (id, title)) in fixed.zip(&list) {
             assert_eq!((chart.id, chart.title), (id.as_str(), title.as_str()));
         }
         let first = &use_cases[0];

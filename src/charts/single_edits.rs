@@ -125,6 +125,13 @@ fn render_everything(sources: &[Source], view: &ViewState) {
         let _ = crate::findings::capacity::caption(target, view);
     }
     let _ = crate::tables::cursor::cursor_rows(sources, view);
+    let _ = crate::tables::users::users_table(source, view);
+    let _ = infermeter_report::analysis::workloads::workloads_text(report);
+    for level in infermeter_report::analysis::timeline::timeline_levels(report) {
+        let timeline = infermeter_report::analysis::timeline::level_by_key(report, &level.key);
+        let _ = timeline
+            .map(|l| infermeter_report::analysis::timeline::timeline_sentence(l, view.stat));
+    }
 }
 
 #[test]

@@ -13,6 +13,14 @@ pub fn sample() -> Report {
         .expect("the bundled sample report loads")
 }
 
+/// The browser tests' session report: a request sweep, chat sessions with the prefix cache
+/// allowed and defeated, and a trace replay, measured by the collector on the simulator
+/// (tests/browser/fixtures/make-sessions.sh).
+pub fn sessions_sample() -> Report {
+    load_report(include_str!("../../tests/browser/fixtures/sessions.json"))
+        .expect("the session fixture loads")
+}
+
 /// Runs `f` with the sources of one report.
 pub fn with_sources<T>(report: &Report, f: impl FnOnce(&[Source]) -> T) -> T {
     let reports = std::slice::from_ref(report);

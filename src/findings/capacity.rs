@@ -2,7 +2,7 @@
 //! use case's heading and token profile. (The verdict sentence is the report crate's
 //! `Capacity::verdict_sentence`.)
 
-use infermeter_report::analysis::capacity::{Capacity, Thresholds};
+use infermeter_report::analysis::capacity::{Capacity, LoadUnit, Thresholds};
 use infermeter_report::analysis::format::{
     context_label, context_words, format_grouped, format_number,
 };
@@ -14,25 +14,33 @@ use crate::charts::capacity::{axes_metrics, short_label};
 use crate::state::ViewState;
 
 /// The capacity figure, e.g. "7 concurrent requests", "≈ 12 concurrent requests" between
-/// measured levels, "1 request", or "Not recommended for this use case".
+/// measured levels, "1 request", "24 users" for a users series, or "Not recommended for this
+/// use case".
 pub fn figure_text(capacity: &Capacity) -> String {
     capacity_words(capacity, " concurrent", " for this use case")
 }
 
-/// The figure on a use case's summary card: "7 requests", "≈ 12 requests", "Not recommended".
+/// The figure on a use case's summary card: "7 requests", "≈ 12 requests", "24 users", "Not
+/// recommended".
 pub fn card_text(capacity: &Capacity) -> String {
     capacity_words(capacity, "", "")
 }
 
+/// `kind` qualifies requests only: users are simply users.
 fn capacity_words(capacity: &Capacity, kind: &str, use_case: &str) -> String {
+    let noun = capacity.unit.noun();
     match capacity.estimate {
         None => format!("Not recommended{use_case}"),
         Some(e) => {
             let approx = if e.interpolated { "≈ " } else { "" };
+            let kind = match capacity.unit {
+                LoadUnit::Requests => kind,
+                LoadUnit::Users => "",
+            };
             if e.concurrency == 1 {
-                format!("{approx}1 request")
+                format!("{approx}1 {noun}")
             } else {
-                format!("{approx}{}{kind} requests", e.concurrency)
+                format!("{approx}{}{kind} {noun}s", e.concurrency)
             }
         }
     }
@@ -177,5 +185,33 @@ mod tests {
             use_case_heading("Short prompt", 64),
             "Short prompt (64-Token Context)"
         );
+    }
+
+    /// A users series' capacity is in users, on the card and in the figure.
+    #[test]
+    fn capacity_of_a_users_series_speaks_of_users() {
+        use infermeter_report::analysis::capacity::CapacityEstimate;
+        let mut cap = Capacity {
+            max_concurrency: Some(16),
+            tested_max: 64,
+            first_breach: None,
+            rows: Vec::new(),
+            estimate: Some(CapacityEstimate {
+                concurrency: 24,
+                interpolated: true,
+            }),
+            unit: LoadUnit::Users,
+        };
+        assert_eq!(figure_text(&cap), "≈ 24 users");
+        assert_eq!(card_text(&cap), "≈ 24 users");
+        cap.unit = LoadUnit::Requests;
+        assert_eq!(figure_text(&cap), "≈ 24 concurrent requests");
+        assert_eq!(card_text(&cap), "≈ 24 requests");
+        cap.estimate = Some(CapacityEstimate {
+            concurrency: 1,
+            interpolated: false,
+        });
+        cap.unit = LoadUnit::Users;
+        assert_eq!(figure_text(&cap), "1 user");
     }
 }

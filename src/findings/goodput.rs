@@ -11,10 +11,15 @@ pub fn card(series: &SeriesGoodput) -> (String, String, String) {
         LoadMode::Burst => "max queue depth meeting the SLO",
         LoadMode::Rate => "max request rate meeting the SLO",
         LoadMode::Peak => "max users meeting the SLO",
+        LoadMode::Users => "max simultaneous users meeting the SLO",
+        LoadMode::Sessions => "max session rate meeting the SLO",
+        LoadMode::Trace => "max trace speed meeting the SLO",
     };
     let value = series.max_load.value_text();
     let unit = match series.mode {
-        LoadMode::Rate => format!(" {}", load_unit(series.mode, 2.0)),
+        LoadMode::Rate | LoadMode::Sessions | LoadMode::Trace => {
+            format!(" {}", load_unit(series.mode, 2.0))
+        }
         _ => String::new(),
     };
     (

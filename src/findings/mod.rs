@@ -10,6 +10,7 @@ pub mod fastest;
 pub mod goodput;
 pub mod power;
 pub mod throughput;
+pub mod users;
 
 use infermeter_report::analysis::findings::{Located, Range};
 use infermeter_report::presets::Band;

@@ -350,3 +350,34 @@ fn cards_and_sentences_state_the_summarys_figures_alike() {
         "only {checked} report and statistic pairs had figures"
     );
 }
+
+/// The session fixture (measured on the simulator with its prefix cache): the Users section's
+/// sentences name the scenario, the load and both cache uses; the sample has none.
+#[test]
+fn users_sentences_of_the_session_fixture() {
+    let f = of(&crate::charts::test_support::sessions_sample());
+    let turn = users::ttft_by_turn(&f).unwrap();
+    assert!(
+        turn.starts_with("At 16 users, turn 4 of Chat: ")
+            && turn.contains(" with caching, ")
+            && turn.ends_with("× sooner)."),
+        "{turn}"
+    );
+    let load = users::ttft_by_users(&f).unwrap();
+    assert!(
+        load.starts_with("At 16 users, Chat's TTFT over all turns is ")
+            && load.ends_with(" with caching defeated."),
+        "{load}"
+    );
+    let hits = users::cache_hits(&f).unwrap();
+    assert!(
+        hits.starts_with("Share of Chat's prompt tokens served from the prefix cache: ")
+            && hits.contains("rising to")
+            && hits.contains("0% throughout with caching defeated.")
+            && hits.contains("Trace sample-mooncake at 4× speed: "),
+        "{hits}"
+    );
+    let none = of(&sample());
+    assert_eq!(users::ttft_by_turn(&none), None);
+    assert_eq!(users::cache_hits(&none), None);
+}

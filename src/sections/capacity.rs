@@ -148,9 +148,7 @@ fn CapacityVerdict(
             <TableScroll label=table_name(label.as_deref(), &table_label)><table class="data-table" data-testid="capacity-table">
                 <thead><tr>
                     <th scope="col">"Metric"</th>
-                    {table.levels.iter().map(|c| view! {
-                        <th scope="col">{format!("@ {c} {}", if *c == 1 { "request" } else { "requests" })}</th>
-                    }).collect_view()}
+                    {table.headings.into_iter().map(|h| view! { <th scope="col">{h}</th> }).collect_view()}
                 </tr></thead>
                 <tbody>
                     {table.rows.into_iter().map(|(metric, cells)| view! {

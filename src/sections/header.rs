@@ -1,5 +1,6 @@
 //! Report header (what was measured, on what, how) and the highlight cards.
 
+use infermeter_report::analysis::workloads::workloads_text;
 use infermeter_report::RunStatus;
 use leptos::prelude::*;
 
@@ -52,6 +53,7 @@ pub fn HeaderSection() -> impl IntoView {
                             {architecture(report).map(|a| view! { <dt>"Architecture"</dt><dd>{a}</dd> })}
                             <dt>"Scenarios"</dt>
                             <dd>{report.scenarios.iter().map(|s| s.name.clone()).collect::<Vec<_>>().join(", ")}</dd>
+                            {workloads_text(report).map(|w| view! { <dt>"Workloads"</dt><dd data-testid="workloads">{w}</dd> })}
                             {params.into_iter().map(|(k, v)| view! { <dt>{k}</dt><dd>{v}</dd> }).collect_view()}
                         </dl>
                         {report.metadata.test.notes.clone().map(|n| view! { <p class="notes">{n}</p> })}

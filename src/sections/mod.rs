@@ -23,6 +23,7 @@ pub mod power;
 pub mod scale_up;
 pub mod scenarios;
 pub mod throughput;
+pub mod users;
 
 /// A section of the report page: its element id (the table of contents' anchor; the test id
 /// is `section-<id>`) and heading, each written once.
@@ -60,6 +61,10 @@ pub const GOODPUT: SectionInfo = SectionInfo {
     id: "goodput",
     title: "Goodput Under an SLO",
 };
+pub const USERS: SectionInfo = SectionInfo {
+    id: "users",
+    title: "Users, Sessions and Caching",
+};
 pub const DEEP_DIVE: SectionInfo = SectionInfo {
     id: "deep-dive",
     title: "Technical Deep Dive",
@@ -82,7 +87,7 @@ pub const EXPERIENCE: SectionInfo = SectionInfo {
 };
 
 /// The sections the table of contents links to, in page order.
-const TOC: [&SectionInfo; 12] = [
+const TOC: [&SectionInfo; 13] = [
     &SCENARIOS,
     &GLOSSARY,
     &FASTEST,
@@ -90,6 +95,7 @@ const TOC: [&SectionInfo; 12] = [
     &THROUGHPUT,
     &CAPACITY,
     &GOODPUT,
+    &USERS,
     &DEEP_DIVE,
     &MEASUREMENTS,
     &POWER,
@@ -128,6 +134,7 @@ pub fn remaining_sections() -> impl IntoView {
         <throughput::ThroughputSection />
         <capacity::CapacitySection />
         <goodput::GoodputSection />
+        <users::UsersSection />
         <deep_dive::DeepDiveSection />
         <measurements::MeasurementsSection />
         <power::PowerSection />
@@ -136,13 +143,16 @@ pub fn remaining_sections() -> impl IntoView {
     }
 }
 
-/// Links to every section, as in the published reports; sticky on wide screens.
+/// Links to every section, as in the published reports; sticky on wide screens. The Users
+/// section is linked only when it is shown.
 #[component]
 fn TableOfContents() -> impl IntoView {
+    let ctx = context();
+    let with_users = users::has_sessions(ctx);
     view! {
         <nav class="toc" data-testid="toc" aria-label="Contents">
             <ol>
-                {TOC.iter().map(|s| view! {
+                {TOC.iter().filter(|s| s.id != USERS.id || with_users).map(|s| view! {
                     <li><a href=format!("#{}", s.id)>{s.title}</a></li>
                 }).collect_view()}
             </ol>

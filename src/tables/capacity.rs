@@ -1,25 +1,26 @@
 //! The table under a capacity chart: the measured levels of the use case's scenario with the
 //! values of the chart's two metrics, breaches marked.
 
-use infermeter_report::analysis::capacity::{Bound, Capacity};
+use infermeter_report::analysis::capacity::{capacity, Bound, Capacity};
 use infermeter_report::analysis::findings::headline::indicative_note;
 use infermeter_report::analysis::goodput::{max_load_under, slo_of_thresholds};
 use infermeter_report::analysis::use_cases::CapacityTarget;
-use infermeter_report::analysis::Metric;
+use infermeter_report::analysis::{series_points, Metric};
 use infermeter_report::{LoadMode, DEFAULT_ATTAINMENT_TARGET};
 
 use crate::charts::capacity::{axes_metrics, short_label};
 use crate::charts::Source;
 use crate::state::ViewState;
 
-/// Capacity of `target` in one report under the reader's limits and statistic.
+/// Capacity of `target` in one report under the reader's limits and statistic, on the series
+/// it is judged on (peak, or users for a session scenario).
 pub fn verdict(source: &Source, target: &CapacityTarget, view: &ViewState) -> Option<Capacity> {
-    source.analysis.capacity(
-        &target.scenario_id,
-        LoadMode::Peak,
+    let series = target.series(source.analysis.report())?;
+    Some(capacity(
+        series,
         &view.thresholds(&target.id, target.preset),
         view.stat,
-    )
+    ))
 }
 
 /// The use case's capacity on the attainment basis, worded: the highest load at which 95% of
@@ -53,6 +54,8 @@ pub struct Cell {
 /// The table under a capacity chart: one row per judged metric, one column per measured level.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CapacityTable {
+    /// Column headings: "@ 1 request", "@ 16 users".
+    pub headings: Vec<String>,
     pub levels: Vec<u32>,
     /// (metric label, cells by level).
     pub rows: Vec<(String, Vec<Cell>)>,
@@ -68,14 +71,13 @@ pub fn table(
     let thresholds = view.thresholds(&target.id, target.preset);
     let (left, right) = axes_metrics(&thresholds);
     let levels: Vec<u32> = capacity.rows.iter().map(|r| r.concurrency).collect();
+    let series = target.series(source.analysis.report());
     let rows = [right, left]
         .into_iter()
         .map(|metric| {
-            let points =
-                source
-                    .analysis
-                    .points(&target.scenario_id, LoadMode::Peak, metric, view.stat);
-            let series = source.analysis.series(&target.scenario_id, LoadMode::Peak);
+            let points = series
+                .map(|s| series_points(s, metric, view.stat))
+                .unwrap_or_default();
             let cells = capacity
                 .rows
                 .iter()
@@ -95,7 +97,16 @@ pub fn table(
             (short_label(metric).to_string(), cells)
         })
         .collect();
-    CapacityTable { levels, rows }
+    let noun = capacity.unit.noun();
+    let headings = levels
+        .iter()
+        .map(|&n| format!("@ {n} {noun}{}", if n == 1 { "" } else { "s" }))
+        .collect();
+    CapacityTable {
+        headings,
+        levels,
+        rows,
+    }
 }
 
 fn cell(metric: Metric, value: Option<f64>, breached: Option<Bound>) -> Cell {

@@ -4,3 +4,4 @@
 pub mod capacity;
 pub mod cursor;
 pub mod measurements;
+pub mod users;

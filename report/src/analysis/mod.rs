@@ -17,6 +17,7 @@ pub mod sessions;
 pub(crate) mod testing;
 pub mod timeline;
 pub mod use_cases;
+pub mod workloads;
 
 use crate::schema::{LoadMode, Report, Scenario, Series};
 use crate::stats::Stat;

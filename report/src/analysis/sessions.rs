@@ -61,6 +61,24 @@ impl SessionFindings {
         self.scenarios.is_empty() && self.traces.is_empty()
     }
 
+    /// Whether `report` has any session or trace figures, without computing them: the same
+    /// answer as `!SessionFindings::of(report, ..).is_empty()`.
+    pub fn exist_in(report: &Report) -> bool {
+        report.scenarios.iter().any(|s| {
+            let modes: &[LoadMode] = if s.session.is_some() {
+                &[LoadMode::Users, LoadMode::Sessions]
+            } else if s.trace.is_some() {
+                &[LoadMode::Trace]
+            } else {
+                &[]
+            };
+            report
+                .series
+                .iter()
+                .any(|x| x.scenario == s.id && modes.contains(&x.mode) && !x.levels.is_empty())
+        })
+    }
+
     /// The figures as the terminal prints them: (label, text) lines.
     pub fn lines(&self) -> Vec<(String, String)> {
         let mut lines = Vec::new();
@@ -170,11 +188,13 @@ impl SessionScenario {
         let mut series: Vec<&Series> = series.to_vec();
         series.sort_by_key(|s| (s.mode != LoadMode::Users, s.cache));
         let last_turn_context_tokens = last_turn_context(scenario, shape);
-        let users_served = series
-            .iter()
-            .filter(|s| s.mode == LoadMode::Users)
-            .flat_map(|s| users_served(scenario, s, last_turn_context_tokens, stat))
-            .collect();
+        let users_served = scenario_users_served(
+            scenario,
+            &series,
+            last_turn_context_tokens,
+            stat,
+            &|_, preset| preset,
+        );
         SessionScenario {
             scenario: scenario.id.clone(),
             scenario_name: scenario.name.clone(),
@@ -253,14 +273,206 @@ impl SessionScenario {
 }
 
 impl CachingEffect {
-    /// "0.05 s with caching, 0.41 s without (8.2× sooner)".
+    /// "0.05 s with caching, 0.41 s without (8.2× sooner)"; "(1.5× later)" where caching cost
+    /// more than it saved (a short prompt on a fast engine).
     pub fn text(&self) -> String {
+        let (factor, way) = if self.speedup >= 1.0 {
+            (self.speedup, "sooner")
+        } else {
+            (1.0 / self.speedup, "later")
+        };
         format!(
-            "{} with caching, {} without ({}× sooner)",
+            "{} with caching, {} without ({}× {way})",
             Metric::Ttft.display_text(self.allowed_ttft_s),
             Metric::Ttft.display_text(self.defeated_ttft_s),
-            format_number(self.speedup)
+            format_number(factor)
         )
+    }
+}
+
+impl SessionSeries {
+    /// "caching allowed" (or "caching not set"), and "sessions" for an open-loop series.
+    pub fn label(&self) -> String {
+        match self.mode {
+            LoadMode::Users => cache_label(self.cache).to_string(),
+            mode => format!("{}, {}", mode.label(), cache_label(self.cache)),
+        }
+    }
+
+    /// `(load, cached over prompt tokens 0..1)` of each level that reported cached tokens.
+    pub fn cache_hit_points(&self) -> Vec<(u32, f64)> {
+        self.levels
+            .iter()
+            .filter_map(|l| Some((l.load, l.cache_hit_ratio?)))
+            .collect()
+    }
+
+    /// `(load, TTFT s over all turns)` of each level that has it.
+    pub fn ttft_points(&self) -> Vec<(u32, f64)> {
+        self.levels
+            .iter()
+            .filter_map(|l| Some((l.load, l.ttft_s?)))
+            .collect()
+    }
+
+    /// The level at `load`.
+    pub fn level(&self, load: u32) -> Option<&SessionLevelFigures> {
+        self.levels.iter().find(|l| l.load == load)
+    }
+}
+
+impl SessionLevelFigures {
+    /// `(turn index, TTFT s)` of each turn that has it.
+    pub fn turn_ttft_points(&self) -> Vec<(u32, f64)> {
+        self.turns
+            .iter()
+            .filter_map(|t| Some((t.turn, t.ttft_s?)))
+            .collect()
+    }
+}
+
+/// One series' TTFT by turn index at one load: a line of the TTFT-by-turn chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnLine<'a> {
+    pub series: &'a SessionSeries,
+    pub load: u32,
+    /// `(turn, TTFT s)`.
+    pub points: Vec<(u32, f64)>,
+}
+
+impl SessionScenario {
+    /// The load TTFT by turn is compared at: the heaviest load that every series of the first
+    /// series' mode measured (where caching matters most), else that series' heaviest.
+    pub fn turn_load(&self) -> Option<(LoadMode, u32)> {
+        let first = self.series.first()?;
+        let same_mode: Vec<&SessionSeries> = self
+            .series
+            .iter()
+            .filter(|s| s.mode == first.mode)
+            .collect();
+        let common = first
+            .levels
+            .iter()
+            .map(|l| l.load)
+            .filter(|&load| same_mode.iter().all(|s| s.level(load).is_some()))
+            .max();
+        let load = common.or_else(|| first.levels.iter().map(|l| l.load).max())?;
+        Some((first.mode, load))
+    }
+
+    /// Each series' TTFT by turn at [`SessionScenario::turn_load`], caching allowed first.
+    pub fn ttft_by_turn(&self) -> Vec<TurnLine<'_>> {
+        let Some((mode, load)) = self.turn_load() else {
+            return Vec::new();
+        };
+        self.series
+            .iter()
+            .filter(|s| s.mode == mode)
+            .filter_map(|series| {
+                let points = series.level(load)?.turn_ttft_points();
+                (!points.is_empty()).then_some(TurnLine {
+                    series,
+                    load,
+                    points,
+                })
+            })
+            .collect()
+    }
+
+    /// "At 16 users, turn 4 of Chat: 0.05 s with caching, 0.41 s without (8.2× sooner)." with
+    /// both cache uses; with one, its first and last turns' TTFT.
+    pub fn turn_sentence(&self) -> Option<String> {
+        let (mode, load) = self.turn_load()?;
+        let at = load_phrase(mode, load);
+        let effect = self
+            .caching_effect
+            .iter()
+            .filter(|e| e.mode == mode && e.load == load)
+            .max_by_key(|e| e.turn);
+        if let Some(e) = effect {
+            return Some(format!(
+                "At {at}, turn {} of {}: {}.",
+                e.turn,
+                self.scenario_name,
+                e.text()
+            ));
+        }
+        let line = self.ttft_by_turn().into_iter().next()?;
+        let (first, last) = (line.points.first()?, line.points.last()?);
+        Some(format!(
+            "At {at} ({}), {}'s first token came after {} on turn {} and {} on turn {}.",
+            line.series.label(),
+            self.scenario_name,
+            Metric::Ttft.display_text(first.1),
+            first.0,
+            Metric::Ttft.display_text(last.1),
+            last.0
+        ))
+    }
+
+    /// "At 16 users, Chat's TTFT over all turns is 0.05 s with caching allowed and 0.41 s with
+    /// caching defeated."
+    pub fn load_sentence(&self) -> Option<String> {
+        let (mode, load) = self.turn_load()?;
+        let parts: Vec<String> = self
+            .series
+            .iter()
+            .filter(|s| s.mode == mode)
+            .filter_map(|s| {
+                let ttft = s.level(load)?.ttft_s?;
+                Some(format!(
+                    "{} with {}",
+                    Metric::Ttft.display_text(ttft),
+                    s.label()
+                ))
+            })
+            .collect();
+        (!parts.is_empty()).then(|| {
+            format!(
+                "At {}, {}'s TTFT over all turns is {}.",
+                load_phrase(mode, load),
+                self.scenario_name,
+                parts.join(" and ")
+            )
+        })
+    }
+
+    /// "Share of Chat's prompt tokens served from the prefix cache: 73% at 1 user rising to
+    /// 88% at 16 users with caching allowed; 0% throughout with caching defeated."
+    pub fn cache_sentence(&self) -> Option<String> {
+        let parts: Vec<String> = self
+            .series
+            .iter()
+            .filter_map(|s| {
+                let points = s.cache_hit_points();
+                let (first, last) = (points.first()?, points.last()?);
+                let text = |r: f64| with_unit(r * 100.0, "%");
+                let span = if text(first.1) == text(last.1) {
+                    format!("{} throughout", text(first.1))
+                } else {
+                    let way = if last.1 > first.1 {
+                        "rising"
+                    } else {
+                        "falling"
+                    };
+                    format!(
+                        "{} at {} {way} to {} at {}",
+                        text(first.1),
+                        load_phrase(s.mode, first.0),
+                        text(last.1),
+                        load_phrase(s.mode, last.0)
+                    )
+                };
+                Some(format!("{span} with {}", s.label()))
+            })
+            .collect();
+        (!parts.is_empty()).then(|| {
+            format!(
+                "Share of {}'s prompt tokens served from the prefix cache: {}.",
+                self.scenario_name,
+                parts.join("; ")
+            )
+        })
     }
 }
 
@@ -341,14 +553,62 @@ fn level_figures(level: &Level, stat: Stat) -> SessionLevelFigures {
     }
 }
 
-/// The use cases whose context budget holds the session's last turn, then the default limits.
-fn users_served(
+/// The limits of a use case (or a scenario's defaults, by the scenario's id) as the reader set
+/// them: `(id, preset) -> limits`. The presets alone: `&|_, preset| preset`.
+pub type Limits<'a> = &'a dyn Fn(&str, Thresholds) -> Thresholds;
+
+/// One session scenario's users served under limits the reader may have moved (the use-case
+/// sliders): the page's users-served table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScenarioUsersServed {
+    pub scenario: String,
+    pub scenario_name: String,
+    /// Use case by use case (then the default limits), caching allowed before defeated.
+    pub served: Vec<UsersServed>,
+}
+
+/// Users served by every session scenario with a users series, under `limits`.
+pub fn users_served(report: &Report, stat: Stat, limits: Limits) -> Vec<ScenarioUsersServed> {
+    report
+        .scenarios
+        .iter()
+        .filter_map(|scenario| {
+            let shape = scenario.session.as_ref()?;
+            let series: Vec<&Series> = report
+                .series
+                .iter()
+                .filter(|s| s.scenario == scenario.id && s.mode == LoadMode::Users)
+                .filter(|s| !s.levels.is_empty())
+                .collect();
+            if series.is_empty() {
+                return None;
+            }
+            let last = last_turn_context(scenario, shape);
+            Some(ScenarioUsersServed {
+                scenario: scenario.id.clone(),
+                scenario_name: scenario.name.clone(),
+                served: scenario_users_served(scenario, &series, last, stat, limits),
+            })
+        })
+        .collect()
+}
+
+/// For each users series (caching allowed first): the use cases whose context budget holds the
+/// session's last turn, then the default limits.
+fn scenario_users_served(
     scenario: &Scenario,
-    series: &Series,
+    series: &[&Series],
     last_turn_context_tokens: u32,
     stat: Stat,
+    limits: Limits,
 ) -> Vec<UsersServed> {
-    let limits = use_cases()
+    let mut users: Vec<&Series> = series
+        .iter()
+        .copied()
+        .filter(|s| s.mode == LoadMode::Users)
+        .collect();
+    users.sort_by_key(|s| s.cache);
+    let presets: Vec<(String, String, Thresholds)> = use_cases()
         .into_iter()
         .filter(|uc| uc.context_tokens >= last_turn_context_tokens)
         .map(|uc| (uc.id.to_string(), uc.name.to_string(), uc.thresholds))
@@ -356,18 +616,23 @@ fn users_served(
             scenario.id.clone(),
             format!("{} (default limits)", scenario.name),
             default_scenario_thresholds(),
-        )]);
-    limits
-        .map(|(id, name, thresholds)| {
-            let capacity = capacity(series, &thresholds, stat);
-            UsersServed {
-                verdict: capacity.verdict_sentence(),
-                id,
-                name,
-                thresholds,
-                cache: series.cache,
-                capacity,
-            }
+        )])
+        .collect();
+    users
+        .into_iter()
+        .flat_map(|series| {
+            presets.iter().map(move |(id, name, preset)| {
+                let thresholds = limits(id, *preset);
+                let capacity = capacity(series, &thresholds, stat);
+                UsersServed {
+                    verdict: capacity.verdict_sentence(),
+                    id: id.clone(),
+                    name: name.clone(),
+                    thresholds,
+                    cache: series.cache,
+                    capacity,
+                }
+            })
         })
         .collect()
 }
@@ -467,6 +732,21 @@ impl TraceReplay {
                 })
                 .collect(),
         }
+    }
+
+    /// "Trace sample-mooncake at 4× speed: 51% of prompt tokens from the cache (its shared
+    /// blocks imply 51%)."
+    pub fn cache_sentence(&self) -> Option<String> {
+        let level = self.levels.iter().find(|l| l.cache_hit_ratio.is_some())?;
+        let speed = level.speed.map_or(String::new(), |s| {
+            format!(" at {}× speed", format_number(s))
+        });
+        Some(format!(
+            "{}{speed}: {} of prompt tokens from the cache (its shared blocks imply {}).",
+            self.scenario_name,
+            with_unit(level.cache_hit_ratio? * 100.0, "%"),
+            with_unit(self.source.shared_block_ratio * 100.0, "%")
+        ))
     }
 
     fn lines(&self) -> Vec<(String, String)> {
@@ -584,6 +864,8 @@ mod tests {
             vec![series("plain", LoadMode::Peak, &[(1, 0.2, 100.0)])],
         );
         assert!(SessionFindings::of(&r, Stat::Mean).is_empty());
+        assert!(!SessionFindings::exist_in(&r));
+        assert!(SessionFindings::exist_in(&session_report()));
     }
 
     #[test]
@@ -642,5 +924,87 @@ mod tests {
             |(label, text)| label == "Cache hits by users (caching allowed)"
                 && text == "1 60%, 8 60%, 64 60%"
         ));
+    }
+
+    /// The charts' data and sentences: TTFT by turn at the heaviest load both series measured,
+    /// cache hits by load, users served under limits the reader moved.
+    #[test]
+    fn chart_lines_and_sentences_of_a_session_scenario() {
+        let r = session_report();
+        let f = SessionFindings::of(&r, Stat::Mean);
+        let s = &f.scenarios[0];
+        assert_eq!(s.turn_load(), Some((LoadMode::Users, 64)));
+        let lines = s.ttft_by_turn();
+        let caches: Vec<Option<CacheUse>> = lines.iter().map(|l| l.series.cache).collect();
+        assert_eq!(caches, [Some(CacheUse::Allowed), Some(CacheUse::Defeated)]);
+        assert_eq!(lines[0].points, [(1, 0.5), (2, 0.1), (3, 0.1)]);
+        assert_eq!(lines[1].points, [(1, 0.5), (2, 0.6), (3, 0.6)]);
+        assert_eq!(
+            s.turn_sentence().unwrap(),
+            "At 64 users, turn 3 of Scenario chat: 0.1 s with caching, 0.6 s without (6× sooner)."
+        );
+        assert_eq!(
+            s.series[0].cache_hit_points(),
+            [(1, 0.6), (8, 0.6), (64, 0.6)]
+        );
+        assert_eq!(
+            s.cache_sentence().unwrap(),
+            "Share of Scenario chat's prompt tokens served from the prefix cache: 60% throughout \
+             with caching allowed; 0% throughout with caching defeated."
+        );
+        assert_eq!(s.series[1].ttft_points(), [(1, 0.2), (8, 0.4), (64, 4.0)]);
+        assert_eq!(
+            s.load_sentence().unwrap(),
+            "At 64 users, Scenario chat's TTFT over all turns is 4 s with caching allowed and 4 s \
+             with caching defeated."
+        );
+        // A slower cache than none reads as later, not as "0.5× sooner".
+        let slower = CachingEffect {
+            allowed_ttft_s: 0.2,
+            defeated_ttft_s: 0.1,
+            speedup: 0.5,
+            ..s.caching_effect[0].clone()
+        };
+        assert_eq!(
+            slower.text(),
+            "0.2 s with caching, 0.1 s without (2× later)"
+        );
+
+        // Users served: the presets, then a limit the reader moved (TTFT at most 0.3 s: only
+        // the single user's 0.2 s level holds).
+        let preset = users_served(&r, Stat::Mean, &|_, preset| preset);
+        assert_eq!(preset.len(), 1);
+        assert_eq!(preset[0].served, s.users_served);
+        let strict = users_served(&r, Stat::Mean, &|id, preset| {
+            if id == "general_chatbot" {
+                Thresholds {
+                    max_ttft_s: Some(0.3),
+                    ..preset
+                }
+            } else {
+                preset
+            }
+        });
+        let general = strict[0]
+            .served
+            .iter()
+            .find(|u| u.id == "general_chatbot" && u.cache == Some(CacheUse::Allowed))
+            .unwrap();
+        assert_eq!(general.capacity.max_concurrency, Some(1));
+        assert_eq!(general.thresholds.max_ttft_s, Some(0.3));
+        assert!(general.verdict.contains("user"), "{}", general.verdict);
+    }
+
+    /// One cache use measured: the sentence gives the first and the last turn.
+    #[test]
+    fn a_single_series_turn_sentence_gives_first_and_last_turn() {
+        let mut r = session_report();
+        r.series.remove(0);
+        let f = SessionFindings::of(&r, Stat::Mean);
+        assert_eq!(
+            f.scenarios[0].turn_sentence().unwrap(),
+            "At 64 users (caching allowed), Scenario chat's first token came after 0.5 s on turn \
+             1 and 0.1 s on turn 3."
+        );
     }
 }

@@ -3,8 +3,9 @@
 
 use serde::Serialize;
 
-use super::format::with_unit;
-use crate::schema::{Level, TimelineSlice};
+use super::format::{format_number, with_unit};
+use super::sessions::load_phrase;
+use crate::schema::{Level, LoadMode, Report, Series, TimelineSlice};
 use crate::stats::Stat;
 
 /// A figure read from each slice of a level's timeline.
@@ -115,6 +116,151 @@ pub fn level_timeline(level: &Level, stat: Stat) -> Vec<(TimelineMetric, Vec<(f6
         .collect()
 }
 
+/// A level that has a timeline, as the level picker lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TimelineLevel {
+    /// Stable within a report and across reports of one suite: `<scenario>.<mode>[.<cache>].<n>`,
+    /// `n` the level's load (peak, burst, users) or its position in its series (1-based).
+    pub key: String,
+    /// "Chat · 16 users · caching allowed", "Trace sample-mooncake · 4× speed".
+    pub label: String,
+    /// A session or trace level (listed first).
+    pub is_session: bool,
+}
+
+/// Every level of `report` with a timeline: session and trace levels first, then the others,
+/// each group in report order.
+pub fn timeline_levels(report: &Report) -> Vec<TimelineLevel> {
+    let mut levels: Vec<TimelineLevel> = report
+        .series
+        .iter()
+        .flat_map(|series| {
+            let name = report
+                .scenarios
+                .iter()
+                .find(|s| s.id == series.scenario)
+                .map_or(series.scenario.as_str(), |s| s.name.as_str());
+            series
+                .levels
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.timeline.is_some())
+                .map(move |(i, level)| TimelineLevel {
+                    key: level_key(series, i),
+                    label: level_label(name, series, level),
+                    is_session: matches!(
+                        series.mode,
+                        LoadMode::Users | LoadMode::Sessions | LoadMode::Trace
+                    ),
+                })
+        })
+        .collect();
+    levels.sort_by_key(|l| !l.is_session);
+    levels
+}
+
+/// The level the timeline shows before the reader picks one: the heaviest of the first session
+/// or trace series (where warm-up and cache fill show most), else the first level listed.
+pub fn default_timeline_level(report: &Report) -> Option<String> {
+    let session = report.series.iter().find(|s| {
+        matches!(
+            s.mode,
+            LoadMode::Users | LoadMode::Sessions | LoadMode::Trace
+        ) && s.levels.iter().any(|l| l.timeline.is_some())
+    });
+    if let Some(series) = session {
+        let (i, _) = series
+            .levels
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.timeline.is_some())
+            .max_by_key(|(_, l)| l.concurrency)?;
+        return Some(level_key(series, i));
+    }
+    timeline_levels(report).into_iter().next().map(|l| l.key)
+}
+
+/// The level of `report` that `key` ([`TimelineLevel::key`]) names.
+pub fn level_by_key<'a>(report: &'a Report, key: &str) -> Option<&'a Level> {
+    report.series.iter().find_map(|series| {
+        (0..series.levels.len())
+            .find(|&i| level_key(series, i) == key)
+            .map(|i| &series.levels[i])
+    })
+}
+
+fn level_key(series: &Series, index: usize) -> String {
+    let n = match series.mode {
+        LoadMode::Peak | LoadMode::Burst | LoadMode::Users => series.levels[index].concurrency,
+        _ => index as u32 + 1,
+    };
+    let cache = series
+        .cache
+        .map_or(String::new(), |c| format!(".{}", c.id()));
+    format!("{}.{}{cache}.{n}", series.scenario, series.mode.label())
+}
+
+fn level_label(scenario_name: &str, series: &Series, level: &Level) -> String {
+    let load = match series.mode {
+        LoadMode::Users | LoadMode::Sessions => {
+            let mut load = load_phrase(series.mode, level.concurrency);
+            if let Some(rate) = level.sessions.as_ref().and_then(|s| s.session_rate) {
+                load = format!("{} sessions/s", format_number(rate));
+            }
+            load
+        }
+        LoadMode::Trace => level.trace.map_or("replay".into(), |t| {
+            format!("{}× speed", format_number(t.speed))
+        }),
+        LoadMode::Rate => level
+            .request_rate
+            .map_or("rate".into(), |r| format!("{} req/s", format_number(r))),
+        LoadMode::Burst => format!("{} queue depth", level.concurrency),
+        LoadMode::Peak => format!("{} concurrent", level.concurrency),
+    };
+    let mut label = format!("{scenario_name} · {load}");
+    if let Some(cache) = series.cache {
+        label.push_str(" · ");
+        label.push_str(cache.label());
+    }
+    label
+}
+
+/// "Over 16 s in 2 s slices: output throughput 800–1,900 tok/s, TTFT 0.05–0.4 s, cache-hit
+/// ratio 0–88%." The range of each metric across the level's slices; `None` without a timeline.
+pub fn timeline_sentence(level: &Level, stat: Stat) -> Option<String> {
+    let timeline = level.timeline.as_ref()?;
+    let end = timeline.slices.last()?.start_s + timeline.slice_s;
+    let ranges: Vec<String> = [
+        TimelineMetric::OutputTokS,
+        TimelineMetric::Ttft,
+        TimelineMetric::CacheHitRatio,
+    ]
+    .into_iter()
+    .filter_map(|m| {
+        let points = timeline_points(level, m, stat);
+        let (lo, hi) = points.iter().fold(None, |acc: Option<(f64, f64)>, p| {
+            Some(acc.map_or((p.1, p.1), |(lo, hi)| (lo.min(p.1), hi.max(p.1))))
+        })?;
+        let (lo_text, hi_text) = (m.display_text(lo), m.display_text(hi));
+        let span = if lo_text == hi_text {
+            lo_text
+        } else {
+            format!("{}–{hi_text}", with_unit(m.to_display(lo), ""))
+        };
+        Some(format!("{} {span}", m.label().to_ascii_lowercase()))
+    })
+    .collect();
+    (!ranges.is_empty()).then(|| {
+        format!(
+            "Over {} in {} slices: {}.",
+            with_unit(end, "s"),
+            with_unit(timeline.slice_s, "s"),
+            ranges.join(", ")
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,5 +308,94 @@ mod tests {
         );
         assert_eq!(points(TimelineMetric::Errors), [(0.0, 1.0), (10.0, 1.0)]);
         assert_eq!(TimelineMetric::CacheHitRatio.display_text(0.8), "80%");
+    }
+
+    /// Levels with a timeline: session and trace levels first, keys that find them again,
+    /// the heaviest users level by default, and the sentence of the slices' ranges.
+    #[test]
+    fn levels_with_a_timeline_are_listed_keyed_and_summed_up() {
+        use crate::analysis::testing::{report, series};
+        use crate::schema::CacheUse;
+        let with_timeline = |mut s: crate::schema::Series| {
+            for l in &mut s.levels {
+                l.timeline = Some(Timeline {
+                    slice_s: 2.0,
+                    slices: vec![
+                        TimelineSlice {
+                            start_s: 0.0,
+                            completed: 2,
+                            errors: 0,
+                            output_tokens: 200,
+                            ttft_s: Some(Distribution::constant(0.5)),
+                            prompt_cache: Some(PromptCache {
+                                requests: 2,
+                                prompt_tokens: 100,
+                                cached_tokens: 0,
+                            }),
+                        },
+                        TimelineSlice {
+                            start_s: 2.0,
+                            completed: 4,
+                            errors: 0,
+                            output_tokens: 1000,
+                            ttft_s: Some(Distribution::constant(0.5)),
+                            prompt_cache: Some(PromptCache {
+                                requests: 4,
+                                prompt_tokens: 100,
+                                cached_tokens: 88,
+                            }),
+                        },
+                    ],
+                });
+            }
+            s
+        };
+        let mut users = with_timeline(series(
+            "chat",
+            LoadMode::Users,
+            &[(1, 0.1, 100.0), (16, 0.2, 90.0)],
+        ));
+        users.cache = Some(CacheUse::Allowed);
+        let mut r = report(
+            &["plain", "chat"],
+            vec![
+                with_timeline(series("plain", LoadMode::Peak, &[(4, 0.1, 100.0)])),
+                users,
+            ],
+        );
+        r.scenarios[1].name = "Chat".into();
+        let levels = timeline_levels(&r);
+        let listed: Vec<(&str, &str)> = levels
+            .iter()
+            .map(|l| (l.key.as_str(), l.label.as_str()))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("chat.users.allowed.1", "Chat · 1 user · caching allowed"),
+                ("chat.users.allowed.16", "Chat · 16 users · caching allowed"),
+                ("plain.peak.4", "Scenario plain · 4 concurrent"),
+            ]
+        );
+        assert_eq!(
+            default_timeline_level(&r).as_deref(),
+            Some("chat.users.allowed.16")
+        );
+        let level = level_by_key(&r, "chat.users.allowed.16").unwrap();
+        assert_eq!(level.concurrency, 16);
+        assert!(level_by_key(&r, "chat.users.defeated.16").is_none());
+        assert_eq!(
+            timeline_sentence(level, Stat::Mean).unwrap(),
+            "Over 4 s in 2 s slices: output throughput 100–500 tok/s, time to first token 0.5 s, \
+             cache-hit ratio 0–88%."
+        );
+        // Only a peak level: it is the default.
+        r.series.remove(1);
+        assert_eq!(default_timeline_level(&r).as_deref(), Some("plain.peak.4"));
+        assert!(timeline_sentence(&level_for_none(), Stat::Mean).is_none());
+    }
+
+    fn level_for_none() -> Level {
+        level(1, 0.1, 100.0)
     }
 }
