@@ -127,6 +127,8 @@ describe('goodput', () => {
     assert.equal(point.itemStyle?.borderWidth, 2, JSON.stringify(point));
     await page.getByTestId('measurements-fold').locator('summary').click();
     const marked = page.getByTestId('measurements-table').first().locator('td.indicative');
+    // The fold renders its tables after the click: wait for them before counting.
+    await marked.first().waitFor();
     assert.ok(await marked.count() > 0);
     assert.match(await marked.first().getAttribute('title'), /^indicative: p99 of \d+ samples?$/);
     // At the mean nothing is.
