@@ -424,7 +424,10 @@ impl Run {
             let at = levels.partition_point(|l| l.concurrency < level.concurrency);
             levels.insert(at, level.clone());
         }
-        let trace_lengths: Option<Vec<(u32, u32)>> = self.trace.as_ref().map(|t| {
+        // Only a trace level's requests are asked the trace's lengths: a suite may also run
+        // request sweeps and sessions, whose requests are asked their scenario's.
+        let replayed = self.trace.as_ref().filter(|_| mode == LoadMode::Trace);
+        let trace_lengths: Option<Vec<(u32, u32)>> = replayed.map(|t| {
             let lines = &t.trace().lines;
             lines
                 .iter()

@@ -372,3 +372,30 @@ async fn single_prompts_never_meet_a_prefix_cache() {
     assert_only_lag_warnings(&read_report(&report_path));
     sim.shutdown().await;
 }
+
+/// A suite that runs a request sweep beside a trace replay asks each of its levels its own
+/// lengths: the sweep's requests were once judged by the trace's lines and warned about.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sweep_beside_a_trace_is_judged_by_its_own_lengths() {
+    let sim = caching_sim(0).await;
+    let trace = manifest_dir().join("../data/traces/sample-mooncake.jsonl");
+    let report_path = run_suite(
+        &sim,
+        "sweep-beside-trace",
+        &format!(
+            "name = 'mixed'\nwarmup = 1\n\
+             [[scenario]]\nid = 'a'\nname = 'A'\ninput_tokens = 600\noutput_tokens = 8\n\
+             [peak]\nlevels = [1, 2]\nrequests_per_slot = 2\nmin_seconds = 0\n\
+             [trace]\nfile = {:?}\nspeeds = [8.0]\n",
+            trace.to_str().unwrap()
+        ),
+    )
+    .await;
+    let report = read_report(&report_path);
+    assert!(
+        report.series.iter().any(|s| s.mode == LoadMode::Trace),
+        "the trace was replayed"
+    );
+    assert_only_lag_warnings(&report);
+    sim.shutdown().await;
+}
