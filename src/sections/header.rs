@@ -118,7 +118,17 @@ pub fn HighlightsSection() -> impl IntoView {
                     }).collect_view()}
                 </tbody>
             </table>
-            <p class="muted">"\u{201c}Concurrent requests\u{201d} throughout are requests in flight at once. In applications where people pause between messages (chat, coding assistants), each request slot typically serves 4–5 active users."</p>
+            <p class="muted" data-testid="slots-note">{move || slots_note(super::users::has_sessions(ctx))}</p>
         </section>
+    }
+}
+
+/// What "concurrent requests" means here. The references' rule of thumb (4–5 users a request
+/// slot) stands in only where no users were measured: a report with sessions counts them.
+fn slots_note(measured_users: bool) -> &'static str {
+    if measured_users {
+        "\u{201c}Concurrent requests\u{201d} are requests in flight at once. This report also ran users, each sending turns with think time between them: the Users, Sessions and Caching section counts those users directly, with no rule of thumb."
+    } else {
+        "\u{201c}Concurrent requests\u{201d} throughout are requests in flight at once. In applications where people pause between messages (chat, coding assistants), each request slot typically serves 4–5 active users."
     }
 }

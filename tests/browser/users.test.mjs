@@ -36,6 +36,8 @@ describe('users section', () => {
     // The header says which workloads ran.
     assert.equal(await page.getByTestId('workloads').innerText(),
       'request sweeps (peak, burst), Chat sessions (users 1–16, caching allowed and defeated), trace replay (sample-mooncake, 4×)');
+    // Users were measured: no rule of thumb of users per request slot.
+    assert.doesNotMatch(await page.getByTestId('slots-note').innerText(), /4–5/);
     // Users served: both cache uses, in users.
     const served = section.getByTestId('users-served');
     assert.deepEqual(await served.locator('thead th').allInnerTexts(),
@@ -123,6 +125,7 @@ describe('users section', () => {
     const toc = await page.getByTestId('toc').locator('a').allInnerTexts();
     assert.ok(toc.length > 5 && !toc.includes('Users, Sessions and Caching'), toc.join(', '));
     assert.equal(await page.getByTestId('workloads').innerText(), 'request sweeps (peak, burst)');
+    assert.match(await page.getByTestId('slots-note').innerText(), /typically serves 4–5 active users/);
     assertClean(problems);
   });
 
