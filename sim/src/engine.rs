@@ -440,23 +440,43 @@ impl Engine {
 
     /// Plan and commit one step. Returns `None` when nothing can run (idle).
     pub fn step(&mut self) -> Option<Step> {
-        let mut budget = self.profile.max_num_batched_tokens.max(1);
-        let mut planned: Vec<(SeqId, BatchEntry)> = Vec::new();
-        let mut events = Vec::new();
-        let mut preempted = false;
+        let mut plan = StepPlan {
+            budget: self.profile.max_num_batched_tokens.max(1),
+            ..StepPlan::default()
+        };
+        self.continue_running(&mut plan);
+        if !plan.preempted {
+            self.admit_waiting(&mut plan);
+        }
+        if plan.entries.is_empty() {
+            return if plan.events.is_empty() {
+                None
+            } else {
+                Some(Step {
+                    events: plan.events,
+                    ..Step::default()
+                })
+            };
+        }
+        Some(self.commit(plan))
+    }
+
+    /// Gives the running sequences their next tokens, in order, while the budget lasts;
+    /// preempts from the back when the KV cache is full.
+    fn continue_running(&mut self, plan: &mut StepPlan) {
         let mut i = 0;
-        while i < self.running.len() && budget > 0 {
+        while i < self.running.len() && plan.budget > 0 {
             let id = self.running[i];
             let seq = &self.seqs[&id];
-            let q = (seq.len() - seq.computed).min(budget);
+            let q = (seq.len() - seq.computed).min(plan.budget);
             let need = self
                 .blocks_for(seq.computed + q)
                 .saturating_sub(seq.blocks());
             let mut self_preempted = false;
             while !self.alloc(need) {
                 let victim = *self.running.last().expect("running is non-empty");
-                self.preempt(victim, &mut events);
-                preempted = true;
+                self.preempt(victim, &mut plan.events);
+                plan.preempted = true;
                 if victim == id {
                     self_preempted = true;
                     break;
@@ -465,25 +485,21 @@ impl Engine {
             if self_preempted {
                 break;
             }
-            let seq = self.seqs.get_mut(&id).expect("seq");
-            seq.private_blocks += need;
-            planned.push((
-                id,
-                BatchEntry {
-                    tokens: q,
-                    context: seq.computed,
-                },
-            ));
-            budget -= q;
+            self.plan_entry(id, q, need, plan);
             i += 1;
         }
-        while !preempted && budget > 0 && self.running.len() < self.profile.max_num_seqs as usize {
+    }
+
+    /// Admits waiting sequences (after their cached prefix) while the budget, the batch size
+    /// and the KV cache allow.
+    fn admit_waiting(&mut self, plan: &mut StepPlan) {
+        while plan.budget > 0 && self.running.len() < self.profile.max_num_seqs as usize {
             let Some(&id) = self.waiting.front() else {
                 break;
             };
             let cached = self.attach_prefix(id);
             let seq = &self.seqs[&id];
-            let q = (seq.len() - seq.computed).min(budget);
+            let q = (seq.len() - seq.computed).min(plan.budget);
             let need = self
                 .blocks_for(seq.computed + q)
                 .saturating_sub(seq.blocks());
@@ -494,37 +510,43 @@ impl Engine {
             self.waiting.pop_front();
             self.running.push(id);
             let seq = self.seqs.get_mut(&id).expect("seq");
-            seq.private_blocks += need;
             if !seq.admitted {
                 seq.admitted = true;
-                events.push(StepEvent::Admitted {
+                plan.events.push(StepEvent::Admitted {
                     id,
                     cached_tokens: cached,
                 });
             }
-            planned.push((
-                id,
-                BatchEntry {
-                    tokens: q,
-                    context: seq.computed,
-                },
-            ));
-            budget -= q;
+            self.plan_entry(id, q, need, plan);
         }
-        if planned.is_empty() {
-            return if events.is_empty() {
-                None
-            } else {
-                Some(Step {
-                    events,
-                    ..Step::default()
-                })
-            };
-        }
-        let batch: Vec<BatchEntry> = planned.iter().map(|p| p.1).collect();
+    }
+
+    /// Puts `q` tokens of `id` (whose `need` new blocks are allocated) into the step.
+    fn plan_entry(&mut self, id: SeqId, q: u32, need: u32, plan: &mut StepPlan) {
+        let seq = self.seqs.get_mut(&id).expect("seq");
+        seq.private_blocks += need;
+        plan.entries.push((
+            id,
+            BatchEntry {
+                tokens: q,
+                context: seq.computed,
+            },
+        ));
+        plan.budget -= q;
+    }
+
+    /// Runs the planned batch: its cost, each sequence's progress and tokens, the prefix
+    /// cache's new blocks, and the finished sequences released.
+    fn commit(&mut self, plan: StepPlan) -> Step {
+        let StepPlan {
+            entries,
+            mut events,
+            ..
+        } = plan;
+        let batch: Vec<BatchEntry> = entries.iter().map(|p| p.1).collect();
         let cost = self.profile.step_cost(&batch);
         let mut finished = Vec::new();
-        for (id, entry) in &planned {
+        for (id, entry) in &entries {
             let seq = self.seqs.get_mut(id).expect("seq");
             let was_prefilling = seq.computed < seq.spec.prompt_tokens;
             seq.computed += entry.tokens;
@@ -554,14 +576,24 @@ impl Engine {
             }
             self.cancel(id);
         }
-        Some(Step {
+        Step {
             duration: cost.total(),
             cost,
             batch_tokens: batch.iter().map(|b| b.tokens).sum(),
             batch_seqs: batch.len() as u32,
             events,
-        })
+        }
     }
+}
+
+/// One step as it is planned: the token budget left, the batch so far, its events, and
+/// whether a preemption stops admissions this step.
+#[derive(Default)]
+struct StepPlan {
+    budget: u32,
+    entries: Vec<(SeqId, BatchEntry)>,
+    events: Vec<StepEvent>,
+    preempted: bool,
 }
 
 // ------------------------------------------------------------------ virtual-time simulation
