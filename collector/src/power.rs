@@ -288,6 +288,15 @@ enum Running {
 }
 
 impl PowerSampler {
+    /// A sampler whose readings `running` takes from now on.
+    fn sampling(source: &'static str, running: Running) -> PowerSampler {
+        PowerSampler {
+            source,
+            running,
+            started: SystemTime::now(),
+        }
+    }
+
     /// Starts sampling. `Ok(None)` when the source is `none`, or `auto` found no GPU (said once);
     /// an error when an explicitly requested source does not work, since the user asked for it.
     pub async fn start(source: &PowerSource) -> Result<Option<PowerSampler>, PowerError> {
@@ -373,11 +382,10 @@ fn start_nvml() -> Result<PowerSampler, PowerError> {
             readings
         })
         .map_err(PowerError::NvmlThread)?;
-    Ok(PowerSampler {
-        source: "nvml",
-        running: Running::Thread { stop, thread },
-        started: SystemTime::now(),
-    })
+    Ok(PowerSampler::sampling(
+        "nvml",
+        Running::Thread { stop, thread },
+    ))
 }
 
 fn start_nvidia_smi(program: &Path) -> Result<PowerSampler, PowerError> {
@@ -414,11 +422,10 @@ fn start_nvidia_smi(program: &Path) -> Result<PowerSampler, PowerError> {
         let _ = child.kill().await;
         readings
     });
-    Ok(PowerSampler {
-        source: "nvidia-smi",
-        running: Running::Task { stop, task },
-        started: SystemTime::now(),
-    })
+    Ok(PowerSampler::sampling(
+        "nvidia-smi",
+        Running::Task { stop, task },
+    ))
 }
 
 async fn start_dcgm(url: String) -> Result<PowerSampler, PowerError> {
@@ -452,11 +459,10 @@ async fn start_dcgm(url: String) -> Result<PowerSampler, PowerError> {
         }
         readings
     });
-    Ok(PowerSampler {
-        source: "dcgm-exporter",
-        running: Running::Task { stop, task },
-        started: SystemTime::now(),
-    })
+    Ok(PowerSampler::sampling(
+        "dcgm-exporter",
+        Running::Task { stop, task },
+    ))
 }
 
 async fn scrape_dcgm(

@@ -63,10 +63,8 @@ pub fn summary(report: &Report, args: &SummaryArgs) -> String {
         };
         lines.push(row(card.label, &card.value, &context));
     }
-    for (label, text) in f.key_findings() {
-        lines.push(labelled(label, &text));
-    }
-    for (label, text) in f.power.key_lines(options.usd_per_kwh) {
+    let power = f.power.key_lines(options.usd_per_kwh);
+    for (label, text) in f.key_findings().into_iter().chain(power) {
         lines.push(labelled(label, &text));
     }
     for depth in &f.burst.safe_depths {
