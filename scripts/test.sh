@@ -35,8 +35,8 @@ export INFERMETER_LLAMA_SERVER=$LLAMA_SERVER INFERMETER_LLAMA_MODEL=$MODEL_GGUF 
 step "native tests"
 cargo test --workspace --locked
 
-step "report crate on wasm32"
-cargo build -p infermeter-report --target wasm32-unknown-unknown --locked
+step "report and engine crates on wasm32"
+cargo build -p infermeter-report -p infermeter-engine --target wasm32-unknown-unknown --locked
 
 step "pip wheel (maturin; dev profile: what the tests above compiled) in a fresh venv"
 wheel=$(bash scripts/build-wheel.sh --profile dev --viewer-built | tail -1)

@@ -47,6 +47,9 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Run the simulated inference engine.
     Sim(Box<infermeter_sim::SimArgs>),
+    /// Fit the simulator's engine model to a measured report, print its error level by level
+    /// (leave-one-level-out beside the uncalibrated profile) and store the fit in the report.
+    Fit(crate::fit::FitArgs),
     /// Serve the viewer for one or more reports.
     View(crate::view::ViewArgs),
     /// Measure the collector's own timing error against the simulator's send timestamps.

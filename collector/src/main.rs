@@ -9,6 +9,7 @@ mod calibrate;
 mod cli;
 mod cli_docs;
 mod export;
+mod fit;
 mod k8s;
 mod merge;
 mod run;
@@ -106,6 +107,10 @@ async fn dispatch(command: Command, show_progress: bool) -> anyhow::Result<ExitC
         },
         Command::Sim(args) => {
             infermeter_sim::run(*args).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Fit(args) => {
+            println!("{}", fit::run(&args)?);
             Ok(ExitCode::SUCCESS)
         }
         Command::View(args) => view::run(args).await.map(|()| ExitCode::SUCCESS),

@@ -292,6 +292,7 @@ mod tests {
             records: None,
             warnings: vec![],
             sharding: None,
+            fit: None,
         }
     }
 

@@ -26,3 +26,5 @@ mod suite_run;
 mod summary;
 #[path = "cli/viewer.rs"]
 mod viewer;
+#[path = "cli/what_if.rs"]
+mod what_if;

@@ -104,6 +104,7 @@ fn main() {
         records: None,
         warnings: Vec::new(),
         sharding: None,
+        fit: None,
     };
     let path =
         Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("run with cargo run --example"))

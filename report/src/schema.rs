@@ -14,8 +14,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::stats::Distribution;
 
+mod fit;
 mod workload;
 
+pub use fit::*;
 pub use workload::*;
 
 /// Version of the report format written by this build. Semver: a reader accepts any
@@ -27,7 +29,9 @@ pub use workload::*;
 /// sessions (`users` and `sessions` modes, `Scenario::session`, `Series::cache`,
 /// `Level::sessions`), trace replay (`trace` mode), reasoning (`first_answer_s`,
 /// `reasoning_tokens`), `Level::prompt_cache` and `Level::timeline` (#25).
-pub const SCHEMA_VERSION: &str = "1.2.0";
+/// 1.3.0 (optional, so older reports stay valid): `Report::fit`, the simulator fitted to the
+/// measured levels (#34).
+pub const SCHEMA_VERSION: &str = "1.3.0";
 
 /// One benchmark run: what was measured, on what, and every measured level.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -54,6 +58,10 @@ pub struct Report {
     /// shard.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sharding: Option<Sharding>,
+    /// The simulator fitted to this report's levels (`infermeter fit`, since 1.3.0): what the
+    /// viewer's What-if section predicts from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit: Option<Fit>,
 }
 
 /// What was benchmarked and how.

@@ -7,7 +7,8 @@
 //! into a figure, so the virtual-time table here and `infermeter calibrate` (real time, through the
 //! collector) compute every figure the same way.
 
-use crate::engine::{simulate, Arrival, Profile, RequestTiming, Workload};
+use crate::engine::measure::{measure, LevelSpec, Load};
+use crate::engine::Profile;
 use crate::profiles::ProfileSet;
 
 /// One model on `gpus` GPUs of one kind (profile ids).
@@ -248,11 +249,6 @@ impl CalibrationRow {
     }
 }
 
-fn mean(xs: impl Iterator<Item = f64>) -> f64 {
-    let (s, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
-    s / n.max(1) as f64
-}
-
 /// Requests measured per slot of a calibration level (the collector's `requests_per_slot`):
 /// long requests take minutes each, so one per slot is enough to average their steady decode.
 pub fn requests_per_slot(input_tokens: u32) -> u32 {
@@ -264,32 +260,25 @@ pub fn requests_per_slot(input_tokens: u32) -> u32 {
 }
 
 /// Peak mode on the virtual clock, measured like the collector's peak mode
-/// (`run_peak` in collector/src/scheduler.rs): `concurrency` in flight, closed loop; the steady
-/// state is the first `requests_per_slot x concurrency` requests to finish among those sent
-/// after the first wave, so the first wave (sent together) and requests still running when the
-/// window closes are excluded.
+/// (`run_peak` in collector/src/scheduler.rs, mirrored by [`crate::engine::measure`]):
+/// `concurrency` in flight, closed loop; the steady state is the first
+/// `requests_per_slot x concurrency` requests to finish among those sent after the first wave.
 pub fn peak_level(profile: &Profile, concurrency: u32, input: u32, output: u32) -> LevelResult {
-    let n = concurrency.max(1) as usize;
-    let measured = n * requests_per_slot(input) as usize;
-    // Every request the collector sends before its window closes: the first wave plus one per
-    // completion. Later requests cannot change the measured ones, which all finish before.
-    let t: Vec<RequestTiming> = simulate(
+    let figures = measure(
         profile,
-        &Workload::uniform(
-            2 * n + measured,
-            input,
-            output,
-            Arrival::ClosedLoop { concurrency: n },
-        ),
+        &LevelSpec {
+            load: Load::Peak {
+                concurrency: concurrency.max(1),
+                measured: concurrency.max(1) * requests_per_slot(input),
+            },
+            input_tokens: input,
+            output_tokens: output,
+        },
     );
-    let mut after_first_wave: Vec<&RequestTiming> = t[n..].iter().collect();
-    // Stable: requests finishing in the same step keep their send order.
-    after_first_wave.sort_by(|a, b| a.finished().total_cmp(&b.finished()));
-    let window = &after_first_wave[..measured.min(after_first_wave.len())];
     LevelResult {
         concurrency,
-        decode_tps: mean(window.iter().map(|r| r.decode_tps())),
-        ttft: mean(window.iter().map(|r| r.ttft())),
+        decode_tps: figures.decode_tok_s,
+        ttft: figures.ttft_s,
     }
 }
 

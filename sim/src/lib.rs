@@ -1,14 +1,14 @@
 //! infermeter-sim: an OpenAI-compatible server that behaves like a GPU inference engine.
 //!
-//! - [`engine`]: the pure model (continuous batching over a paged KV cache, roofline step times)
-//!   and [`engine::simulate`], which runs a workload on a virtual clock.
-//! - [`profiles`]: GPUs and models from `sim/profiles.toml` (a data file).
+//! - [`engine`]: the pure model (the `infermeter-engine` crate: continuous batching over a paged
+//!   KV cache, roofline step times) and [`engine::simulate`], which runs a workload on a virtual
+//!   clock.
+//! - [`profiles`]: GPUs and models from `engine/profiles.toml`, with a user's file merged over.
 //! - [`server`]: the HTTP API (vLLM's shapes), driven in real time by the same engine.
 //! - [`faults`]: injected failures for testing clients (`--faults`).
 //! - [`calibration`]: the published reference figures and what the model gives for them.
 
 pub mod calibration;
-pub mod engine;
 pub mod faults;
 mod metrics;
 pub mod profiles;
@@ -23,6 +23,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 pub use calibration::{calibration_table, CalibrationRow};
+pub use infermeter_engine as engine;
 pub use server::{run, start, RunningSim};
 pub use threaded::ThreadedSim;
 
@@ -32,11 +33,11 @@ pub struct SimArgs {
     /// Address to serve on (use 127.0.0.1:0 for any free port).
     #[arg(long, default_value = "127.0.0.1:8000")]
     pub listen: SocketAddr,
-    /// Model profile id (see sim/profiles.toml), e.g. qwen3-coder-30b-a3b, llama-3.1-8b.
+    /// Model profile id (see engine/profiles.toml), e.g. qwen3-coder-30b-a3b, llama-3.1-8b.
     #[arg(long, default_value = "qwen3-coder-30b-a3b")]
     pub model: String,
     /// GPU profile id, e.g. h100-pcie, h100-sxm, h200, b200, a100-80gb, l40s, rtx-pro-6000.
-    #[arg(long, default_value = "h100-pcie")]
+    #[arg(long, default_value = DEFAULT_GPU)]
     pub gpu: String,
     /// Number of GPUs (tensor parallel).
     #[arg(long, default_value_t = 1)]
@@ -48,7 +49,7 @@ pub struct SimArgs {
     #[arg(long, value_name = "FILE")]
     pub profiles: Option<PathBuf>,
     /// Most sequences in one batch (vLLM --max-num-seqs).
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = DEFAULT_MAX_NUM_SEQS)]
     pub max_num_seqs: u32,
     /// Most tokens in one step (vLLM --max-num-batched-tokens); without it, the deployment's
     /// (the profile's `max_num_batched_tokens`, else 8192).
@@ -81,6 +82,11 @@ pub struct SimArgs {
     /// Seed for EOS draws and faults.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Serve the engine fitted to REPORT (`infermeter fit REPORT`): its model, GPU, limits and
+    /// coefficients. --gpu or --gpus other than their defaults ask what if it ran on those
+    /// instead (its rates scaled by the datasheets).
+    #[arg(long, value_name = "REPORT", conflicts_with = "model")]
+    pub fit: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for SimArgs {
@@ -102,6 +108,7 @@ impl std::fmt::Debug for SimArgs {
             .field("time_scale", &self.time_scale)
             .field("faults", &self.faults)
             .field("seed", &self.seed)
+            .field("fit", &self.fit)
             .finish()
     }
 }
@@ -121,11 +128,11 @@ impl Default for SimArgs {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 8000)),
             model: "qwen3-coder-30b-a3b".into(),
-            gpu: "h100-pcie".into(),
+            gpu: DEFAULT_GPU.into(),
             gpus: 1,
             api_key: None,
             profiles: None,
-            max_num_seqs: 256,
+            max_num_seqs: DEFAULT_MAX_NUM_SEQS,
             max_num_batched_tokens: None,
             prefix_cache: false,
             cuda_graph_max_batch: None,
@@ -135,6 +142,7 @@ impl Default for SimArgs {
             time_scale: 1.0,
             faults: None,
             seed: 0,
+            fit: None,
         }
     }
 }
@@ -148,12 +156,23 @@ fn parse_time_scale(s: &str) -> Result<f64, String> {
     }
 }
 
+/// The GPU `--gpu` names when not given.
+pub const DEFAULT_GPU: &str = "h100-pcie";
+/// `--max-num-seqs` when not given.
+const DEFAULT_MAX_NUM_SEQS: u32 = 256;
+
 impl SimArgs {
     /// The deployment these options describe.
     pub fn profile(&self) -> Result<engine::Profile, SimError> {
-        let set = profiles::ProfileSet::load(self.profiles.as_deref())?;
-        let mut p = set.resolve(&self.model, &self.gpu, Some(self.gpus))?;
-        p.max_num_seqs = self.max_num_seqs.max(1);
+        let set = profiles::load(self.profiles.as_deref())?;
+        let mut p = match &self.fit {
+            Some(path) => self.fitted(path, &set)?,
+            None => {
+                let mut p = set.resolve(&self.model, &self.gpu, Some(self.gpus))?;
+                p.max_num_seqs = self.max_num_seqs.max(1);
+                p
+            }
+        };
         if let Some(n) = self.max_num_batched_tokens {
             p.max_num_batched_tokens = n.max(1);
         }
@@ -166,30 +185,48 @@ impl SimArgs {
         }
         Ok(p)
     }
+
+    /// The engine fitted to the report at `path`, on the fit's deployment or, when --gpu or
+    /// --gpus were moved off their defaults, scaled to those; --max-num-seqs likewise.
+    fn fitted(
+        &self,
+        path: &std::path::Path,
+        set: &profiles::ProfileSet,
+    ) -> Result<engine::Profile, SimError> {
+        let fail = |message: String| SimError::Fit {
+            path: path.display().to_string(),
+            message,
+        };
+        let text =
+            std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read it: {e}")))?;
+        let report = infermeter_report::load_report(&text).map_err(|e| fail(e.to_string()))?;
+        let fit = report.fit.ok_or_else(|| {
+            fail(format!(
+                "it holds no fit; run `infermeter fit {}` first",
+                path.display()
+            ))
+        })?;
+        let moved = self.gpu != DEFAULT_GPU || self.gpus != 1;
+        let mut p = if moved {
+            engine::fit::scaled_profile(&fit, set, &self.gpu, self.gpus)
+        } else {
+            engine::fit::fitted_profile(&fit, set)
+        }
+        .map_err(|e| fail(e.to_string()))?;
+        if self.max_num_seqs != DEFAULT_MAX_NUM_SEQS {
+            p.max_num_seqs = self.max_num_seqs.max(1);
+        }
+        Ok(p)
+    }
 }
 
 /// Everything that can stop the simulator from starting.
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
-    #[error("unknown GPU {gpu:?}; known GPUs: {known} (add more with --profiles FILE)")]
-    UnknownGpu { gpu: String, known: String },
-    #[error("unknown model {model:?}; known models: {known} (add more with --profiles FILE)")]
-    UnknownModel { model: String, known: String },
-    #[error(
-        "model {model} needs {weights_gb:.0} GB for weights but {gpus} x {gpu} offer {budget_gb:.0} GB \
-         at 90% utilisation with room for a KV cache; use more GPUs (e.g. --gpus {suggested_gpus}) or a \
-         bigger GPU (--gpu)"
-    )]
-    DoesNotFit {
-        model: String,
-        weights_gb: f64,
-        gpus: u32,
-        gpu: String,
-        budget_gb: f64,
-        suggested_gpus: u32,
-    },
-    #[error("profiles {path}: {message}")]
-    Profiles { path: String, message: String },
+    #[error(transparent)]
+    Profile(#[from] engine::ProfileError),
+    #[error("--fit {path}: {message}")]
+    Fit { path: String, message: String },
     #[error("invalid --faults spec: {0}")]
     Faults(String),
     #[error("address {addr} is already in use; pick another port or use --listen 127.0.0.1:0 for any free port")]

@@ -86,5 +86,6 @@ pub fn new_report(args: &RunArgs, suite: &Suite, endpoint: &Endpoint) -> Report 
         records: None,
         warnings: Vec::new(),
         sharding: None,
+        fit: None,
     }
 }

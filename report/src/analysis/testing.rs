@@ -74,6 +74,7 @@ pub(crate) fn report(ids: &[&str], series: Vec<Series>) -> Report {
         records: None,
         warnings: Vec::new(),
         sharding: None,
+        fit: None,
     }
 }
 

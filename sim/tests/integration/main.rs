@@ -7,5 +7,5 @@ mod endpoints;
 mod faults;
 mod load;
 mod sessions;
-mod timings;
 mod support;
+mod timings;

@@ -1,0 +1,133 @@
+//! `infermeter fit` and `infermeter sim --fit`: the fit stored in a bundled report is what the
+//! command computes, and the fitted engine served by the simulator, measured by the collector
+//! at a level the report never measured, agrees with the prediction the page shows for it.
+
+use std::path::PathBuf;
+
+use infermeter_report::{load_report, Fit, FitMetric, LoadMode, Report};
+use infermeter_sim::engine::profiles::ProfileSet;
+use infermeter_sim::engine::what_if::WhatIf;
+use infermeter_sim::SimArgs;
+
+use crate::common::*;
+
+fn bundled(name: &str) -> PathBuf {
+    manifest_dir().join("../data/reports").join(name)
+}
+
+fn read(path: &std::path::Path) -> Report {
+    load_report(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The bundled CPU report's fit is the one `infermeter fit` computes from its levels, and the
+/// command prints the leave-one-level-out table.
+#[tokio::test(flavor = "multi_thread")]
+async fn fit_computes_the_fit_the_bundled_report_holds() {
+    let dir = out_dir("fit-bundled");
+    let source = bundled("llama-cpu-tiny-llama.json");
+    let out = dir.join("fitted.json");
+    let run = infermeter(
+        &["fit", source.to_str().unwrap(), "-o", out.to_str().unwrap()],
+        &[],
+    )
+    .await;
+    assert!(run.status.success(), "{}", text(&run));
+    let printed = text(&run);
+    for expected in [
+        "fitted: tiny-llama on 1x cpu",
+        "held out (leave one level out)",
+        "cpu-1024 burst 8",
+    ] {
+        assert!(
+            printed.contains(expected),
+            "{expected:?} missing from:\n{printed}"
+        );
+    }
+    check_json_schema(&out);
+    let (fresh, stored) = (
+        read(&out).fit.unwrap(),
+        read(&source).fit.expect("bundled with its fit"),
+    );
+    assert_same_fit(&fresh, &stored);
+    // Nothing else of the report changed.
+    let (mut a, mut b) = (read(&out), read(&source));
+    a.fit = None;
+    b.fit = None;
+    assert_eq!(a.series, b.series);
+}
+
+fn assert_same_fit(fresh: &Fit, stored: &Fit) {
+    assert_eq!(fresh.deployment, stored.deployment);
+    assert_eq!(fresh.levels.len(), stored.levels.len());
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1e-12);
+    for (f, s) in fresh.levels.iter().zip(&stored.levels) {
+        for metric in FitMetric::ALL {
+            let (f, s) = (metric.point(f), metric.point(s));
+            assert!(
+                close(f.fitted, s.fitted) && close(f.held_out, s.held_out),
+                "{metric:?}: {f:?} against the stored {s:?}; rerun `infermeter fit` on the bundled report"
+            );
+        }
+    }
+}
+
+/// Acceptance 4 of #34: `infermeter sim --fit R` measured by `infermeter run` at a level R did
+/// not measure (512 input tokens; R has 64, 256 and 1,024) agrees with the page's prediction
+/// for that level within 5%.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_fitted_simulator_measured_agrees_with_the_prediction() {
+    let _timing = timing_sensitive().await;
+    let report_path = bundled("llama-cpu-tiny-llama.json");
+    let fit = read(&report_path).fit.expect("bundled with its fit");
+    let sim = start_sim(SimArgs {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        fit: Some(report_path),
+        ..SimArgs::default()
+    })
+    .await;
+    let dir = out_dir("fit-served");
+    let suite = small_suite(
+        &dir,
+        "name = \"held-out\"\nwarmup = 0\n[[scenario]]\nid = \"cpu-512\"\nname = \"512\"\n\
+         input_tokens = 512\noutput_tokens = 32\n[peak]\nlevels = [2]\nrequests_per_slot = 3\nmin_seconds = 0\n",
+    );
+    let out = dir.join("report.json");
+    let run = infermeter(
+        &run_args(&sim.base_url(), suite.to_str().unwrap(), &out, &["--quiet"]),
+        &[],
+    )
+    .await;
+    assert!(run.status.success(), "{}", text(&run));
+    sim.shutdown().await;
+    let measured = read(&out);
+    let level = &measured.series[0].levels[0];
+    let m = &level.metrics;
+    let what = WhatIf {
+        mode: LoadMode::Peak,
+        input_tokens: m.input_tokens.unwrap().mean.round() as u32,
+        output_tokens: m.output_tokens.unwrap().mean.round() as u32,
+        gpu: fit.deployment.gpu.clone(),
+        gpus: fit.deployment.gpus,
+    };
+    let engine = what.engine(&fit, &ProfileSet::builtin()).unwrap();
+    let predicted = what.predict(&engine, 2);
+    for (name, got, want) in [
+        ("TTFT", m.ttft_s.unwrap().mean, predicted.ttft_s),
+        ("ITL", m.itl_s.unwrap().mean, predicted.itl_s),
+        (
+            "decode",
+            m.decode_tok_s.unwrap().mean,
+            predicted.decode_tok_s,
+        ),
+    ] {
+        let error = got / want - 1.0;
+        println!(
+            "{name}: measured {got:.4}, predicted {want:.4}, {:+.1}%",
+            error * 100.0
+        );
+        assert!(
+            error.abs() < 0.05,
+            "{name}: measured {got} against the prediction {want}"
+        );
+    }
+}

@@ -1,0 +1,253 @@
+//! A load level run through [`simulate`] and measured as the collector measures it: the same
+//! arrivals, the same measurement window, the same definitions of its figures (mean TTFT,
+//! pooled ITL, mean per-user decode speed, output tokens per second in the window). So a
+//! measured level and the model's level compare like for like.
+
+use crate::profile::Profile;
+use crate::simulate::{simulate, Arrival, RequestTiming, Workload};
+
+/// How the collector applies a level's load.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Load {
+    /// Exactly `concurrency` in flight, closed loop (peak mode). The first wave, sent together,
+    /// is left out; the window holds the first `measured` requests to finish after it.
+    Peak { concurrency: u32, measured: u32 },
+    /// `requests` sent at once (burst mode), all measured.
+    Burst { requests: u32 },
+    /// `requests` open-loop arrivals at `rate` per second (rate mode), all measured, latency
+    /// from the scheduled start; `poisson` draws exponential gaps (from a fixed seed), else
+    /// evenly spaced.
+    Rate {
+        rate: f64,
+        requests: u32,
+        poisson: bool,
+    },
+}
+
+/// A level: its load and its requests' lengths.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LevelSpec {
+    pub load: Load,
+    pub input_tokens: u32,
+    pub output_tokens: u32,
+}
+
+/// A level's figures, as the report states them (means).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Figures {
+    pub ttft_s: f64,
+    /// Every token gap of every measured request, pooled.
+    pub itl_s: f64,
+    /// (output tokens − 1) / (E2E − TTFT), averaged over measured requests.
+    pub decode_tok_s: f64,
+    /// Output tokens streamed inside the window per second of it.
+    pub system_output_tok_s: f64,
+}
+
+/// Runs `spec` on the virtual clock and measures it.
+pub fn measure(profile: &Profile, spec: &LevelSpec) -> Figures {
+    let uniform = |count: u32, arrival| {
+        Workload::uniform(
+            count as usize,
+            spec.input_tokens,
+            spec.output_tokens,
+            arrival,
+        )
+    };
+    match spec.load {
+        Load::Peak {
+            concurrency,
+            measured,
+        } => {
+            let n = concurrency.max(1) as usize;
+            let m = measured.max(1) as usize;
+            // Every request sent before the window closes: the first wave, then one per
+            // completion. Later requests cannot change the measured ones.
+            let t = simulate(
+                profile,
+                &uniform((2 * n + m) as u32, Arrival::ClosedLoop { concurrency: n }),
+            );
+            // The window opens when the first request finishes (its replacement is sent) and
+            // closes when the m-th request sent after the first wave finishes.
+            let start = t
+                .iter()
+                .map(RequestTiming::finished)
+                .fold(f64::MAX, f64::min);
+            let mut after_first_wave: Vec<&RequestTiming> = t[n.min(t.len())..].iter().collect();
+            // Stable: requests finishing in the same step keep their send order.
+            after_first_wave.sort_by(|a, b| a.finished().total_cmp(&b.finished()));
+            let window = &after_first_wave[..m.min(after_first_wave.len())];
+            let end = window.last().map_or(start, |r| r.finished());
+            figures(window.iter().copied(), &t, start, end)
+        }
+        Load::Burst { requests } => {
+            let t = simulate(profile, &uniform(requests.max(1), Arrival::Burst));
+            let end = t.iter().map(RequestTiming::finished).fold(0.0, f64::max);
+            figures(t.iter(), &t, 0.0, end)
+        }
+        Load::Rate {
+            rate,
+            requests,
+            poisson,
+        } => {
+            let times = arrival_times(rate, requests.max(1), poisson);
+            let t = simulate(profile, &uniform(requests.max(1), Arrival::At(times)));
+            let end = t.iter().map(RequestTiming::finished).fold(0.0, f64::max);
+            figures(t.iter(), &t, 0.0, end)
+        }
+    }
+}
+
+/// Arrival offsets of `count` requests at `rate` per second: evenly spaced, or a Poisson
+/// process from a fixed seed (the collector's draws are its own; the distribution is the same).
+fn arrival_times(rate: f64, count: u32, poisson: bool) -> Vec<f64> {
+    let rate = if rate.is_finite() && rate > 0.0 {
+        rate
+    } else {
+        1.0
+    };
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut t = 0.0;
+    (0..count)
+        .map(|_| {
+            let at = t;
+            t += if poisson {
+                // splitmix64 -> uniform in (0, 1].
+                state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                let mut z = state;
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                z ^= z >> 31;
+                let u = ((z >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+                -u.ln() / rate
+            } else {
+                1.0 / rate
+            };
+            at
+        })
+        .collect()
+}
+
+/// The figures of the `measured` requests, with throughput over `[start, end]` counting every
+/// request's tokens (`all`), as the collector counts a window.
+fn figures<'a>(
+    measured: impl Iterator<Item = &'a RequestTiming>,
+    all: &[RequestTiming],
+    start: f64,
+    end: f64,
+) -> Figures {
+    let (mut n, mut ttft, mut decode) = (0usize, 0.0, 0.0);
+    let (mut decode_n, mut gaps_s, mut gaps) = (0usize, 0.0, 0usize);
+    for r in measured {
+        if r.tokens.is_empty() {
+            continue;
+        }
+        n += 1;
+        ttft += r.ttft();
+        let k = r.tokens.len();
+        if k > 1 {
+            let span = r.tokens[k - 1] - r.tokens[0];
+            gaps_s += span;
+            gaps += k - 1;
+            if span > 0.0 {
+                decode += (k - 1) as f64 / span;
+                decode_n += 1;
+            }
+        }
+    }
+    let tokens = all
+        .iter()
+        .flat_map(|r| r.tokens.iter())
+        .filter(|t| **t >= start && **t <= end)
+        .count();
+    let per = |x: f64, count: usize| {
+        if count > 0 {
+            x / count as f64
+        } else {
+            f64::NAN
+        }
+    };
+    Figures {
+        ttft_s: per(ttft, n),
+        itl_s: per(gaps_s, gaps),
+        decode_tok_s: per(decode, decode_n),
+        system_output_tok_s: if end > start {
+            tokens as f64 / (end - start)
+        } else {
+            f64::NAN
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profiles::ProfileSet;
+
+    fn llama() -> Profile {
+        ProfileSet::builtin()
+            .resolve("llama-3.1-8b", "h100-sxm", Some(1))
+            .unwrap()
+    }
+
+    #[test]
+    fn one_request_alone_is_its_own_figures() {
+        let p = llama();
+        let spec = |load| LevelSpec {
+            load,
+            input_tokens: 1000,
+            output_tokens: 50,
+        };
+        let burst = measure(&p, &spec(Load::Burst { requests: 1 }));
+        let t = &simulate(&p, &Workload::uniform(1, 1000, 50, Arrival::Burst))[0];
+        assert_eq!(burst.ttft_s, t.ttft());
+        assert!((burst.decode_tok_s - t.decode_tps()).abs() < 1e-9);
+        assert!((burst.itl_s * burst.decode_tok_s - 1.0).abs() < 1e-9);
+        // Tokens over the whole request: 50 tokens in its E2E.
+        assert!((burst.system_output_tok_s - 50.0 / t.e2e()).abs() < 1e-9);
+        // A closed loop of one measures requests after the first the same way.
+        let peak = measure(
+            &p,
+            &spec(Load::Peak {
+                concurrency: 1,
+                measured: 3,
+            }),
+        );
+        assert!((peak.itl_s / burst.itl_s - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn more_load_waits_longer_and_streams_slower() {
+        let p = llama();
+        let at = |load| {
+            measure(
+                &p,
+                &LevelSpec {
+                    load,
+                    input_tokens: 4096,
+                    output_tokens: 128,
+                },
+            )
+        };
+        let one = at(Load::Burst { requests: 1 });
+        let many = at(Load::Burst { requests: 64 });
+        assert!(many.ttft_s > 5.0 * one.ttft_s, "{many:?} {one:?}");
+        assert!(many.itl_s > one.itl_s, "{many:?} {one:?}");
+        assert!(
+            many.system_output_tok_s > 3.0 * one.system_output_tok_s,
+            "{many:?} {one:?}"
+        );
+        let slow = at(Load::Rate {
+            rate: 0.5,
+            requests: 6,
+            poisson: false,
+        });
+        let fast = at(Load::Rate {
+            rate: 50.0,
+            requests: 60,
+            poisson: true,
+        });
+        assert!((slow.ttft_s / one.ttft_s - 1.0).abs() < 0.01, "{slow:?}");
+        assert!(fast.ttft_s > slow.ttft_s);
+    }
+}

@@ -1,0 +1,164 @@
+//! Predictions beyond the measured levels from a report's fit: what the viewer's What-if
+//! section shows and `infermeter sim --fit` serves. Each prediction is the fitted engine
+//! ([`crate::fit::fitted_profile`], or [`crate::fit::scaled_profile`] on other GPUs) running
+//! the level on the virtual clock, measured as the collector measures ([`crate::measure`]).
+
+use infermeter_report::{Fit, FitMetric, LoadMode};
+
+use crate::fit::{scaled_profile, FitError};
+use crate::measure::{measure, Figures, LevelSpec, Load};
+use crate::profile::Profile;
+use crate::profiles::ProfileSet;
+
+/// Requests measured per slot of a predicted peak level: the collector's default
+/// (`requests_per_slot` of a suite).
+pub const REQUESTS_PER_SLOT: u32 = 3;
+
+/// The reader's question: a load, request lengths and a deployment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WhatIf {
+    /// Peak (users in flight) or burst (requests sent at once).
+    pub mode: LoadMode,
+    pub input_tokens: u32,
+    pub output_tokens: u32,
+    /// GPU id of the simulator's tables, and how many.
+    pub gpu: String,
+    pub gpus: u32,
+}
+
+impl WhatIf {
+    /// The engine that answers it.
+    pub fn engine(&self, fit: &Fit, set: &ProfileSet) -> Result<Profile, FitError> {
+        scaled_profile(fit, set, &self.gpu, self.gpus.max(1))
+    }
+
+    /// The figures at `load` users (peak) or queue depth (burst).
+    pub fn predict(&self, engine: &Profile, load: u32) -> Figures {
+        let load = load.max(1);
+        let load = match self.mode {
+            LoadMode::Burst => Load::Burst { requests: load },
+            _ => Load::Peak {
+                concurrency: load,
+                measured: REQUESTS_PER_SLOT * load,
+            },
+        };
+        measure(
+            engine,
+            &LevelSpec {
+                load,
+                input_tokens: self.input_tokens.max(1),
+                output_tokens: self.output_tokens.max(1),
+            },
+        )
+    }
+
+    /// Whether this is the deployment and request shape the fit was measured on, so the
+    /// report's measured levels answer it too.
+    pub fn is_measured_deployment(&self, fit: &Fit) -> bool {
+        self.gpu == fit.deployment.gpu && self.gpus == fit.deployment.gpus
+    }
+}
+
+/// The loads a curve is drawn at: doubling from 1 to `4 × highest`, and that end itself.
+pub fn curve_loads(highest_measured: u32) -> Vec<u32> {
+    let end = highest_measured.max(1).saturating_mul(4);
+    let mut loads: Vec<u32> = std::iter::successors(Some(1u32), |n| n.checked_mul(2))
+        .take_while(|n| *n < end)
+        .collect();
+    loads.push(end);
+    loads
+}
+
+/// An SLO on the predicted means: TTFT and time per output token (`None`: not bounded).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct MeanSlo {
+    pub max_ttft_s: Option<f64>,
+    pub max_tpot_s: Option<f64>,
+}
+
+impl MeanSlo {
+    pub fn met_by(&self, f: &Figures) -> bool {
+        let tpot = 1.0 / f.decode_tok_s;
+        self.max_ttft_s.is_none_or(|b| f.ttft_s <= b) && self.max_tpot_s.is_none_or(|b| tpot <= b)
+    }
+}
+
+/// The most users (or the deepest queue) up to `highest` whose predicted means meet `slo`, by
+/// bisection between loads of the curve; `None` when even one fails, `Some(highest)` when all
+/// pass (the page says "≥").
+pub fn most_meeting(what: &WhatIf, engine: &Profile, slo: &MeanSlo, highest: u32) -> Option<u32> {
+    let meets = |n: u32| slo.met_by(&what.predict(engine, n));
+    if !meets(1) {
+        return None;
+    }
+    if meets(highest) {
+        return Some(highest);
+    }
+    // meets(lo) and !meets(hi): what fails at a load fails beyond it for these means.
+    let (mut lo, mut hi) = (1u32, highest);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if meets(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(lo)
+}
+
+/// The held-out (leave-one-level-out) median error of `metric`, the figure stated beside its
+/// predictions; `None` when the fit has no levels of it.
+pub fn held_out_error(fit: &Fit, metric: FitMetric) -> Option<f64> {
+    fit.errors
+        .iter()
+        .find(|e| e.metric == metric)
+        .map(|e| e.held_out.median)
+        .filter(|e| e.is_finite())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn curves_double_up_to_four_times_the_highest_measured() {
+        assert_eq!(curve_loads(8), [1, 2, 4, 8, 16, 32]);
+        assert_eq!(curve_loads(6), [1, 2, 4, 8, 16, 24]);
+        assert_eq!(curve_loads(1), [1, 2, 4]);
+    }
+
+    #[test]
+    fn the_most_users_meeting_an_slo_is_where_the_means_cross_it() {
+        let engine = ProfileSet::builtin()
+            .resolve("llama-3.1-8b", "h100-sxm", Some(1))
+            .unwrap();
+        let what = WhatIf {
+            mode: LoadMode::Burst,
+            input_tokens: 4096,
+            output_tokens: 64,
+            gpu: "h100-sxm".into(),
+            gpus: 1,
+        };
+        let bound = what.predict(&engine, 20).ttft_s;
+        let slo = MeanSlo {
+            max_ttft_s: Some(bound),
+            max_tpot_s: None,
+        };
+        let most = most_meeting(&what, &engine, &slo, 128).unwrap();
+        assert!(
+            most >= 20 && slo.met_by(&what.predict(&engine, most)),
+            "{most}"
+        );
+        assert!(!slo.met_by(&what.predict(&engine, most + 1)));
+        assert_eq!(
+            most_meeting(&what, &engine, &MeanSlo::default(), 128),
+            Some(128)
+        );
+        let none = MeanSlo {
+            max_ttft_s: Some(1e-6),
+            max_tpot_s: None,
+        };
+        assert_eq!(most_meeting(&what, &engine, &none, 128), None);
+    }
+}
