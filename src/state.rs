@@ -7,7 +7,8 @@
 //! (interpolation cursor concurrency), `theme` (light|dark), `chart` (embed one chart by id),
 //! `timeline` (the level whose timeline the Users section shows, by its key) and
 //! `timeline_metric` (what that timeline plots: completed_per_s|output_tok_s|ttft|
-//! cache_hit_ratio|errors).
+//! cache_hit_ratio|errors), and the What-if section's question (`wi.scenario`, `wi.mode`
+//! peak|burst, `wi.load`, `wi.in`, `wi.out` tokens, `wi.gpu` and `wi.gpus`).
 //! Unknown keys and unreadable values are ignored so a mangled link still opens.
 //!
 //! Sections read everything through [`ReportContext`] (`use_context::<ReportContext>()`).
@@ -18,7 +19,7 @@ use infermeter_report::analysis::cost::DEFAULT_USD_PER_KWH;
 use infermeter_report::analysis::timeline::TimelineMetric;
 use infermeter_report::analysis::DEFAULT_TTFT_THRESHOLD_S;
 use infermeter_report::analysis::{findings, Findings, FindingsOptions, Thresholds};
-use infermeter_report::{Report, Slo, Stat};
+use infermeter_report::{LoadMode, Report, Slo, Stat};
 use leptos::prelude::{Memo, RwSignal, Signal};
 
 use crate::charts::report_labels;
@@ -146,6 +147,59 @@ impl SloChoice {
     }
 }
 
+/// The What-if section's question as the reader changed it from its defaults (the fit's first
+/// scenario, its deployment, the highest measured load): `None` keeps the default.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WhatIfChoice {
+    pub scenario: Option<String>,
+    pub mode: Option<LoadMode>,
+    pub load: Option<u32>,
+    pub input_tokens: Option<u32>,
+    pub output_tokens: Option<u32>,
+    pub gpu: Option<String>,
+    pub gpus: Option<u32>,
+}
+
+impl WhatIfChoice {
+    /// Reads one `wi.<key>` value; false for a key it does not know.
+    fn read(&mut self, key: &str, value: &str) -> bool {
+        let count = || value.parse::<u32>().ok().filter(|n| *n > 0);
+        let text = || (!value.is_empty()).then(|| value.to_string());
+        match key {
+            "scenario" => self.scenario = text().or(self.scenario.take()),
+            "mode" => {
+                self.mode = match value {
+                    "peak" => Some(LoadMode::Peak),
+                    "burst" => Some(LoadMode::Burst),
+                    _ => self.mode,
+                }
+            }
+            "load" => self.load = count().or(self.load),
+            "in" => self.input_tokens = count().or(self.input_tokens),
+            "out" => self.output_tokens = count().or(self.output_tokens),
+            "gpu" => self.gpu = text().or(self.gpu.take()),
+            "gpus" => self.gpus = count().or(self.gpus),
+            _ => return false,
+        }
+        true
+    }
+
+    fn write(&self, q: &mut form_urlencoded::Serializer<String>) {
+        let mut pair = |key: &str, value: Option<String>| {
+            if let Some(v) = value {
+                q.append_pair(&format!("wi.{key}"), &v);
+            }
+        };
+        pair("scenario", self.scenario.clone());
+        pair("mode", self.mode.map(|m| m.label().to_string()));
+        pair("load", self.load.map(|n| n.to_string()));
+        pair("in", self.input_tokens.map(|n| n.to_string()));
+        pair("out", self.output_tokens.map(|n| n.to_string()));
+        pair("gpu", self.gpu.clone());
+        pair("gpus", self.gpus.map(|n| n.to_string()));
+    }
+}
+
 /// What part of the view a chart depends on beyond the common settings, so a control redraws
 /// only what reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,6 +210,8 @@ pub enum Scope<'a> {
     UseCase(&'a str),
     /// The common settings and the goodput SLO.
     Goodput,
+    /// The common settings, the goodput SLO and the What-if question.
+    WhatIf,
 }
 
 /// The whole view: which reports, which statistic, which limits, which theme.
@@ -180,6 +236,8 @@ pub struct ViewState {
     pub timeline: Option<String>,
     /// What the timeline plots.
     pub timeline_metric: TimelineMetric,
+    /// The What-if section's question.
+    pub what_if: WhatIfChoice,
 }
 
 /// The timeline's metric before the reader picks one: TTFT shows warm-up and a filling cache.
@@ -199,6 +257,7 @@ impl Default for ViewState {
             slo: SloChoice::default(),
             timeline: None,
             timeline_metric: DEFAULT_TIMELINE_METRIC,
+            what_if: WhatIfChoice::default(),
         }
     }
 }
@@ -230,6 +289,9 @@ impl ViewState {
                         state.timeline_metric = m;
                     }
                 }
+                key if key
+                    .strip_prefix("wi.")
+                    .is_some_and(|k| state.what_if.read(k, value)) => {}
                 key => {
                     if let Some((use_case, kind)) = threshold_key(key) {
                         if let Some(v) = non_negative(value) {
@@ -301,6 +363,7 @@ impl ViewState {
         if self.timeline_metric != defaults.timeline_metric {
             q.append_pair("timeline_metric", self.timeline_metric.key());
         }
+        self.what_if.write(&mut q);
         q.finish()
     }
 
@@ -320,8 +383,12 @@ impl ViewState {
                 .map(|(id, t)| (id.clone(), *t))
                 .collect(),
             slo: match scope {
-                Scope::Goodput => self.slo.clone(),
+                Scope::Goodput | Scope::WhatIf => self.slo.clone(),
                 _ => SloChoice::default(),
+            },
+            what_if: match scope {
+                Scope::WhatIf => self.what_if.clone(),
+                _ => WhatIfChoice::default(),
             },
             ..self.clone()
         }
@@ -466,6 +533,15 @@ mod tests {
             chart: Some("throughput-system".into()),
             timeline: Some("chat.users.allowed.16".into()),
             timeline_metric: TimelineMetric::CacheHitRatio,
+            what_if: WhatIfChoice {
+                scenario: Some("ctx 4k".into()),
+                mode: Some(LoadMode::Burst),
+                load: Some(64),
+                input_tokens: Some(8192),
+                output_tokens: Some(512),
+                gpu: Some("h200".into()),
+                gpus: Some(2),
+            },
             ..ViewState::default()
         };
         let preset = Thresholds {
@@ -491,6 +567,12 @@ mod tests {
         );
         assert_eq!(s.scoped(Scope::Common).to_query(), "stat=p99");
         assert_eq!(s.scoped(Scope::Goodput).to_query(), "stat=p99&slo.ttft=4");
+        let s = ViewState::from_query("wi.load=64&wi.mode=burst&slo.ttft=4");
+        assert_eq!(s.scoped(Scope::Common).to_query(), "");
+        assert_eq!(
+            s.scoped(Scope::WhatIf).to_query(),
+            "slo.ttft=4&wi.mode=burst&wi.load=64"
+        );
     }
 
     /// The SLO's bounds and target round-trip; a bound switched off reads "off"; moved back
@@ -574,7 +656,7 @@ mod tests {
     #[test]
     fn unreadable_values_fall_back_to_defaults() {
         let s = ViewState::from_query(
-            "stat=p42&kwh=-1&queue_ttft=NaN&at=0&theme=neon&uc.x.ttft=inf&uc..ttft=3&uc.y.speed=1&chart=&report=&timeline=&timeline_metric=speed",
+            "stat=p42&kwh=-1&queue_ttft=NaN&at=0&theme=neon&uc.x.ttft=inf&uc..ttft=3&uc.y.speed=1&chart=&report=&timeline=&timeline_metric=speed&wi.load=0&wi.mode=rate&wi.gpus=x&wi.gpu=&wi.in=-3",
         );
         assert_eq!(s, ViewState::default());
         let s = ViewState::from_query("queue_ttft=0&kwh=0");

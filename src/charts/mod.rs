@@ -13,6 +13,7 @@ pub mod registry;
 pub mod scale_up;
 pub mod throughput;
 pub mod users;
+pub mod what_if;
 
 use infermeter_report::analysis::{series_points, Analysis, Metric};
 use infermeter_report::{LoadMode, Report, Series, Stat};
@@ -218,13 +219,14 @@ mod tests {
     }
 
     /// Every chart draws from the synthetic sample or, for the Users section's, from the
-    /// session fixture (a sweep, sessions and a trace measured on the simulator).
+    /// session fixture (a sweep, sessions and a trace measured on the simulator), or, for the
+    /// What-if section's, from a report with a fit.
     #[test]
     fn every_fixed_chart_renders_from_the_samples() {
-        let (report, sessions) = (sample(), sessions_sample());
+        let (report, sessions, fitted) = (sample(), sessions_sample(), fitted_sample());
         for chart in CHARTS {
             let id = chart.id;
-            let drawn = [&report, &sessions].map(|r| {
+            let drawn = [&report, &sessions, &fitted].map(|r| {
                 with_sources(r, |s| {
                     let plot = plot_by_id(id, s, &ViewState::default()).unwrap();
                     let csv = chart_csv(id, s, &ViewState::default()).unwrap();
@@ -235,7 +237,9 @@ mod tests {
             });
             // The sample has no sessions: the Users charts show nothing there.
             if id.starts_with("users.") {
-                assert_eq!(drawn, [false, true], "{id}");
+                assert_eq!(drawn[..2], [false, true], "{id}");
+            } else if id.starts_with("what_if.") {
+                assert_eq!(drawn, [false, false, true], "{id}");
             } else {
                 assert!(drawn[0], "{id} has no data");
             }

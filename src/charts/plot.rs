@@ -89,6 +89,9 @@ pub enum LineKind {
     BandLower,
     /// Upper edge of a band, stacked on the lower edge of the same `band` group.
     BandUpper,
+    /// A model's prediction, not a measurement: drawn dashed whatever report it is of, and
+    /// never read by the interpolation cursor.
+    Predicted,
 }
 
 /// One series: display name (raw text, escaped when rendered), y axis index, points in display
@@ -127,6 +130,14 @@ impl Line {
             band: None,
             input_tokens: None,
             indicative: Vec::new(),
+        }
+    }
+
+    /// How the line is stroked: a prediction dashed, else its report's dash.
+    pub fn dash(&self) -> Dash {
+        match self.kind {
+            LineKind::Predicted => Dash::Dashed,
+            _ => Dash::of_report(self.report),
         }
     }
 
@@ -208,7 +219,7 @@ impl Plot {
                 legend.push(LegendEntry {
                     name: line.name.clone(),
                     color,
-                    dash: Dash::of_report(line.report),
+                    dash: line.dash(),
                 });
             }
         }
@@ -420,7 +431,7 @@ impl Plot {
                 (Some(_), _) => DataPoint::from(vec![y, x]),
             })
             .collect();
-        let dash = Dash::of_report(line.report);
+        let dash = line.dash();
         let mut series = LineSeries::new()
             .name(line.name.as_str())
             .y_axis_index(line.axis as f64)

@@ -12,7 +12,9 @@ use infermeter_report::analysis::use_cases::{targets, CapacityTarget};
 
 use super::option::ChartOption;
 use super::plot::Plot;
-use super::{capacity, deep_dive, fastest, goodput, power, scale_up, throughput, users, Source};
+use super::{
+    capacity, deep_dive, fastest, goodput, power, scale_up, throughput, users, what_if, Source,
+};
 use crate::findings::{self as words, Finding};
 use crate::state::{Scope, ViewState};
 
@@ -267,8 +269,52 @@ const USERS_CHARTS: [&str; 4] = [
     USERS_TIMELINE.id,
 ];
 
+pub const WHAT_IF_TTFT: Chart = Chart {
+    id: "what_if.ttft",
+    title: "Predicted Time to First Token",
+    intro: "Mean TTFT as the fitted simulator predicts it for the question above, up to four times the highest load measured; the measured levels beside it where the question is the one measured.",
+    caption: "Mean TTFT (s) at each load: measured (solid) and predicted (dashed), with the prediction's held-out error.",
+    plot: what_if::ttft,
+    finding: None,
+};
+
+pub const WHAT_IF_ITL: Chart = Chart {
+    id: "what_if.itl",
+    title: "Predicted Inter-Token Latency",
+    intro: "Mean inter-token latency as the fitted simulator predicts it for the question above.",
+    caption: "Mean ITL (ms) at each load: measured (solid) and predicted (dashed), with the prediction's held-out error.",
+    plot: what_if::itl,
+    finding: None,
+};
+
+pub const WHAT_IF_DECODE: Chart = Chart {
+    id: "what_if.decode",
+    title: "Predicted Per-User Decode Speed",
+    intro: "Mean decode speed each user would see, as the fitted simulator predicts it for the question above.",
+    caption: "Mean per-user decode speed (tok/s) at each load: measured (solid) and predicted (dashed), with the prediction's held-out error.",
+    plot: what_if::decode,
+    finding: None,
+};
+
+pub const WHAT_IF_THROUGHPUT: Chart = Chart {
+    id: "what_if.throughput",
+    title: "Predicted System Throughput",
+    intro: "Output tokens per second over all requests, as the fitted simulator predicts it for the question above.",
+    caption: "System throughput (tok/s) at each load: measured (solid) and predicted (dashed), with the prediction's held-out error.",
+    plot: what_if::throughput,
+    finding: None,
+};
+
+/// The What-if section's charts: a report without a fit has none of them.
+pub const WHAT_IF_CHARTS: [&Chart; 4] = [
+    &WHAT_IF_TTFT,
+    &WHAT_IF_ITL,
+    &WHAT_IF_DECODE,
+    &WHAT_IF_THROUGHPUT,
+];
+
 /// Every chart with a fixed id, in page order.
-pub const CHARTS: [&Chart; 25] = [
+pub const CHARTS: [&Chart; 29] = [
     &FASTEST_DECODE,
     &FASTEST_ITL,
     &FASTEST_SCALING,
@@ -294,6 +340,10 @@ pub const CHARTS: [&Chart; 25] = [
     &USERS_TTFT_BY_USERS,
     &USERS_CACHE_HITS,
     &USERS_TIMELINE,
+    &WHAT_IF_TTFT,
+    &WHAT_IF_ITL,
+    &WHAT_IF_DECODE,
+    &WHAT_IF_THROUGHPUT,
 ];
 
 const CAPACITY_PREFIX: &str = "capacity.";
@@ -319,6 +369,8 @@ pub fn scope_of(id: &str) -> Scope<'_> {
         Scope::UseCase(use_case)
     } else if GOODPUT_CHARTS.iter().any(|c| c.id == id) {
         Scope::Goodput
+    } else if WHAT_IF_CHARTS.iter().any(|c| c.id == id) {
+        Scope::WhatIf
     } else {
         Scope::Common
     }
@@ -362,14 +414,19 @@ pub fn title_of(id: &str, sources: &[Source]) -> Option<String> {
 }
 
 /// Every chart the reports can show, `(id, title)`: [`CHARTS`] (the Users section's only when
-/// a report has sessions or traces) then one capacity chart per use case of the main report.
+/// a report has sessions or traces, the What-if section's only when the main report has a
+/// fit) then one capacity chart per use case of the main report.
 pub fn chart_list(sources: &[Source]) -> Vec<(String, String)> {
     let sessions = sources
         .iter()
         .any(|s| SessionFindings::exist_in(s.analysis.report()));
+    let fitted = sources
+        .first()
+        .is_some_and(|s| s.analysis.report().fit.is_some());
     let fixed = CHARTS
         .iter()
         .filter(|c| sessions || !USERS_CHARTS.contains(&c.id))
+        .filter(|c| fitted || !WHAT_IF_CHARTS.iter().any(|w| w.id == c.id))
         .map(|c| (c.id.to_string(), c.title.to_string()));
     let capacity = sources.first().into_iter().flat_map(|s| {
         targets(s.analysis.report())
@@ -404,14 +461,16 @@ mod tests {
         // The sample has no sessions: no Users charts.
         assert_eq!(
             list.len(),
-            CHARTS.len() - USERS_CHARTS.len() + use_cases.len()
+            CHARTS.len() - USERS_CHARTS.len() - WHAT_IF_CHARTS.len() + use_cases.len()
         );
         let sessions = sessions_sample();
         let with_users = with_sources(&sessions, chart_list);
         assert!(USERS_CHARTS
             .iter()
             .all(|id| with_users.iter().any(|(listed, _)| listed == id)));
-        let fixed = CHARTS.iter().filter(|c| !USERS_CHARTS.contains(&c.id));
+        let fixed = CHARTS.iter().filter(|c| {
+            !USERS_CHARTS.contains(&c.id) && !WHAT_IF_CHARTS.iter().any(|w| w.id == c.id)
+        });
         for (chart, (id, title)) in fixed.zip(&list) {
             assert_eq!((chart.id, chart.title), (id.as_str(), title.as_str()));
         }

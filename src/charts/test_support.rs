@@ -21,6 +21,15 @@ pub fn sessions_sample() -> Report {
         .expect("the session fixture loads")
 }
 
+/// A measured report with its fit (the bundled H100 transformers run): what the What-if
+/// charts draw.
+pub fn fitted_sample() -> Report {
+    load_report(include_str!(
+        "../../data/reports/h100-transformers-llama-3.1-8b-shape.json"
+    ))
+    .expect("the bundled H100 report loads")
+}
+
 /// Runs `f` with the sources of one report.
 pub fn with_sources<T>(report: &Report, f: impl FnOnce(&[Source]) -> T) -> T {
     let reports = std::slice::from_ref(report);

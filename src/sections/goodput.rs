@@ -18,7 +18,7 @@ use crate::state::{ReportContext, Scope, SloBound};
 /// A slider of one bound: its label, display unit and factor from seconds, and range. Its
 /// rightmost position, one step past `max`, switches the bound off.
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct BoundSlider {
+pub(crate) struct BoundSlider {
     bound: SloBound,
     label: &'static str,
     unit: &'static str,
@@ -27,7 +27,7 @@ struct BoundSlider {
     range: (f64, f64, f64),
 }
 
-const SLIDERS: [BoundSlider; 3] = [
+pub(crate) const SLIDERS: [BoundSlider; 3] = [
     BoundSlider {
         bound: SloBound::Ttft,
         label: "Max TTFT",
@@ -92,8 +92,9 @@ fn base_slo(ctx: ReportContext) -> Slo {
         .unwrap_or(infermeter_report::analysis::goodput::DEFAULT_SLO)
 }
 
+/// A bound's slider; `prefix` keeps the ids of the sections that show one apart.
 #[component]
-fn Slider(spec: BoundSlider) -> impl IntoView {
+pub(crate) fn Slider(spec: BoundSlider, prefix: &'static str) -> impl IntoView {
     let ctx = context();
     let base = base_slo(ctx);
     let current = move || ctx.view.with(|v| spec.bound.get(&v.slo(base)));
@@ -104,7 +105,7 @@ fn Slider(spec: BoundSlider) -> impl IntoView {
         }
     };
     let (min, _, step) = spec.range;
-    let id = format!("goodput-slider-{}", spec.bound.key());
+    let id = format!("{prefix}-slider-{}", spec.bound.key());
     let (for_id, dom_id) = (id.clone(), id.clone());
     view! {
         <label class="control slider" for=for_id>
@@ -208,7 +209,7 @@ pub fn GoodputSection() -> impl IntoView {
             }).collect_view()}
             <Show when=has_any>
                 <div class="sliders" data-testid="goodput-controls">
-                    {SLIDERS.into_iter().map(|spec| view! { <Slider spec /> }).collect_view()}
+                    {SLIDERS.into_iter().map(|spec| view! { <Slider spec prefix=GOODPUT.id /> }).collect_view()}
                     <TargetSelect />
                 </div>
                 <p class="muted">"A slider at its rightmost position removes that bound."</p>

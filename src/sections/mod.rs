@@ -24,6 +24,7 @@ pub mod scale_up;
 pub mod scenarios;
 pub mod throughput;
 pub mod users;
+pub mod what_if;
 
 /// A section of the report page: its element id (the table of contents' anchor; the test id
 /// is `section-<id>`) and heading, each written once.
@@ -65,6 +66,10 @@ pub const USERS: SectionInfo = SectionInfo {
     id: "users",
     title: "Users, Sessions and Caching",
 };
+pub const WHAT_IF: SectionInfo = SectionInfo {
+    id: "what-if",
+    title: "What If: Beyond the Measured Levels",
+};
 pub const DEEP_DIVE: SectionInfo = SectionInfo {
     id: "deep-dive",
     title: "Technical Deep Dive",
@@ -87,7 +92,7 @@ pub const EXPERIENCE: SectionInfo = SectionInfo {
 };
 
 /// The sections the table of contents links to, in page order.
-const TOC: [&SectionInfo; 13] = [
+const TOC: [&SectionInfo; 14] = [
     &SCENARIOS,
     &GLOSSARY,
     &FASTEST,
@@ -96,6 +101,7 @@ const TOC: [&SectionInfo; 13] = [
     &CAPACITY,
     &GOODPUT,
     &USERS,
+    &WHAT_IF,
     &DEEP_DIVE,
     &MEASUREMENTS,
     &POWER,
@@ -135,6 +141,7 @@ pub fn remaining_sections() -> impl IntoView {
         <capacity::CapacitySection />
         <goodput::GoodputSection />
         <users::UsersSection />
+        <what_if::WhatIfSection />
         <deep_dive::DeepDiveSection />
         <measurements::MeasurementsSection />
         <power::PowerSection />
@@ -200,6 +207,7 @@ pub(crate) fn scoped_view(ctx: ReportContext, scope: Scope) -> Signal<ViewState>
             Memo::new(move |_| ctx.view.with(|v| v.scoped(Scope::UseCase(&id)))).into()
         }
         Scope::Goodput => Memo::new(move |_| ctx.view.with(|v| v.scoped(Scope::Goodput))).into(),
+        Scope::WhatIf => Memo::new(move |_| ctx.view.with(|v| v.scoped(Scope::WhatIf))).into(),
     }
 }
 
