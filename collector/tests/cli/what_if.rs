@@ -43,6 +43,12 @@ async fn fit_computes_the_fit_the_bundled_report_holds() {
             "{expected:?} missing from:\n{printed}"
         );
     }
+    // The schema check reads the records beside the report too.
+    std::fs::copy(
+        bundled("llama-cpu-tiny-llama.records.jsonl"),
+        records_file(&out),
+    )
+    .unwrap();
     check_json_schema(&out);
     let (fresh, stored) = (
         read(&out).fit.unwrap(),
@@ -72,8 +78,10 @@ fn assert_same_fit(fresh: &Fit, stored: &Fit) {
 }
 
 /// Acceptance 4 of #34: `infermeter sim --fit R` measured by `infermeter run` at a level R did
-/// not measure (512 input tokens; R has 64, 256 and 1,024) agrees with the page's prediction
-/// for that level within 5%.
+/// not measure (512 input and 64 output tokens; R has 64, 256 and 1,024 in, 32 out) agrees with
+/// the page's prediction for that level within 5%. One user: with more, which of the requests
+/// sent together share the simulator's first step depends on microseconds in real time, while
+/// the virtual clock batches them (docs/what-if.md).
 #[tokio::test(flavor = "multi_thread")]
 async fn the_fitted_simulator_measured_agrees_with_the_prediction() {
     let _timing = timing_sensitive().await;
@@ -89,7 +97,7 @@ async fn the_fitted_simulator_measured_agrees_with_the_prediction() {
     let suite = small_suite(
         &dir,
         "name = \"held-out\"\nwarmup = 0\n[[scenario]]\nid = \"cpu-512\"\nname = \"512\"\n\
-         input_tokens = 512\noutput_tokens = 32\n[peak]\nlevels = [2]\nrequests_per_slot = 3\nmin_seconds = 0\n",
+         input_tokens = 512\noutput_tokens = 64\n[peak]\nlevels = [1]\nrequests_per_slot = 3\nmin_seconds = 0\n",
     );
     let out = dir.join("report.json");
     let run = infermeter(
@@ -110,7 +118,7 @@ async fn the_fitted_simulator_measured_agrees_with_the_prediction() {
         gpus: fit.deployment.gpus,
     };
     let engine = what.engine(&fit, &ProfileSet::builtin()).unwrap();
-    let predicted = what.predict(&engine, 2);
+    let predicted = what.predict(&engine, 1);
     for (name, got, want) in [
         ("TTFT", m.ttft_s.unwrap().mean, predicted.ttft_s),
         ("ITL", m.itl_s.unwrap().mean, predicted.itl_s),
