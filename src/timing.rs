@@ -23,14 +23,3 @@ pub fn mark_once(name: &str) {
     }
 }
 
-/// Milliseconds on the page's clock (`performance.now()`); 0 off the browser (native tests).
-pub fn now_ms() -> f64 {
-    #[cfg(target_arch = "wasm32")]
-    {
-        web_sys::window()
-            .and_then(|w| w.performance())
-            .map_or(0.0, |p| p.now())
-    }
-    #[cfg(not(target_arch = "wasm32"))]
-    0.0
-}

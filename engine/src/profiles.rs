@@ -5,9 +5,6 @@
 //! (wasm32) reads the same tables with the `serde_json` it already has. A user's TOML file
 //! (`infermeter sim --profiles FILE`) is read by the simulator and merged here as JSON.
 
-use std::collections::BTreeMap;
-
-use serde::Deserialize;
 use serde_json::Value;
 
 use crate::profile::{DeploymentCard, Peaks, Profile};
@@ -15,8 +12,11 @@ use crate::profile::{DeploymentCard, Peaks, Profile};
 /// The profiles shipped with the simulator, as written (`engine/profiles.toml`).
 pub const DEFAULT_PROFILES: &str = include_str!("../profiles.toml");
 
-/// The same tables as JSON, converted by the build script.
+/// The same tables as JSON, converted by the build script: what a user's tables merge over.
 const DEFAULT_PROFILES_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/profiles.json"));
+
+// `fn builtin_tables() -> ProfileSet`: the same tables as Rust, written by the build script.
+include!(concat!(env!("OUT_DIR"), "/profiles.rs"));
 
 /// Step token budget when neither the profile nor the command line sets one (vLLM V1's default
 /// for online serving on GPUs with 70 GiB or more).
@@ -49,108 +49,10 @@ pub enum ProfileError {
     Invalid { path: String, message: String },
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Defaults {
-    pub gpu_memory_utilization: f64,
-    pub kv_block_size: u32,
-}
+/// The tables' types (also read by the build script).
+mod tables;
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GpuSpec {
-    pub name: String,
-    /// Other names the hardware goes by in reports (what `nvidia-smi` calls it), so a measured
-    /// report finds its entry.
-    #[serde(default)]
-    pub aliases: Vec<String>,
-    pub vram_gib: f64,
-    pub mem_bw_gbs: f64,
-    pub tflops_bf16: f64,
-    pub tflops_fp8: f64,
-    pub tflops_fp4: f64,
-    pub interconnect_gbs: f64,
-    pub allreduce_latency_us: f64,
-    pub mem_efficiency: f64,
-    pub flop_efficiency: f64,
-    pub reserved_gb: f64,
-}
-
-/// Per-model (and per-deployment, via `[[tuning]]`) knobs.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Knobs {
-    pub step_overhead_ms: Option<f64>,
-    pub seq_overhead_us: Option<f64>,
-    pub frontend_latency_ms: Option<f64>,
-    pub prefill_efficiency: Option<f64>,
-    pub decode_efficiency: Option<f64>,
-    pub routing_locality: Option<f64>,
-    /// Largest batch (sequences per step) with a captured CUDA graph; bigger steps run eagerly.
-    pub cuda_graph_max_batch: Option<u32>,
-    /// Extra kernel-launch time of an eager step.
-    pub eager_step_overhead_ms: Option<f64>,
-    /// Fixed KV-cache pool over all GPUs, replacing the memory-budget computation.
-    pub kv_cache_gb: Option<f64>,
-    /// Token budget per step (vLLM's `max_num_batched_tokens`) this deployment is served with;
-    /// `--max-num-batched-tokens` overrides it.
-    pub max_num_batched_tokens: Option<u32>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ModelSpec {
-    pub name: String,
-    /// Other ids the model is served under, so a measured report finds its entry.
-    #[serde(default)]
-    pub aliases: Vec<String>,
-    pub total_params_b: f64,
-    pub active_params_b: f64,
-    pub layers: u32,
-    pub attention_layers: u32,
-    #[serde(default)]
-    pub window_layers: u32,
-    #[serde(default)]
-    pub sliding_window: u32,
-    pub hidden: u32,
-    pub q_heads: u32,
-    pub kv_heads: u32,
-    pub head_dim: u32,
-    #[serde(default)]
-    pub kv_latent_dim: Option<u32>,
-    #[serde(default)]
-    pub experts: u32,
-    #[serde(default)]
-    pub active_experts: u32,
-    pub precision: String,
-    pub kv_dtype: String,
-    pub max_model_len: u32,
-    #[serde(default)]
-    pub default_gpus: Option<u32>,
-    #[serde(flatten)]
-    pub knobs: Knobs,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Tuning {
-    pub model: String,
-    pub gpu: String,
-    #[serde(default)]
-    pub gpus: Option<u32>,
-    #[serde(flatten)]
-    pub knobs: Knobs,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ProfileSet {
-    pub defaults: Defaults,
-    pub gpu: BTreeMap<String, GpuSpec>,
-    pub model: BTreeMap<String, ModelSpec>,
-    #[serde(default)]
-    pub tuning: Vec<Tuning>,
-}
+pub use tables::*;
 
 /// Merges `over` into `base`: tables key by key (recursively), arrays appended, anything else
 /// replaced. So a user's `[gpu.h200]` changes only the keys it sets and `[[tuning]]` rows add up.
@@ -174,10 +76,9 @@ pub fn merge(base: &mut Value, over: Value) {
 }
 
 impl ProfileSet {
-    /// The embedded defaults.
+    /// The embedded defaults (built as Rust: no parsing, and no parser in the viewer's wasm).
     pub fn builtin() -> Self {
-        Self::from_value(Self::builtin_value(), "built-in profiles.toml")
-            .expect("embedded profiles.toml is valid")
+        builtin_tables()
     }
 
     /// The embedded defaults as JSON, to merge a user's tables over ([`merge`]).
@@ -472,6 +373,13 @@ mod tests {
                 "{m} fits no GPU"
             );
         }
+    }
+
+    /// The tables built as Rust are the tables read from the JSON, key for key.
+    #[test]
+    fn the_builtin_tables_are_the_file() {
+        let read = ProfileSet::from_value(ProfileSet::builtin_value(), "profiles.toml").unwrap();
+        assert_eq!(ProfileSet::builtin(), read);
     }
 
     #[test]

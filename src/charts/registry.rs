@@ -272,8 +272,8 @@ const USERS_CHARTS: [&str; 4] = [
 pub const WHAT_IF_TTFT: Chart = Chart {
     id: "what_if.ttft",
     title: "Predicted Time to First Token",
-    intro: "Mean TTFT as the fitted simulator predicts it for the question above, up to four times the highest load measured; the measured levels beside it where the question is the one measured.",
-    caption: "Mean TTFT (s) at each load: measured (solid) and predicted (dashed), with the prediction's held-out error.",
+    intro: "Mean TTFT predicted for the question above, up to four times the highest load measured.",
+    caption: "Mean TTFT (s): measured (solid), predicted (dashed).",
     plot: what_if::ttft,
     finding: None,
 };
@@ -281,8 +281,8 @@ pub const WHAT_IF_TTFT: Chart = Chart {
 pub const WHAT_IF_ITL: Chart = Chart {
     id: "what_if.itl",
     title: "Predicted Inter-Token Latency",
-    intro: "Mean inter-token latency as the fitted simulator predicts it for the question above.",
-    caption: "Mean ITL (ms) at each load: measured (solid) and predicted (dashed), with the prediction's held-out error.",
+    intro: "Mean inter-token latency predicted for the question above.",
+    caption: "Mean ITL (ms): measured (solid), predicted (dashed).",
     plot: what_if::itl,
     finding: None,
 };
@@ -290,8 +290,8 @@ pub const WHAT_IF_ITL: Chart = Chart {
 pub const WHAT_IF_DECODE: Chart = Chart {
     id: "what_if.decode",
     title: "Predicted Per-User Decode Speed",
-    intro: "Mean decode speed each user would see, as the fitted simulator predicts it for the question above.",
-    caption: "Mean per-user decode speed (tok/s) at each load: measured (solid) and predicted (dashed), with the prediction's held-out error.",
+    intro: "Mean decode speed each user would see, predicted for the question above.",
+    caption: "Mean per-user decode speed (tok/s): measured (solid), predicted (dashed).",
     plot: what_if::decode,
     finding: None,
 };
@@ -299,8 +299,8 @@ pub const WHAT_IF_DECODE: Chart = Chart {
 pub const WHAT_IF_THROUGHPUT: Chart = Chart {
     id: "what_if.throughput",
     title: "Predicted System Throughput",
-    intro: "Output tokens per second over all requests, as the fitted simulator predicts it for the question above.",
-    caption: "System throughput (tok/s) at each load: measured (solid) and predicted (dashed), with the prediction's held-out error.",
+    intro: "Output tokens per second over all requests, predicted for the question above.",
+    caption: "System throughput (tok/s): measured (solid), predicted (dashed).",
     plot: what_if::throughput,
     finding: None,
 };

@@ -12,7 +12,9 @@ use infermeter_engine::measure::Figures;
 use infermeter_engine::profiles::ProfileSet;
 use infermeter_engine::what_if::{curve_loads, held_out_error, WhatIf};
 use infermeter_report::analysis::format::format_number;
-use infermeter_report::{Fit, FitLevel, FitMetric, LoadMode, Report};
+use infermeter_report::{
+    Fit, FitCoefficients, FitDeployment, FitLevel, FitMetric, LoadMode, Report,
+};
 
 use super::plot::{Line, LineKind, Plot, XAxis, YAxis};
 use super::{plot, source_line, Source};
@@ -119,54 +121,42 @@ pub fn tables() -> &'static ProfileSet {
     TABLES.with(|t| *t)
 }
 
-/// A fit, a question and its predicted curve, `(load, figures)`: the last one asked, kept so
-/// the section's charts and cards share one computation.
+/// A predicted curve, `(load, figures)`.
 type Curve = Vec<(u32, Figures)>;
 
-/// A computed curve and how long computing it took, ms.
-type Timed = (Result<Curve, String>, f64);
+/// What a curve is computed from: the fit's deployment and coefficients and the question.
+type CurveKey = (FitDeployment, FitCoefficients, WhatIf, Vec<u32>);
 
 thread_local! {
-    static LAST: RefCell<Option<(String, Timed)>> = const { RefCell::new(None) };
+    static LAST: RefCell<Option<(CurveKey, Option<Curve>)>> = const { RefCell::new(None) };
 }
 
-/// The predicted curve of `question` from `fit`; an error when the fit's deployment is not in
-/// the tables (a report fitted with a profile of its own).
-pub fn curve(fit: &Fit, question: &Question) -> Result<Curve, String> {
-    timed_curve(fit, question).0 .0
-}
-
-/// [`curve`], with how long computing it took (ms; 0 off the browser), and whether this call
-/// computed it (else it was kept from an earlier one).
-pub fn timed_curve(fit: &Fit, question: &Question) -> (Timed, bool) {
-    let key = format!(
-        "{:?}{:?}{:?}",
-        fit.deployment,
+/// The predicted curve of `question` from `fit`; `None` when the tables cannot build the engine
+/// (a report fitted with a profile of its own, or a model that does not fit the GPUs asked).
+/// The last one asked is kept: the section's charts and cards share one computation.
+pub fn curve(fit: &Fit, question: &Question) -> Option<Curve> {
+    let key: CurveKey = (
+        fit.deployment.clone(),
         fit.coefficients,
-        (&question.what, question.loads())
+        question.what.clone(),
+        question.loads(),
     );
     if let Some(hit) = LAST.with_borrow(|last| {
         last.as_ref()
             .filter(|(k, _)| *k == key)
             .map(|(_, c)| c.clone())
     }) {
-        return (hit, false);
+        return hit;
     }
-    let started = crate::timing::now_ms();
-    let computed = question
-        .what
-        .engine(fit, tables())
-        .map_err(|e| e.to_string())
-        .map(|engine| {
-            question
-                .loads()
-                .into_iter()
-                .map(|n| (n, question.what.predict(&engine, n)))
-                .collect()
-        });
-    let timed = (computed, crate::timing::now_ms() - started);
-    LAST.with_borrow_mut(|last| *last = Some((key, timed.clone())));
-    (timed, true)
+    let computed = question.what.engine(fit, tables()).ok().map(|engine| {
+        question
+            .loads()
+            .into_iter()
+            .map(|n| (n, question.what.predict(&engine, n)))
+            .collect()
+    });
+    LAST.with_borrow_mut(|last| *last = Some((key, computed.clone())));
+    computed
 }
 
 /// A figure of the predictions, in display units.
@@ -234,7 +224,7 @@ fn chart(sources: &[Source], view: &ViewState, metric: FitMetric) -> Plot {
             p.lines
                 .push(source_line(sources, source, &name, 0, measured));
         }
-        if let Ok(curve) = curve(fit, &q) {
+        if let Some(curve) = curve(fit, &q) {
             let points = curve
                 .iter()
                 .map(|(n, f)| (f64::from(*n), display(metric, f)))

@@ -4,7 +4,7 @@
 //! without a fit get a one-line note.
 
 use infermeter_engine::what_if::{most_meeting, MeanSlo};
-use infermeter_report::analysis::format::{format_grouped, format_number, with_unit};
+use infermeter_report::analysis::format::{format_grouped, with_unit};
 use infermeter_report::analysis::goodput::report_slo;
 use infermeter_report::{Fit, FitMetric, LoadMode};
 use leptos::prelude::*;
@@ -12,7 +12,7 @@ use leptos::prelude::*;
 use super::goodput::{Slider, SLIDERS};
 use super::{context, scoped_view, ChartBlock, Section, WHAT_IF};
 use crate::charts::registry::{WHAT_IF_DECODE, WHAT_IF_ITL, WHAT_IF_THROUGHPUT, WHAT_IF_TTFT};
-use crate::charts::what_if::{display, max_load, predicted_label, tables, timed_curve, Question};
+use crate::charts::what_if::{curve, display, max_load, predicted_label, tables, Question};
 use crate::components::{HighlightCard, HighlightGrid, NumberField};
 use crate::state::{ReportContext, Scope, ViewState, WhatIfChoice};
 
@@ -35,7 +35,7 @@ pub fn WhatIfSection() -> impl IntoView {
     };
     view! {
         <Section info=&WHAT_IF>
-            <p>"A report answers at the loads, lengths and hardware it measured. Its fit (infermeter fit) is the simulator's engine model with its coefficients fitted to these measured levels: it answers what was not measured, with the error it made on each measured level when that level was left out of the fit stated beside every prediction. Another GPU kind or count is scaled by the datasheets' bandwidth, compute and memory, which is weaker than a measurement on it."</p>
+            <p>"The simulator fitted to this report's levels (infermeter fit) answers what was not measured. Each prediction states its held-out error: the fit's error on each measured level left out of it. Another GPU is scaled by datasheets, which is weaker than measuring it."</p>
             <Show when=fitted fallback=|| view! {
                 <p class="muted" data-testid="what-if-off">"This report holds no fit: run infermeter fit on it to predict beyond its measured levels here."</p>
             }>
@@ -197,7 +197,7 @@ fn card(
         (None, None) => (
             "n/a".into(),
             label,
-            "the fit's deployment is not in the simulator's tables".into(),
+            "the model does not fit these GPUs, or the fit's deployment is not in the simulator's tables".into(),
         ),
     }
 }
@@ -213,15 +213,11 @@ fn load_text(q: &Question) -> String {
 fn Cards(question: Asked) -> impl IntoView {
     let ctx = context();
     let view = scoped_view(ctx, Scope::WhatIf);
-    let predict_ms = RwSignal::new(0.0);
     let cards = Memo::new(move |_| {
         question.with(|q| {
             let (fit, q) = q.as_ref()?;
-            let started = crate::timing::now_ms();
-            let ((curve, curve_ms), fresh) = timed_curve(fit, q);
-            let at = curve
+            let at = curve(fit, q)
                 .as_ref()
-                .ok()
                 .and_then(|c| c.iter().find(|(n, _)| *n == q.load).map(|(_, f)| *f));
             let mut cards: Vec<(String, String, String, String)> = FitMetric::ALL
                 .into_iter()
@@ -273,14 +269,11 @@ fn Cards(question: Asked) -> impl IntoView {
                     "what-if-card-slo".into(),
                 ));
             }
-            // The curve may have been computed for a chart first: its own time, not the lookup's.
-            let kept = if fresh { 0.0 } else { curve_ms };
-            predict_ms.set(crate::timing::now_ms() - started + kept);
             Some(cards)
         })
     });
     view! {
-        <div data-testid="what-if-cards" data-predict-ms=move || format_number(predict_ms.get())>
+        <div data-testid="what-if-cards">
             <HighlightGrid>
                 {move || cards.get().unwrap_or_default().into_iter().map(|(value, label, context, testid)| view! {
                     <HighlightCard value label context testid />
