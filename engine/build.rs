@@ -69,7 +69,8 @@ fn texts(xs: &[String]) -> String {
 }
 
 fn option<T>(x: &Option<T>, show: impl Fn(&T) -> String) -> String {
-    x.as_ref().map_or("None".into(), |v| format!("Some({})", show(v)))
+    x.as_ref()
+        .map_or("None".into(), |v| format!("Some({})", show(v)))
 }
 
 fn gpu(g: &GpuSpec) -> String {

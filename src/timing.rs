@@ -22,4 +22,3 @@ pub fn mark_once(name: &str) {
         let _ = performance.mark(name);
     }
 }
-

@@ -272,7 +272,8 @@ const USERS_CHARTS: [&str; 4] = [
 pub const WHAT_IF_TTFT: Chart = Chart {
     id: "what_if.ttft",
     title: "Predicted Time to First Token",
-    intro: "Mean TTFT predicted for the question above, up to four times the highest load measured.",
+    intro:
+        "Mean TTFT predicted for the question above, up to four times the highest load measured.",
     caption: "Mean TTFT (s): measured (solid), predicted (dashed).",
     plot: what_if::ttft,
     finding: None,

@@ -108,4 +108,3 @@ pub struct ProfileSet {
     #[serde(default)]
     pub tuning: Vec<Tuning>,
 }
-
