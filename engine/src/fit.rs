@@ -1,15 +1,18 @@
 //! The engine model fitted to a measured report, and its predictions: one implementation for
 //! `infermeter fit`, `infermeter sim --fit` and the viewer's What-if section.
 //!
-//! The fitted coefficients are the step-time model's free ones ([`FitCoefficients`]): memory
-//! bandwidth, GEMM and attention rates, per-step and per-sequence overhead, front-end latency.
+//! The fitted coefficients are the step-time model's free ones ([`FitCoefficients`]): weight and
+//! KV-cache read bandwidth, GEMM and attention rates, per-step and per-sequence overhead,
+//! front-end latency.
 //! Each is bounded to physical sense: a rate never above the datasheet's peak (nor below a
-//! ten-thousandth of it... see [`Bounds`]), a time between a microsecond and seconds. The fit
+//! ten-thousandth of it, see `Bounds`), a time between a microsecond and seconds. The fit
 //! minimises a robust (soft-L1) loss of the log ratios of modelled to measured level means
 //! (TTFT, ITL, per-user decode, system throughput) with Nelder-Mead in the logs, restarted.
 //! Robust, because one level of one or two requests (a report's single-user levels) can be off
 //! by half from its neighbours through noise alone, and a squared loss would bend every other
 //! level towards it.
+
+use std::collections::BTreeMap;
 
 use infermeter_report::{
     Arrivals, ErrorSummary, Fit, FitCoefficients, FitDeployment, FitErrors, FitLevel, FitMetric,
@@ -148,40 +151,25 @@ pub fn deployment_of(
     set: &ProfileSet,
     options: &FitOptions,
 ) -> Result<FitDeployment, FitError> {
-    let same = |a: &str, b: &str| a.trim().eq_ignore_ascii_case(b.trim());
     let model_id = &report.metadata.model.id;
     let model = match &options.model {
         Some(m) => m.clone(),
-        None => set
-            .model
-            .iter()
-            .find(|(id, m)| {
-                same(id, model_id)
-                    || same(&m.name, model_id)
-                    || m.aliases.iter().any(|a| same(a, model_id))
-            })
-            .map(|(id, _)| id.clone())
-            .ok_or_else(|| FitError::UnknownModel {
+        None => entry_named(&set.model, model_id, |m| (&m.name, &m.aliases)).ok_or_else(|| {
+            FitError::UnknownModel {
                 model: model_id.clone(),
-                known: set.model.keys().cloned().collect::<Vec<_>>().join(", "),
-            })?,
+                known: ids(&set.model),
+            }
+        })?,
     };
     let hardware = &report.metadata.hardware.gpu_model;
     let gpu = match &options.gpu {
         Some(g) => g.clone(),
-        None => set
-            .gpu
-            .iter()
-            .find(|(id, g)| {
-                same(id, hardware)
-                    || same(&g.name, hardware)
-                    || g.aliases.iter().any(|a| same(a, hardware))
-            })
-            .map(|(id, _)| id.clone())
-            .ok_or_else(|| FitError::UnknownHardware {
+        None => entry_named(&set.gpu, hardware, |g| (&g.name, &g.aliases)).ok_or_else(|| {
+            FitError::UnknownHardware {
                 hardware: hardware.clone(),
-                known: set.gpu.keys().cloned().collect::<Vec<_>>().join(", "),
-            })?,
+                known: ids(&set.gpu),
+            }
+        })?,
     };
     let gpus = report.metadata.hardware.gpu_count.max(1);
     let base = set.resolve(&model, &gpu, Some(gpus))?;
@@ -205,6 +193,27 @@ pub fn deployment_of(
         max_num_seqs: max_num_seqs.max(1),
         max_num_batched_tokens: max_num_batched_tokens.max(1),
     })
+}
+
+/// The id of the table entry whose id, name or alias is `wanted` (case and spaces aside).
+fn entry_named<T>(
+    table: &BTreeMap<String, T>,
+    wanted: &str,
+    names: impl Fn(&T) -> (&String, &Vec<String>),
+) -> Option<String> {
+    let same = |a: &str| a.trim().eq_ignore_ascii_case(wanted.trim());
+    table
+        .iter()
+        .find(|(id, entry)| {
+            let (name, aliases) = names(entry);
+            same(id) || same(name) || aliases.iter().any(|a| same(a))
+        })
+        .map(|(id, _)| id.clone())
+}
+
+/// A table's ids, for an error that lists them.
+fn ids<T>(table: &BTreeMap<String, T>) -> String {
+    table.keys().cloned().collect::<Vec<_>>().join(", ")
 }
 
 /// llama-server's default logical batch (`--batch-size`): the most tokens one step carries.
