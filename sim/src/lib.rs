@@ -300,6 +300,37 @@ mod tests {
         assert_eq!(p.profile().unwrap().cuda_graph_max_batch, 16);
     }
 
+    /// `--fit REPORT` serves the fit's deployment and limits; other hardware scales it; a
+    /// report without a fit says how to make one.
+    #[test]
+    fn a_fitted_report_is_served_as_fitted() {
+        let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/reports");
+        let args = |extra: &[&str]| {
+            let fit = data.join("llama-cpu-tiny-llama.json");
+            let argv = ["sim", "--fit", fit.to_str().unwrap()];
+            Cli::try_parse_from(argv.iter().chain(extra)).map(|c| c.sim)
+        };
+        let p = args(&[]).unwrap().profile().unwrap();
+        assert_eq!(
+            (p.model_id.as_str(), p.gpu_id.as_str()),
+            ("tiny-llama", "cpu")
+        );
+        assert_eq!((p.max_num_seqs, p.max_num_batched_tokens), (4, 2048));
+        let on_h100 = args(&["--gpu", "h100-sxm"]).unwrap().profile().unwrap();
+        assert!(on_h100.mem_bw > 50.0 * p.mem_bw);
+        assert_eq!(on_h100.step_overhead, p.step_overhead);
+        assert!(
+            args(&["--model", "llama-3.1-8b"]).is_err(),
+            "--fit names the model"
+        );
+        let unfitted = SimArgs {
+            fit: Some(data.join("sample-synthetic.json")),
+            ..SimArgs::default()
+        };
+        let err = unfitted.profile().unwrap_err().to_string();
+        assert!(err.contains("holds no fit; run `infermeter fit"), "{err}");
+    }
+
     #[test]
     fn token_budget_comes_from_the_deployment_unless_the_flag_sets_it() {
         let budget = |extra: &[&str]| {
