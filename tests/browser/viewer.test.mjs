@@ -14,7 +14,7 @@ import {
 
 const SAMPLE = 'data/reports/sample-synthetic.json';
 const SECTIONS = ['header', 'highlights', 'scenarios', 'glossary', 'fastest', 'scale-up',
-  'throughput', 'capacity', 'goodput', 'deep-dive', 'measurements', 'power', 'methodology', 'experience'];
+  'throughput', 'capacity', 'goodput', 'what-if', 'deep-dive', 'measurements', 'power', 'methodology', 'experience'];
 const malformedDir = new URL('../malformed/', import.meta.url).pathname;
 const MALFORMED = readdirSync(malformedDir).filter((f) => f.endsWith('.json')).sort();
 const XSS = '<img src=x onerror=alert(1)>';
