@@ -977,6 +977,8 @@ describe('accessibility', () => {
     ['a report on a phone', `?report=${encodeURIComponent(SAMPLE)}`, hovered, { width: 390, height: 844 }],
     ['two reports compared', `?report=${encodeURIComponent(SAMPLE)}&compare=${encodeURIComponent(`data/${INDEX.reports[0].path}`)}`, hovered],
     ['an embedded chart', `?report=${encodeURIComponent(SAMPLE)}&chart=fastest.decode`, hovered],
+    // The What If section's controls and cards: only a report with a fit has them.
+    ['a report with a fit', `?report=${encodeURIComponent('data/reports/h100-transformers-llama-3.1-8b-shape.json')}`, hovered],
     ['a malformed report', '?report=fixtures/malformed/truncated.json', refused],
   ];
   for (const [name, query, ready, viewport] of PAGES) {
