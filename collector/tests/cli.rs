@@ -24,5 +24,7 @@ mod shards;
 mod suite_run;
 #[path = "cli/summary.rs"]
 mod summary;
+#[path = "cli/unchanged.rs"]
+mod unchanged;
 #[path = "cli/viewer.rs"]
 mod viewer;
