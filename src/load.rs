@@ -153,7 +153,8 @@ pub async fn fetch_reports(urls: Vec<String>) -> Result<Vec<Report>, LoadFailure
 /// The landing page's report list.
 pub async fn fetch_index() -> Result<Vec<IndexEntry>, LoadFailure> {
     let text = fetch_text(INDEX_URL).await?;
-    let index = ReportIndex::parse(&text).map_err(|e| LoadFailure::new(INDEX_URL, e.to_string()))?;
+    let index =
+        ReportIndex::parse(&text).map_err(|e| LoadFailure::new(INDEX_URL, e.to_string()))?;
     Ok(index.reports)
 }
 
@@ -188,7 +189,10 @@ mod tests {
     fn index_paths_are_relative_to_the_data_folder() {
         assert_eq!(index_url("reports/a.json"), "data/reports/a.json");
         assert_eq!(index_url("data/reports/a.json"), "data/reports/a.json");
-        assert_eq!(index_url("https://example.org/c.json"), "https://example.org/c.json");
+        assert_eq!(
+            index_url("https://example.org/c.json"),
+            "https://example.org/c.json"
+        );
         assert_eq!(index_url("/r/c.json"), "/r/c.json");
     }
 

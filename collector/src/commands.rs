@@ -20,7 +20,13 @@ use crate::cli::Command;
 
 /// Runs the command; its exit code, or the error to print with its causes.
 pub async fn dispatch(command: Command, show_progress: bool) -> anyhow::Result<ExitCode> {
-    let done = |ok: bool| if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+    let done = |ok: bool| {
+        if ok {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        }
+    };
     match command {
         Command::Run(args) => run::run(*args, show_progress).await,
         Command::Summary(args) => summary::print(&args).map(|()| ExitCode::SUCCESS),

@@ -29,7 +29,9 @@ use std::time::Duration;
 use std::time::Instant;
 
 use infermeter_report::aggregate::{Applied, Window};
-use infermeter_report::{CacheUse, ClientHealth, Distribution, LoadMode, RequestRecord, TokenSource};
+use infermeter_report::{
+    CacheUse, ClientHealth, Distribution, LoadMode, RequestRecord, TokenSource,
+};
 use tokio::sync::watch;
 
 use crate::http::arrival::ClockCounts;
@@ -161,7 +163,10 @@ pub fn plan(suite: &Suite, modes: &[LoadMode]) -> Vec<PlannedLevel> {
 pub fn probe(suite: &Suite, scenario: usize, mode: LoadMode, load: u32) -> PlannedLevel {
     let load: Arc<dyn Load> = match mode {
         LoadMode::Burst => Arc::new(burst::Burst::new(load)),
-        _ => Arc::new(peak::Peak::new(&suite.peak.clone().unwrap_or_default(), load)),
+        _ => Arc::new(peak::Peak::new(
+            &suite.peak.clone().unwrap_or_default(),
+            load,
+        )),
     };
     PlannedLevel {
         scenario,

@@ -5,8 +5,8 @@
 pub mod progress;
 pub mod records;
 mod report;
-pub mod run_files;
 pub mod report_files;
+pub mod run_files;
 pub mod viewer_files;
 
 pub use report::*;

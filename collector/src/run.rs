@@ -18,8 +18,8 @@ use std::time::Instant;
 
 use infermeter_report::aggregate::Expected;
 use infermeter_report::{
-    CacheUse, Level, LoadMode, Outcome, Report, RequestRecord, RunStatus, Scenario,
-    SearchSettings, Series, Slo, TokenSource,
+    CacheUse, Level, LoadMode, Outcome, Report, RequestRecord, RunStatus, Scenario, SearchSettings,
+    Series, Slo, TokenSource,
 };
 
 use crate::http::base_url::without_credentials;
@@ -197,7 +197,10 @@ impl Run {
         let (report, done) = match start {
             Start::Fresh => {
                 let sharding = shard.as_ref().map(ShardRun::sharding);
-                (metadata::new_report(&config, &server, sharding), DoneLevels::new())
+                (
+                    metadata::new_report(&config, &server, sharding),
+                    DoneLevels::new(),
+                )
             }
             Start::Resume(partial) => {
                 let records = crate::output::records::records_path(&config.out);
@@ -385,7 +388,11 @@ impl Run {
         }
         // Only a trace level's requests are asked the trace's lengths: a suite may also run
         // request sweeps and sessions, whose requests are asked their scenario's.
-        let replayed = self.requests.trace.as_ref().filter(|_| mode == LoadMode::Trace);
+        let replayed = self
+            .requests
+            .trace
+            .as_ref()
+            .filter(|_| mode == LoadMode::Trace);
         let trace_lengths = replayed.map(TracePlan::lengths);
         let expected = Expected {
             scenario,
@@ -430,7 +437,8 @@ impl Run {
         };
         let replays = planned.mode() == LoadMode::Trace;
         let trace = requests.trace.as_ref().filter(|_| replays);
-        let sessions = (scenario.session.is_some()).then_some((&requests.sessions, planned.scenario));
+        let sessions =
+            (scenario.session.is_some()).then_some((&requests.sessions, planned.scenario));
         let mut runs = Vec::new();
         let mut late = Vec::new();
         for trial in 0..self.config.trials {

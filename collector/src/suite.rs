@@ -13,8 +13,8 @@ use infermeter_report::presets::{
 use infermeter_report::{Arrivals, Scenario, Slo};
 use serde::Deserialize;
 
-use crate::suite::spec::{parse_slo, SearchSpec, SpecError};
 use crate::prompts::trace::Trace;
+use crate::suite::spec::{parse_slo, SearchSpec, SpecError};
 pub use workloads::{SessionRatePlan, TraceSpec, UsersPlan};
 
 /// A complete run plan.

@@ -222,7 +222,10 @@ mod tests {
             (vec![entry(" ")], "is empty"),
         ] {
             let text = format!(r#"{{"reports":[{}]}}"#, paths.join(","));
-            let err = ReportIndex::parse(&text).unwrap().check_paths().unwrap_err();
+            let err = ReportIndex::parse(&text)
+                .unwrap()
+                .check_paths()
+                .unwrap_err();
             assert!(err.to_string().contains(expected), "{err}");
         }
     }

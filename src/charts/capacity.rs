@@ -56,7 +56,11 @@ pub fn chart(sources: &[Source], target: &CapacityTarget, view: &ViewState) -> P
             if points.is_empty() {
                 continue;
             }
-            let shows = format!("{} ({} axis)", metric.short_label(), ["left", "right"][axis]);
+            let shows = format!(
+                "{} ({} axis)",
+                metric.short_label(),
+                ["left", "right"][axis]
+            );
             p.lines.push(Line {
                 indicative: indicative_points(
                     source,

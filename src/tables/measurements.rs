@@ -77,7 +77,11 @@ pub fn measurements(source: &Source, stat: Stat) -> MeasurementTable {
                 .map_or_else(|| series.scenario.clone(), |s| s.name.clone()),
             mode: series.mode,
             load: match series.cache {
-                Some(cache) => format!("{} ({})", describe::level(series.mode, level), cache.label()),
+                Some(cache) => format!(
+                    "{} ({})",
+                    describe::level(series.mode, level),
+                    cache.label()
+                ),
                 None => describe::level(series.mode, level),
             },
             ok: level.requests.ok,

@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 use infermeter_report::{Report, RequestRecord, RunStatus};
 use infermeter_sim::{SimArgs, SimError, ThreadedSim};
 
-use crate::output::records::records_path;
 use crate::commands::summary::read_report;
+use crate::output::records::records_path;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct BenchSoakArgs {

@@ -14,8 +14,8 @@ use infermeter_report::Distribution;
 use infermeter_sim::SimError;
 
 use crate::http::adapters::EngineKind;
-use crate::http::arrival::{self, EventClock};
 use crate::http::api::{Api, ConnectionReuse};
+use crate::http::arrival::{self, EventClock};
 use crate::http::driver::{Driver, DriverConfig, DriverError, Exchange};
 
 #[derive(Debug, Clone, clap::Args)]

@@ -12,10 +12,10 @@ use infermeter_sim::calibration::{requests_per_slot, LevelResult, Reference, REF
 use infermeter_sim::{CalibrationRow, SimError};
 
 use crate::http::adapters::EngineKind;
+use crate::http::transport::error_chain;
 use crate::run::power::PowerSource;
 use crate::run::{RunConfig, RunEnd, RunError};
 use crate::suite::{Suite, SuiteError};
-use crate::http::transport::error_chain;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct CalibrateArgs {

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use infermeter_report::{Report, RequestRecord};
 
-use crate::output::{self, OutputError};
 use crate::output::records::{self, RecordsError};
+use crate::output::{self, OutputError};
 pub use check::MergeMismatch;
 
 #[derive(Debug, Clone, clap::Args)]

@@ -7,7 +7,6 @@ use infermeter_report::analysis::goodput::{load_unit, report_slo, slo_text, Good
 use infermeter_report::analysis::{findings, FindingsOptions};
 use infermeter_report::{load_report, LoadError, Report, RunStatus};
 
-
 #[derive(Debug, Clone, clap::Args)]
 pub struct SummaryArgs {
     pub report: PathBuf,

@@ -11,7 +11,10 @@ use http::header::HeaderValue;
 pub enum KeySource {
     /// The environment variable `var`; `named` when the user named it, so that its absence is
     /// an error rather than a run without a key.
-    Env { var: String, named: bool },
+    Env {
+        var: String,
+        named: bool,
+    },
     File(PathBuf),
 }
 
@@ -94,4 +97,3 @@ impl fmt::Debug for ApiKey {
         f.write_str("ApiKey(<redacted>)")
     }
 }
-

@@ -19,13 +19,13 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::http::adapters::EngineKind;
-use crate::http::arrival::{ArrivalClock, EventClock};
-use crate::http::base_url::without_credentials;
 use crate::http::api::{Api, ConnectionReuse};
 use crate::http::api_key::ApiKey;
+use crate::http::arrival::{ArrivalClock, EventClock};
+use crate::http::base_url::without_credentials;
 use crate::http::connection_log::ConnectionLog;
-use crate::prompts::text::ChatMessage;
 use crate::http::transport::{error_chain, stream_client, StreamClient};
+use crate::prompts::text::ChatMessage;
 
 /// Everything needed to talk to one endpoint.
 #[derive(Clone)]

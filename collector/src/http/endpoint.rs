@@ -5,8 +5,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::http::adapters::EngineKind;
-use crate::http::base_url::{without_credentials, BaseUrl};
 use crate::http::api_key::ApiKey;
+use crate::http::base_url::{without_credentials, BaseUrl};
 use crate::http::scrape::{self, server_root};
 
 /// Facts discovered from `/v1/models`, `/version` and `/metrics`.

@@ -68,8 +68,8 @@ impl Server {
         let key = config.api_key.read()?;
         let base_url = BaseUrl::parse(&config.base_url)?;
         let api = base_url.api(config.api)?;
-        let side_client = transport::http_client(config.connect_timeout, 4)
-            .map_err(ServerError::HttpClient)?;
+        let side_client =
+            transport::http_client(config.connect_timeout, 4).map_err(ServerError::HttpClient)?;
         let discovered = endpoint::discover(
             &side_client,
             &base_url,

@@ -28,7 +28,9 @@ impl Burst {
 impl Load for Burst {
     fn plan(suite: &Suite, scenario: usize) -> Vec<Burst> {
         match &suite.burst {
-            Some(b) if suite.is_single(scenario) => b.levels.iter().map(|&n| Burst::new(n)).collect(),
+            Some(b) if suite.is_single(scenario) => {
+                b.levels.iter().map(|&n| Burst::new(n)).collect()
+            }
             _ => Vec::new(),
         }
     }

@@ -5,10 +5,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use infermeter_report::aggregate::Window;
 use infermeter_report::{
     CacheUse, ChunkArrival, LoadMode, Outcome, RequestRecord, SessionTurn, TokenSource,
 };
-use infermeter_report::aggregate::Window;
 use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 

@@ -149,7 +149,9 @@ mod tests {
         let line = level_line("ctx-4k peak @4", LoadMode::Peak, &level);
         assert!(!line.contains("NaN"), "{line}");
         assert!(
-            line.contains("(4 concurrent)  TTFT n/a  ITL n/a  decode n/a  system 0.6 tok/s  ok 4/4"),
+            line.contains(
+                "(4 concurrent)  TTFT n/a  ITL n/a  decode n/a  system 0.6 tok/s  ok 4/4"
+            ),
             "{line}"
         );
     }

@@ -13,8 +13,8 @@ use infermeter_report::{CacheUse, Scenario, SessionShape, SessionTurn, ThinkTime
 use rand::{Rng, SeedableRng};
 
 use crate::http::driver::Driver;
-use crate::prompts::text::{ChatMessage, TokenizerError};
 use crate::prompts::plan::{ContentTemplate, PromptPlan, RequestIds};
+use crate::prompts::text::{ChatMessage, TokenizerError};
 use crate::prompts::Prepared;
 use crate::suite::Suite;
 

@@ -10,7 +10,9 @@
 
 use crate::http::api::Api;
 use crate::http::driver::Driver;
-use crate::prompts::text::{request_prefix, PromptBody, PromptBuilder, Tokenizer, TokenizerError, WORDS};
+use crate::prompts::text::{
+    request_prefix, PromptBody, PromptBuilder, Tokenizer, TokenizerError, WORDS,
+};
 use crate::prompts::Prepared;
 use crate::suite::Suite;
 
@@ -330,8 +332,8 @@ mod tests {
     use super::*;
     use crate::http::adapters::EngineKind;
     use crate::http::driver::DriverConfig;
-    use crate::prompts::text::tests::train_tokenizer;
     use crate::http::transport::http_client;
+    use crate::prompts::text::tests::train_tokenizer;
 
     fn digits(rng: &mut u64) -> String {
         *rng = rng

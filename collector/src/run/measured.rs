@@ -2,7 +2,9 @@
 //! meanwhile, reduced to the report's `Level` and the warnings it deserves.
 
 use infermeter_report::aggregate::{self, Expected, Trial};
-use infermeter_report::{ClientHealth, Level, PowerStats, RequestRecord, ServerMetrics, TokenSource};
+use infermeter_report::{
+    ClientHealth, Level, PowerStats, RequestRecord, ServerMetrics, TokenSource,
+};
 
 use crate::http::arrival::{ClockCounts, MIXED_CLOCKS};
 use crate::load::{LevelRun, PlannedLevel};

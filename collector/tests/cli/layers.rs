@@ -77,9 +77,15 @@ fn long_functions(text: &str, limit: usize) -> Vec<(usize, String, usize)> {
     for (i, line) in lines[..tests_start].iter().enumerate() {
         let code = line.trim_start();
         let indent = &line[..line.len() - code.len()];
-        let signature = ["fn ", "pub fn ", "async fn ", "pub async fn ", "pub(crate) fn "]
-            .iter()
-            .find_map(|start| code.strip_prefix(start));
+        let signature = [
+            "fn ",
+            "pub fn ",
+            "async fn ",
+            "pub async fn ",
+            "pub(crate) fn ",
+        ]
+        .iter()
+        .find_map(|start| code.strip_prefix(start));
         let Some(signature) = signature else { continue };
         let name: String = signature
             .chars()
@@ -102,7 +108,10 @@ fn no_function_outside_the_tests_is_over_80_lines() {
     for file in rust_files(&src()) {
         let text = std::fs::read_to_string(&file).unwrap();
         for (line, name, length) in long_functions(&text, 80) {
-            found.push(format!("{}:{line}: {name} is {length} lines", file.display()));
+            found.push(format!(
+                "{}:{line}: {name} is {length} lines",
+                file.display()
+            ));
         }
     }
     assert!(

@@ -382,7 +382,10 @@ async fn a_merged_shard_is_the_run_it_was() {
     let (run, merged) = (read(&shards[0]), read(&merged_path));
     assert_eq!(merged.series.len(), 2);
     for (r, m) in run.series.iter().zip(&merged.series) {
-        assert_eq!((&r.scenario, r.mode, r.cache), (&m.scenario, m.mode, m.cache));
+        assert_eq!(
+            (&r.scenario, r.mode, r.cache),
+            (&m.scenario, m.mode, m.cache)
+        );
         assert_eq!(r.levels.len(), m.levels.len());
         for (rl, ml) in r.levels.iter().zip(&m.levels) {
             assert!(ml.timeline.is_some(), "{:?}: no timeline", m.mode);
@@ -439,7 +442,10 @@ async fn users_and_a_trace_shard_by_session() {
         let cached = |l: &Level| l.prompt_cache.unwrap().cached_tokens as f64;
         let (x, y) = (cached(m), cached(s));
         eprintln!("{mode:?}: cached tokens {x} merged, {y} single");
-        assert!((x - y).abs() <= 0.10 * y, "{mode:?}: cached {x} merged vs {y} single");
+        assert!(
+            (x - y).abs() <= 0.10 * y,
+            "{mode:?}: cached {x} merged vs {y} single"
+        );
         let (x, y) = (m.metrics.ttft_s.unwrap().p50, s.metrics.ttft_s.unwrap().p50);
         let step = s.metrics.itl_s.unwrap().p50;
         eprintln!("{mode:?}: TTFT median {x:.5} merged, {y:.5} single, step {step:.5}");

@@ -136,8 +136,10 @@ fn level_fingerprint(mode: &str, level: &Value) -> Value {
             });
         }
     } else {
-        out["failed"] = json!(level["requests"]["errored"].as_u64().unwrap()
-            + level["requests"]["incomplete"].as_u64().unwrap());
+        out["failed"] = json!(
+            level["requests"]["errored"].as_u64().unwrap()
+                + level["requests"]["incomplete"].as_u64().unwrap()
+        );
     }
     // Open-loop levels are keyed by the most requests seen in flight: the clock's too.
     if closed {
@@ -218,7 +220,12 @@ async fn a_small_suite_of_every_mode_measures_as_before_the_move() {
     let suite = small_suite(&dir, &suite(&trace.canonicalize().unwrap()));
     let report_path = dir.join("report.json");
     let extra = ["--quiet", "--title", "unchanged", "--timeline-slice", "0.5"];
-    let args = run_args(&sim.base_url(), suite.to_str().unwrap(), &report_path, &extra);
+    let args = run_args(
+        &sim.base_url(),
+        suite.to_str().unwrap(),
+        &report_path,
+        &extra,
+    );
     let out = infermeter(&args, &[]).await;
     assert!(out.status.success(), "{}", text(&out));
     let server = sim.base_url().trim_end_matches("/v1").to_string();

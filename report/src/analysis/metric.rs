@@ -257,7 +257,10 @@ mod tests {
         assert_eq!(Metric::Ttft.in_sentence(), "TTFT");
         assert_eq!(Metric::DecodeTokS.in_sentence(), "generation speed");
         assert_eq!(Metric::E2e.in_sentence(), "end-to-end latency");
-        assert_eq!(mid_sentence("Per-user decode speed"), "per-user decode speed");
+        assert_eq!(
+            mid_sentence("Per-user decode speed"),
+            "per-user decode speed"
+        );
     }
     use crate::analysis::testing::level;
     use crate::schema::PowerStats;

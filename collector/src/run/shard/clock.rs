@@ -10,8 +10,8 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::http::arrival;
 use crate::http::api_key::ApiKey;
+use crate::http::arrival;
 
 /// Samples per estimate, spaced so their phases spread over a second: the bound comes down to
 /// about a second over this count, plus the round trip.
