@@ -1,0 +1,182 @@
+//! `infermeter fit REPORT [-o OUT]`: the simulator's engine model fitted to a measured report
+//! (the engine crate's `fit`), printed level by level with its held-out error, and stored in
+//! the report (or a fitted copy) for `infermeter sim --fit` and the viewer's What-if section.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use infermeter_report::analysis::format::format_number;
+use infermeter_report::pretty_json::to_pretty_json;
+use infermeter_report::{ErrorSummary, Fit, FitMetric, Report};
+use infermeter_sim::engine::fit::{self, level_key, FitOptions};
+
+#[derive(Debug, Clone, Args)]
+pub struct FitArgs {
+    /// The measured report to fit.
+    pub report: PathBuf,
+    /// Write the fitted copy here instead of adding the fit to REPORT.
+    #[arg(short, long, value_name = "OUT")]
+    pub out: Option<PathBuf>,
+    /// Model id of the simulator's tables (default: the one the report's model names).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// GPU id of the simulator's tables (default: the one the report's hardware names).
+    #[arg(long)]
+    pub gpu: Option<String>,
+    /// Most sequences the engine runs at once (default: what its metrics showed, else 256).
+    #[arg(long, value_name = "N")]
+    pub max_num_seqs: Option<u32>,
+    /// Most tokens in one engine step (default: 2048 for llama.cpp, else the profile's).
+    #[arg(long, value_name = "N")]
+    pub max_num_batched_tokens: Option<u32>,
+    /// Extra profiles TOML merged over the built-in ones (a model or GPU of your own).
+    #[arg(long, value_name = "FILE")]
+    pub profiles: Option<PathBuf>,
+}
+
+/// Fits, prints the tables and writes the report; the text to print.
+pub fn run(args: &FitArgs) -> anyhow::Result<String> {
+    let mut report = super::summary::read_report(&args.report).map_err(anyhow::Error::msg)?;
+    let set = infermeter_sim::profiles::load(args.profiles.as_deref())?;
+    let options = FitOptions {
+        model: args.model.clone(),
+        gpu: args.gpu.clone(),
+        max_num_seqs: args.max_num_seqs,
+        max_num_batched_tokens: args.max_num_batched_tokens,
+    };
+    let fitted = fit::fit(&report, &set, &options)
+        .map_err(|e| anyhow::anyhow!("cannot fit {}: {e}", args.report.display()))?;
+    let text = describe(&fitted);
+    // The report keeps its own format version: it says how the levels were measured, and a
+    // reader of any 1.x format ignores the `fit` block it does not know.
+    report.fit = Some(fitted);
+    let out = args.out.as_deref().unwrap_or(&args.report);
+    write(out, &report)?;
+    Ok(format!("{text}\nwrote the fit into {}", out.display()))
+}
+
+/// Writes through a temporary file beside `path`, so an interrupted write never leaves half a
+/// report where the measured one was.
+fn write(path: &Path, report: &Report) -> anyhow::Result<()> {
+    let json = to_pretty_json(report)?;
+    let tmp = path.with_extension("json.fit-tmp");
+    std::fs::write(&tmp, json)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .map_err(|e| anyhow::anyhow!("cannot replace {}: {e}", path.display()))
+}
+
+/// The fit as tables: the deployment and coefficients, every level and metric, the errors.
+pub fn describe(fit: &Fit) -> String {
+    let d = &fit.deployment;
+    let mut s = format!(
+        "fitted: {} on {}x {} (at most {} sequences and {} tokens a step), {} levels\n\n",
+        d.model,
+        d.gpus,
+        d.gpu,
+        d.max_num_seqs,
+        d.max_num_batched_tokens,
+        fit.levels.len()
+    );
+    let (c, u) = (&fit.coefficients, &fit.uncalibrated);
+    s.push_str(&format!(
+        "{:<28} {:>12} {:>14}\n",
+        "coefficient", "fitted", "uncalibrated"
+    ));
+    for (name, f, u) in [
+        ("memory bandwidth GB/s", c.mem_bw_gbs, u.mem_bw_gbs),
+        ("KV-cache read GB/s", c.kv_bw_gbs, u.kv_bw_gbs),
+        ("GEMM TFLOP/s", c.gemm_tflops, u.gemm_tflops),
+        ("attention TFLOP/s", c.attn_tflops, u.attn_tflops),
+        ("step overhead ms", c.step_overhead_ms, u.step_overhead_ms),
+        (
+            "per-sequence overhead us",
+            c.seq_overhead_us,
+            u.seq_overhead_us,
+        ),
+        (
+            "front-end latency ms",
+            c.frontend_latency_ms,
+            u.frontend_latency_ms,
+        ),
+    ] {
+        s.push_str(&format!("{name:<28} {:>12} {:>14}\n", sig(f), sig(u)));
+    }
+    s.push_str(&format!(
+        "\n{:<24} {:<18} {:>10} {:>10} {:>8} {:>10} {:>8} {:>12} {:>8}\n",
+        "level",
+        "metric",
+        "measured",
+        "fitted",
+        "error",
+        "held out",
+        "error",
+        "uncalibrated",
+        "error"
+    ));
+    for level in &fit.levels {
+        for metric in FitMetric::ALL {
+            let p = metric.point(level);
+            let e = |m: f64| fit::relative_error(m, p.measured).map_or("n/a".into(), percent);
+            s.push_str(&format!(
+                "{:<24} {:<18} {:>10} {:>10} {:>8} {:>10} {:>8} {:>12} {:>8}\n",
+                level_key(level),
+                unit_label(metric),
+                sig(p.measured),
+                sig(p.fitted),
+                e(p.fitted),
+                sig(p.held_out),
+                e(p.held_out),
+                sig(p.uncalibrated),
+                e(p.uncalibrated)
+            ));
+        }
+    }
+    s.push_str("\nerror over the levels, median / worst:\n");
+    for e in &fit.errors {
+        s.push_str(&format!(
+            "{:<18} fitted {:<16} held out (leave one level out) {:<16} uncalibrated {}\n",
+            e.metric.label(),
+            summary(&e.fitted),
+            summary(&e.held_out),
+            summary(&e.uncalibrated)
+        ));
+    }
+    for note in &fit.notes {
+        s.push_str(&format!("note: {note}\n"));
+    }
+    s
+}
+
+fn unit_label(metric: FitMetric) -> String {
+    let unit = match metric {
+        FitMetric::TtftS | FitMetric::ItlS => "s",
+        FitMetric::DecodeTokS | FitMetric::SystemOutputTokS => "tok/s",
+    };
+    format!("{} {unit}", metric.label())
+}
+
+/// Four significant figures.
+fn sig(x: f64) -> String {
+    if !x.is_finite() {
+        return "n/a".into();
+    }
+    let digits = (3 - x.abs().max(1e-12).log10().floor() as i32).max(0) as usize;
+    format!("{x:.digits$}")
+}
+
+fn percent(e: f64) -> String {
+    if e.is_finite() {
+        format!("{:+.1}%", e * 100.0)
+    } else {
+        "n/a".into()
+    }
+}
+
+fn summary(e: &ErrorSummary) -> String {
+    format!(
+        "{}% / {}",
+        format_number(e.median * 100.0),
+        percent(e.worst)
+    )
+}
