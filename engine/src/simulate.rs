@@ -22,6 +22,12 @@ pub enum Arrival {
 pub struct Workload {
     pub requests: Vec<SeqSpec>,
     pub arrival: Arrival,
+    /// The least time between two requests reaching the scheduler. A server's front end hands
+    /// requests to its engine one at a time, so requests sent at the same instant reach it in
+    /// turn, and an idle engine starts its step with the first of them alone (the others join
+    /// the next step), as the simulator served in real time and real engines do. 0: requests
+    /// sent together are scheduled together.
+    pub handover_s: f64,
 }
 
 impl Workload {
@@ -34,7 +40,37 @@ impl Workload {
                 block_hashes: Vec::new(),
             })
             .collect();
-        Self { requests, arrival }
+        Self {
+            requests,
+            arrival,
+            handover_s: 0.0,
+        }
+    }
+
+    /// The workload with requests reaching the scheduler at least `seconds` apart.
+    pub fn handed_over_in_turn(self, seconds: f64) -> Self {
+        Self {
+            handover_s: seconds,
+            ..self
+        }
+    }
+}
+
+/// When requests reach the scheduler: `frontend_latency` after they are sent, and never sooner
+/// than `gap` after the request before them (a front end that hands them over one at a time).
+struct FrontEnd {
+    latency: f64,
+    gap: f64,
+    last: f64,
+}
+
+impl FrontEnd {
+    /// When a request sent at `sent`, after every request handed over so far, reaches the
+    /// scheduler.
+    fn reach(&mut self, sent: f64) -> f64 {
+        let at = (sent + self.latency).max(self.last + self.gap);
+        self.last = at;
+        at
     }
 }
 
@@ -80,19 +116,24 @@ pub fn simulate(profile: &Profile, workload: &Workload) -> Vec<RequestTiming> {
     // (time it reaches the scheduler, request index), kept sorted by time.
     let mut pending: Vec<(f64, usize)> = Vec::new();
     let mut next_closed = 0;
-    let fl = profile.frontend_latency;
+    let mut front_end = FrontEnd {
+        latency: profile.frontend_latency,
+        gap: workload.handover_s.max(0.0),
+        last: f64::NEG_INFINITY,
+    };
     match &workload.arrival {
         Arrival::ClosedLoop { concurrency } => {
             next_closed = (*concurrency).min(n);
-            pending.extend((0..next_closed).map(|i| (fl, i)));
+            pending.extend((0..next_closed).map(|i| (front_end.reach(0.0), i)));
         }
-        Arrival::Burst => pending.extend((0..n).map(|i| (fl, i))),
+        Arrival::Burst => pending.extend((0..n).map(|i| (front_end.reach(0.0), i))),
         Arrival::At(times) => {
-            for (i, t) in times.iter().enumerate().take(n) {
-                timings[i].sent = *t;
-                pending.push((t + fl, i));
+            let mut sent: Vec<(f64, usize)> = times.iter().copied().zip(0..n).collect();
+            sent.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            for (t, i) in sent {
+                timings[i].sent = t;
+                pending.push((front_end.reach(t), i));
             }
-            pending.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         }
     }
     let mut pending: VecDeque<(f64, usize)> = pending.into();
@@ -129,7 +170,7 @@ pub fn simulate(profile: &Profile, workload: &Workload) -> Vec<RequestTiming> {
                         {
                             timings[next_closed].sent = now;
                             // Keep `pending` sorted: later arrivals never precede earlier ones.
-                            pending.push_back((now + fl, next_closed));
+                            pending.push_back((front_end.reach(now), next_closed));
                             next_closed += 1;
                         }
                     }
@@ -191,6 +232,7 @@ mod tests {
         let w = Workload {
             requests: vec![spec.clone(), spec],
             arrival: Arrival::ClosedLoop { concurrency: 1 },
+            handover_s: 0.0,
         };
         let t = simulate(&p, &w);
         assert_eq!(t[0].cached_tokens, 0);
@@ -219,6 +261,7 @@ mod tests {
         let w = Workload {
             requests: vec![first, second],
             arrival: Arrival::ClosedLoop { concurrency: 1 },
+            handover_s: 0.0,
         };
         let t = simulate(&p, &w);
         // Turn 1's computed tokens: 1000 + 99 (the last sampled token is never fed back), so

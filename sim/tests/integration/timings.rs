@@ -73,6 +73,7 @@ fn fixed_runs() -> Vec<Vec<RequestTiming>> {
             &Workload {
                 requests: vec![shared.clone(), shared.clone(), shared],
                 arrival: Arrival::ClosedLoop { concurrency: 1 },
+                handover_s: 0.0,
             },
         ),
     ]
