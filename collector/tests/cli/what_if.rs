@@ -143,5 +143,9 @@ async fn the_fitted_simulator_measured_agrees_with_the_prediction() {
             }
         }
     }
-    assert!(misses.is_empty(), "off by 5% or more:\n{}", misses.join("\n"));
+    assert!(
+        misses.is_empty(),
+        "off by 5% or more:\n{}",
+        misses.join("\n")
+    );
 }
