@@ -60,6 +60,9 @@ pub enum Command {
     Calibrate(CalibrateArgs),
     /// Write one HTML file holding the viewer and the reports, that opens anywhere, offline.
     Export(crate::export::ExportArgs),
+    /// Read the result files of vLLM bench serve, AIPerf, guidellm or inference-perf into a
+    /// report (`view`, `export` and `summary` take such files directly too).
+    Import(crate::import::ImportArgs),
     /// Print a shell completion script (see the README for where it goes).
     Completions(CompletionsArgs),
     /// Print the manual page (roff), e.g. `infermeter man | man -l -`.

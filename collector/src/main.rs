@@ -9,6 +9,7 @@ mod calibrate;
 mod cli;
 mod cli_docs;
 mod export;
+mod import;
 mod k8s;
 mod merge;
 mod run;
@@ -127,6 +128,10 @@ async fn dispatch(command: Command, show_progress: bool) -> anyhow::Result<ExitC
         }
         Command::Export(args) => {
             println!("{}", export::export(&args)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Import(args) => {
+            println!("{}", import::run(&args)?);
             Ok(ExitCode::SUCCESS)
         }
         Command::Completions(args) => {

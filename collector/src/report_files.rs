@@ -1,5 +1,6 @@
 //! Reports named on the command line of `view` and `export`: read, validated before anything is
-//! served or written, and given a name that needs no escaping.
+//! served or written, and given a name that needs no escaping. Other tools' result files (and
+//! folders of them) are imported into reports first (`crate::import`).
 
 use std::path::{Path, PathBuf};
 
@@ -25,31 +26,56 @@ pub enum ReportFileError {
     },
     #[error("{} is not a valid report: {reason}", path.display())]
     Invalid { path: PathBuf, reason: LoadError },
+    #[error(transparent)]
+    Import(#[from] crate::import::ImportError),
 }
 
-/// Reads and validates every report, in order; the first problem wins.
+/// Reads and validates every report, in order; the first problem wins. Each path is an
+/// infermeter report, or other tools' files (a folder of them) imported into the reports they
+/// make, served as the report written.
 pub fn read_reports(paths: &[PathBuf]) -> Result<Vec<ReportFile>, ReportFileError> {
-    paths
-        .iter()
-        .enumerate()
-        .map(|(i, path)| {
-            let text = std::fs::read_to_string(path).map_err(|source| ReportFileError::Read {
+    let mut files = Vec::with_capacity(paths.len());
+    for path in paths {
+        let text = (!path.is_dir())
+            .then(|| std::fs::read_to_string(path))
+            .transpose()
+            .map_err(|source| ReportFileError::Read {
                 path: path.clone(),
                 source,
             })?;
-            let report = infermeter_report::load_report(&text).map_err(|reason| {
-                ReportFileError::Invalid {
-                    path: path.clone(),
-                    reason,
+        let n = files.len() + 1;
+        match text {
+            Some(text) if !crate::import::is_import(path, Some(&text)) => {
+                let report = infermeter_report::load_report(&text).map_err(|reason| {
+                    ReportFileError::Invalid {
+                        path: path.clone(),
+                        reason,
+                    }
+                })?;
+                files.push(ReportFile {
+                    name: safe_name(n, path),
+                    text,
+                    report,
+                });
+            }
+            _ => {
+                for (i, (_, report)) in crate::import::read_paths(std::slice::from_ref(path))?
+                    .into_iter()
+                    .enumerate()
+                {
+                    let text = infermeter_report::pretty_json::to_pretty_json(&report)
+                        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+                        .expect("a report serialises");
+                    files.push(ReportFile {
+                        name: safe_name(n + i, &path.with_extension("imported.json")),
+                        text,
+                        report,
+                    });
                 }
-            })?;
-            Ok(ReportFile {
-                name: safe_name(i + 1, path),
-                text,
-                report,
-            })
-        })
-        .collect()
+            }
+        }
+    }
+    Ok(files)
 }
 
 fn safe_name(n: usize, path: &Path) -> String {

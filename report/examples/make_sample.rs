@@ -157,6 +157,7 @@ fn metadata() -> Metadata {
         finished_at: Some("2026-01-15T10:12:00Z".into()),
         collector_version: env!("CARGO_PKG_VERSION").into(),
         labels: Default::default(),
+        provenance: None,
     }
 }
 
@@ -220,7 +221,7 @@ fn level(
     let itl_s = samples(itl, 0.35, gaps);
     let dist = |v: &[f64]| Distribution::from_samples(v).expect("samples are finite");
     let tokens = |t: u32| Distribution {
-        count: ok as u64,
+        count: Some(ok as u64),
         ..Distribution::constant(f64::from(t))
     };
     let system_output_tok_s = f64::from(n) * decode;

@@ -36,6 +36,12 @@ pub struct Trial<'a> {
     pub window: Window,
 }
 
+/// A rate level's `concurrency`: the most requests in flight, at least 1 and above the series'
+/// previous level (`previous`), so a series' levels stay in increasing order.
+pub fn rate_concurrency(max_in_flight: u32, previous: Option<u32>) -> u32 {
+    max_in_flight.max(1).max(previous.map_or(0, |p| p + 1))
+}
+
 /// Builds the level from its trials (pooled), with confidence intervals when there are several.
 pub fn level(concurrency: u32, request_rate: Option<f64>, trials: &[Trial<'_>]) -> Level {
     let all: Vec<&RequestRecord> = trials
@@ -93,21 +99,14 @@ fn request_columns(trials: &[Trial<'_>]) -> RequestColumns {
             .then(a.sent_s.total_cmp(&b.sent_s))
             .then(a.index.cmp(&b.index))
     });
-    let stall_gap = to_ticks(DEFAULT_STALL_GAP_S);
-    let mut columns = RequestColumns {
-        stall_gap,
-        ..RequestColumns::default()
-    };
+    let mut columns = RequestColumns::measured();
     let mut gaps: Vec<u32> = Vec::new();
     for (_, r) in measured {
-        columns.status.push(match r.outcome {
+        let status = match r.outcome {
             Outcome::Ok => RequestColumns::OK,
             Outcome::Incomplete { .. } => RequestColumns::INCOMPLETE,
             Outcome::Errored { .. } => RequestColumns::ERRORED,
-        });
-        columns.ttft.push(r.ttft_s.map_or(0, to_ticks));
-        columns.e2e.push(r.e2e_s.map_or(0, to_ticks));
-        columns.output_tokens.push(r.output_tokens.unwrap_or(0));
+        };
         // In ticks, so a pause of exactly the stall gap is not one by a rounding error.
         gaps.clear();
         gaps.extend(
@@ -115,13 +114,40 @@ fn request_columns(trials: &[Trial<'_>]) -> RequestColumns {
                 .windows(2)
                 .map(|pair| to_ticks(pair[1].t - pair[0].t)),
         );
-        gaps.sort_unstable();
-        let smoothness = Smoothness::of_sorted(&gaps, stall_gap);
-        columns.max_gap.push(smoothness.max_gap);
-        columns.stalls.push(smoothness.stalls);
-        columns.jitter.push(smoothness.jitter_hundredths);
+        columns.push_request(status, r.ttft_s, r.e2e_s, r.output_tokens, &mut gaps);
     }
     columns
+}
+
+impl RequestColumns {
+    /// No requests yet, with the default stall gap.
+    pub(crate) fn measured() -> RequestColumns {
+        RequestColumns {
+            stall_gap: to_ticks(DEFAULT_STALL_GAP_S),
+            ..RequestColumns::default()
+        }
+    }
+
+    /// Adds one request: its status, times (seconds; a missing one as 0), output tokens and the
+    /// pauses between its content events (ticks, in any order; sorted here).
+    pub(crate) fn push_request(
+        &mut self,
+        status: u8,
+        ttft_s: Option<f64>,
+        e2e_s: Option<f64>,
+        output_tokens: Option<u32>,
+        gaps: &mut [u32],
+    ) {
+        self.status.push(status);
+        self.ttft.push(ttft_s.map_or(0, to_ticks));
+        self.e2e.push(e2e_s.map_or(0, to_ticks));
+        self.output_tokens.push(output_tokens.unwrap_or(0));
+        gaps.sort_unstable();
+        let smoothness = Smoothness::of_sorted(gaps, self.stall_gap);
+        self.max_gap.push(smoothness.max_gap);
+        self.stalls.push(smoothness.stalls);
+        self.jitter.push(smoothness.jitter_hundredths);
+    }
 }
 
 /// How evenly one request's stream arrived, from its pauses between content events (ticks).

@@ -72,6 +72,7 @@ pub fn new_report(args: &RunArgs, suite: &Suite, endpoint: &Endpoint) -> Report 
             finished_at: None,
             collector_version: env!("CARGO_PKG_VERSION").into(),
             labels,
+            provenance: None,
         },
         status: RunStatus::Partial {
             reason: "run in progress".into(),

@@ -222,11 +222,7 @@ impl PlannedLevel {
     }
 }
 
-/// A rate level's `concurrency`: the most requests in flight, at least 1 and above the series'
-/// previous level (`previous`).
-pub fn rate_concurrency(max_in_flight: u32, previous: Option<u32>) -> u32 {
-    max_in_flight.max(1).max(previous.map_or(0, |p| p + 1))
-}
+pub use infermeter_report::aggregate::rate_concurrency;
 
 #[cfg(test)]
 mod tests {
