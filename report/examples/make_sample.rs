@@ -193,7 +193,7 @@ fn burst_level(n: u32, shape: (u32, u32), decode: f64, ttft: f64, prefill_s: f64
         .collect();
     let queue_wait: Vec<f64> = ttft_s.iter().map(|t| t - floor).collect();
     let mut level = level(n, shape, decode, &ttft_s, &queue_wait);
-    let e2e_max = level.metrics.e2e_s.expect("filled").max;
+    let e2e_max = level.metrics.e2e_s.and_then(|d| d.max).expect("filled");
     level.duration_s = e2e_max;
     level
 }

@@ -411,10 +411,10 @@ mod tests {
         let r = ok(0, 0.0, &[(0.5, 1), (0.8, 3), (0.9, 1)]);
         let l = one_trial(1, &[r], 1.0);
         let itl = l.metrics.itl_s.unwrap();
-        assert_eq!(itl.count, 4);
+        assert_eq!(itl.count, Some(4));
         assert!((itl.mean - 0.4 / 4.0).abs() < 1e-12);
         let chunks = l.metrics.inter_chunk_s.unwrap();
-        assert_eq!(chunks.count, 2);
+        assert_eq!(chunks.count, Some(2));
         assert!((chunks.mean - 0.2).abs() < 1e-12);
         // 5 tokens, TTFT 0.5, E2E 0.9: TPOT = 0.4 / 4, decode = 4 / 0.4.
         assert!((l.metrics.tpot_s.unwrap().mean - 0.1).abs() < 1e-12);
@@ -437,7 +437,7 @@ mod tests {
         let l = one_trial(2, &records, 2.0);
         assert_eq!((l.requests.ok, l.requests.incomplete), (2, 1));
         assert_eq!(l.requests.error_kinds[&ErrorKind::Disconnect], 1);
-        assert_eq!(l.metrics.ttft_s.unwrap().count, 1);
+        assert_eq!(l.metrics.ttft_s.unwrap().count, Some(1));
         // The columns hold the window's requests, the failed one with its status; the one
         // outside the window is not there.
         let columns = l.per_request.unwrap();
@@ -525,10 +525,11 @@ mod tests {
         let prefill = server.engine_prefill_tok_s.unwrap();
         assert_eq!(
             (prefill.count, prefill.min, prefill.max),
-            (2, 500.0, 1000.0)
+            (Some(2), Some(500.0), Some(1000.0))
         );
         let decode = server.engine_decode_tok_s.unwrap();
-        assert_eq!((decode.count, decode.min, decode.max), (2, 100.0, 200.0));
+        assert_eq!((decode.count, decode.min, decode.max),
+            (Some(2), Some(100.0), Some(200.0)));
         let untimed = [ok(0, 0.0, &[(0.1, 1)])];
         let trial = Trial {
             records: &untimed,

@@ -15,7 +15,7 @@ use std::fmt;
 use serde_json::Value;
 
 use crate::aggregate::rate_concurrency;
-use crate::load::load_report;
+use crate::load::{load_report, LoadError};
 use crate::schema::{
     Arrivals, EngineInfo, HardwareInfo, Level, LoadMode, Measurement, Metadata, ModelInfo,
     Provenance, Report, RunStatus, Scenario, Series, SCHEMA_VERSION,
@@ -103,8 +103,14 @@ impl fmt::Display for ImportError {
 impl std::error::Error for ImportError {}
 
 /// The format of `text`, from its content: its keys, or for text that does not parse (a
-/// truncated file), the keys that only that format writes near its start.
+/// truncated file), the keys that only that format writes near its start. An infermeter report
+/// is known by its first key without parsing the whole text, so opening one costs no second
+/// parse.
 pub fn detect(text: &str) -> Option<Format> {
+    let start = head(text, 512);
+    if start.contains("\"schema_version\"") && !start.contains("\"aiperf_version\"") {
+        return Some(Format::Infermeter);
+    }
     match serde_json::from_str::<Value>(text) {
         Ok(value) => detect_value(&value),
         Err(_) => {
@@ -139,13 +145,18 @@ fn detect_value(value: &Value) -> Option<Format> {
     }
 }
 
-/// Keys that name the format of a file that does not parse.
-fn sniff(text: &str) -> Option<Format> {
-    let mut end = text.len().min(64 * 1024);
+/// The first `bytes` of `text` (less, to end on a character).
+fn head(text: &str, bytes: usize) -> &str {
+    let mut end = text.len().min(bytes);
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    let head = &text[..end];
+    &text[..end]
+}
+
+/// Keys that name the format of a file that does not parse.
+fn sniff(text: &str) -> Option<Format> {
+    let head = head(text, 64 * 1024);
     [
         ("\"aiperf_version\"", Format::AiperfSummary),
         ("\"guidellm_version\"", Format::Guidellm),
@@ -177,11 +188,11 @@ pub fn read(inputs: &[Input<'_>]) -> Result<Vec<Report>, ImportError> {
         match format {
             Some(Format::Infermeter) | None => {
                 let report = load_report(input.text).map_err(|e| {
-                    let message = if format.is_none() && !input.text.trim_start().starts_with('{')
-                    {
-                        not_a_result_file()
-                    } else {
-                        e.to_string()
+                    let message = match e {
+                        LoadError::NotAReport(_) if format.is_none() => {
+                            format!("{e}, nor a result file of {OTHER_TOOLS}")
+                        }
+                        e => e.to_string(),
                     };
                     failed(None, message)
                 })?;
@@ -231,11 +242,8 @@ pub fn read(inputs: &[Input<'_>]) -> Result<Vec<Report>, ImportError> {
     Ok(reports.into_iter().map(|(_, r)| r).collect())
 }
 
-fn not_a_result_file() -> String {
-    "is neither an infermeter report nor a result file of vLLM bench serve, AIPerf, guidellm \
-     or inference-perf (JSON)"
-        .into()
-}
+/// The tools whose files are read, as messages name them.
+const OTHER_TOOLS: &str = "vLLM bench serve, AIPerf, guidellm or inference-perf";
 
 /// Why a file of a known format cannot be read: the format as detected (with the version the
 /// file states) and what is wrong.
