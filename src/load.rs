@@ -8,7 +8,7 @@
 use std::fmt;
 
 use infermeter_report::import::{self, Format, ImportError, Input};
-use infermeter_report::{inline, load_report, Report};
+use infermeter_report::{inline, Report};
 use serde_json::Value;
 
 /// The report list shipped with the viewer, relative to the page (works under any sub-path).
@@ -113,15 +113,10 @@ fn index_url(path: &str) -> String {
     }
 }
 
-/// Validates report text from `source`.
+/// One input read as the page reads it: the first report it makes.
+#[cfg(test)]
 pub fn parse_report(source: &str, text: &str) -> Result<Report, LoadFailure> {
-    if text.len() as u64 > MAX_REPORT_BYTES {
-        return Err(too_large(source, text.len() as u64));
-    }
-    if text.trim().is_empty() {
-        return Err(LoadFailure::new(source, "the file is empty"));
-    }
-    load_report(text).map_err(|e| LoadFailure::new(source, e.to_string()))
+    read_inputs(&[(source.to_string(), text.to_string())]).map(|mut reports| reports.remove(0))
 }
 
 /// Reads every input (an infermeter report each, or other tools' result files, which join into

@@ -75,7 +75,10 @@ pub fn run(args: &ImportArgs) -> Result<String, ImportError> {
 /// Whether `path` is for the importers rather than an infermeter report: a folder, or a file
 /// whose content is another tool's.
 pub fn is_import(path: &Path, text: Option<&str>) -> bool {
-    path.is_dir() || text.and_then(import::detect).is_some_and(|f| f != Format::Infermeter)
+    path.is_dir()
+        || text
+            .and_then(import::detect)
+            .is_some_and(|f| f != Format::Infermeter)
 }
 
 /// The reports the inputs make, each with the names of the files it was read from.
@@ -128,11 +131,7 @@ fn folder_files(dir: &Path) -> Result<Vec<(String, String)>, ImportError> {
     let mut paths: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| {
-            p.is_file()
-                && p.extension()
-                    .is_some_and(|e| e == "json" || e == "jsonl")
-        })
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "json" || e == "jsonl"))
         .collect();
     paths.sort();
     let mut found = Vec::new();

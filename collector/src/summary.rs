@@ -17,7 +17,8 @@ pub fn read_report(path: &Path) -> Result<Report, String> {
         .transpose()
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     if crate::import::is_import(path, text.as_deref()) {
-        let mut reports = crate::import::read_paths(&[path.to_path_buf()]).map_err(|e| e.to_string())?;
+        let mut reports =
+            crate::import::read_paths(&[path.to_path_buf()]).map_err(|e| e.to_string())?;
         return match reports.len() {
             1 => Ok(reports.remove(0).1),
             n => Err(format!(

@@ -528,8 +528,10 @@ mod tests {
             (Some(2), Some(500.0), Some(1000.0))
         );
         let decode = server.engine_decode_tok_s.unwrap();
-        assert_eq!((decode.count, decode.min, decode.max),
-            (Some(2), Some(100.0), Some(200.0)));
+        assert_eq!(
+            (decode.count, decode.min, decode.max),
+            (Some(2), Some(100.0), Some(200.0))
+        );
         let untimed = [ok(0, 0.0, &[(0.1, 1)])];
         let trial = Trial {
             records: &untimed,

@@ -193,7 +193,12 @@ fn columns_problem(columns: &RequestColumns) -> Option<String> {
 /// imported tool's summary may lack some).
 pub fn distribution_problem(d: &Distribution) -> Option<String> {
     let ranked = d.ranked();
-    let figures: Vec<f64> = ranked.iter().copied().chain([d.mean]).chain(d.stddev).collect();
+    let figures: Vec<f64> = ranked
+        .iter()
+        .copied()
+        .chain([d.mean])
+        .chain(d.stddev)
+        .collect();
     if figures.iter().any(|v| !v.is_finite()) {
         return Some("has a value that is not a finite number".into());
     }

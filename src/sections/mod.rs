@@ -162,15 +162,15 @@ fn TableOfContents() -> impl IntoView {
 
 /// What an empty chart says: for a report imported from another tool, that its files lack it.
 fn not_measured(ctx: ReportContext) -> String {
-    ctx.reports.with(|r| {
-        match r.first().and_then(|r| r.metadata.provenance.as_ref()) {
+    ctx.reports.with(
+        |r| match r.first().and_then(|r| r.metadata.provenance.as_ref()) {
             Some(p) => format!(
                 "Not in the {} results this report was imported from (see the notes at the top).",
                 p.tool
             ),
             None => "Not measured in this report.".into(),
-        }
-    })
+        },
+    )
 }
 
 /// Why the main report lacks `what` (`power`, `per_request`…), when it was imported from a

@@ -57,7 +57,7 @@ pub fn PowerSection() -> impl IntoView {
         <Section info=&POWER>
             <Show when=available fallback=move || view! {
                 <p class="muted" data-testid="power-missing-note">
-                    {match super::imported_absence(ctx, "power") {
+                    {match super::imported_absence(ctx, infermeter_report::import::absent::POWER) {
                         Some(why) => format!("{why}, so power draw, energy efficiency and energy cost cannot be shown."),
                         None => "This report has no GPU power data: the collector found no GPU power source (NVML, nvidia-smi or a DCGM exporter) while measuring, so power draw, energy efficiency and energy cost cannot be shown.".into(),
                     }}

@@ -202,14 +202,17 @@ mod tests {
         assert_eq!(row.total, first.requests.total());
         let column = |metric| table.metrics.iter().position(|m| *m == metric).unwrap();
         let ttft = column(Metric::Ttft);
-        assert_eq!(
-            row.values[ttft],
-            first.metrics.ttft_s.as_ref().unwrap().p99
-        );
+        assert_eq!(row.values[ttft], first.metrics.ttft_s.as_ref().unwrap().p99);
         // ITL in ms, as every chart shows it.
         assert_eq!(
             row.values[column(Metric::Itl)],
-            first.metrics.itl_s.as_ref().unwrap().p99.map(|s| s * 1000.0)
+            first
+                .metrics
+                .itl_s
+                .as_ref()
+                .unwrap()
+                .p99
+                .map(|s| s * 1000.0)
         );
         let burst = report
             .series

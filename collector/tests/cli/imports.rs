@@ -52,7 +52,14 @@ fn pair(v: &Value, p50: &str, p99: &str, scale: f64) -> (f64, f64) {
 /// A vLLM `bench serve --save-result` file, by its own keys (milliseconds).
 fn vllm_stated(path: &Path) -> Stated {
     let v = json(path);
-    let ms = |m: &str| pair(&v, &format!("/median_{m}_ms"), &format!("/p99_{m}_ms"), 1e-3);
+    let ms = |m: &str| {
+        pair(
+            &v,
+            &format!("/median_{m}_ms"),
+            &format!("/p99_{m}_ms"),
+            1e-3,
+        )
+    };
     Stated {
         load: num(&v, "/max_concurrency") as u32,
         ok: num(&v, "/completed") as u64,
@@ -158,7 +165,11 @@ fn same(what: &str, got: f64, stated: f64) {
 fn p50_p99(what: &str, d: Option<&Distribution>, stated: (f64, f64)) {
     let d = d.unwrap_or_else(|| panic!("{what}: not imported"));
     same(&format!("{what} p50"), d.p50, stated.0);
-    same(&format!("{what} p99"), d.p99.expect("p99 imported"), stated.1);
+    same(
+        &format!("{what} p99"),
+        d.p99.expect("p99 imported"),
+        stated.1,
+    );
 }
 
 /// Checks every stated level against the report's peak-mode level of the same load.
@@ -193,7 +204,11 @@ fn check(report: &Report, stated: &[Stated]) {
             };
             p50_p99(&at(name), d, *figures);
         }
-        same(&at("output tok/s"), level.system_output_tok_s, s.output_tok_s);
+        same(
+            &at("output tok/s"),
+            level.system_output_tok_s,
+            s.output_tok_s,
+        );
     }
 }
 
@@ -223,7 +238,11 @@ fn live_inputs(tool: &str) -> Option<PathBuf> {
         .into_iter()
         .flatten()
         .filter_map(Result::ok)
-        .any(|e| e.file_name().to_string_lossy().starts_with(&format!("{tool}-")));
+        .any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("{tool}-"))
+        });
     let tokenizer = std::env::var_os("INFERMETER_LLAMA_TOKENIZER").map(PathBuf::from);
     let why = match (installed, &tokenizer) {
         (true, Some(_)) => return tokenizer,
@@ -257,7 +276,11 @@ async fn run_tool(tool: &str, tokenizer: &Path) -> PathBuf {
         .status()
         .await
         .unwrap();
-    assert!(status.success(), "{tool} failed; its log is in {}", out.display());
+    assert!(
+        status.success(),
+        "{tool} failed; its log is in {}",
+        out.display()
+    );
     out
 }
 
@@ -326,7 +349,10 @@ async fn committed_fixtures_import_as_their_tools_state() {
             .collect::<Vec<_>>(),
     );
     let guidellm = fixtures.join("guidellm/benchmarks.json");
-    check(&import(std::slice::from_ref(&guidellm), &out).await, &guidellm_stated(&guidellm));
+    check(
+        &import(std::slice::from_ref(&guidellm), &out).await,
+        &guidellm_stated(&guidellm),
+    );
     let stages = fixtures.join("inference-perf");
     let stated: Vec<Stated> = ["stage_0", "stage_1"]
         .iter()
@@ -343,7 +369,11 @@ async fn committed_fixtures_import_as_their_tools_state() {
     }
     // `summary` takes the tool's files as they are, and names the tool.
     let output = infermeter(&["summary".into(), guidellm.display().to_string()], &[]).await;
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(text.contains("measured by guidellm"), "{text}");
 }
@@ -353,11 +383,17 @@ async fn committed_fixtures_import_as_their_tools_state() {
 #[tokio::test]
 async fn a_truncated_result_file_is_refused_with_its_name_and_format() {
     let out = out_dir("import-truncated");
-    let whole = std::fs::read_to_string(repo().join("tests/imports/guidellm/benchmarks.json")).unwrap();
+    let whole =
+        std::fs::read_to_string(repo().join("tests/imports/guidellm/benchmarks.json")).unwrap();
     let cut = out.join("benchmarks.json");
     std::fs::write(&cut, &whole[..whole.len() / 2]).unwrap();
     let output = infermeter(
-        &["import", cut.to_str().unwrap(), "-o", out.join("r.json").to_str().unwrap()],
+        &[
+            "import",
+            cut.to_str().unwrap(),
+            "-o",
+            out.join("r.json").to_str().unwrap(),
+        ],
         &[],
     )
     .await;

@@ -447,10 +447,7 @@ pub struct StreamSmoothness {
 /// The stalls and jitter of `level`'s completed requests; `None` without per-request columns
 /// or without their stream gaps (an imported tool that did not record them).
 pub fn stream_smoothness(level: &Level) -> Option<StreamSmoothness> {
-    let columns = level
-        .per_request
-        .as_ref()
-        .filter(|c| c.has_smoothness())?;
+    let columns = level.per_request.as_ref().filter(|c| c.has_smoothness())?;
     let completed = || (0..columns.len()).filter(|&i| columns.status[i] == RequestColumns::OK);
     let mut jitters: Vec<f64> = completed()
         .map(|i| columns.jitter[i])
@@ -576,7 +573,7 @@ fn why_absent(report: &Report) -> String {
         .metadata
         .provenance
         .as_ref()
-        .and_then(|p| p.absent.get("per_request"));
+        .and_then(|p| p.absent.get(crate::import::absent::PER_REQUEST));
     if report.series.iter().all(|s| s.levels.is_empty()) {
         "The report has no measured levels.".into()
     } else if let Some(why) = imported {

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::json::{numbers, Obj};
 use super::level::{columns, decode_speeds, most_in_flight, Figures, Request};
-use super::{detect, Format, FormatError, ImportError, Input, Run, RunLevel};
+use super::{absent, detect, Format, FormatError, ImportError, Input, Run, RunLevel};
 use crate::schema::{
     Arrivals, EngineInfo, ErrorKind, Level, LevelMetrics, LoadMode, Measurement, Provenance,
     RequestColumns, RequestCounts, TokenSource,
@@ -24,7 +24,9 @@ const TOOL: &str = "AIPerf";
 
 /// Whether `value` is one line of `profile_export.jsonl`: a request's `metadata` and `metrics`.
 pub(crate) fn is_record(value: &Value) -> bool {
-    value.get("metadata").is_some_and(|m| m.get("benchmark_phase").is_some())
+    value
+        .get("metadata")
+        .is_some_and(|m| m.get("benchmark_phase").is_some())
         && (value.get("metrics").is_some() || value.get("error").is_some())
 }
 
@@ -36,6 +38,8 @@ pub(crate) struct Records<'a> {
     used: Vec<Cell<bool>>,
 }
 
+/// A records file's measured requests, and each one's start and end (seconds).
+#[derive(Default)]
 struct Parsed {
     requests: Vec<Request>,
     spans: Vec<(f64, f64)>,
@@ -71,16 +75,11 @@ impl<'a> Records<'a> {
         self.pairs.iter().position(|(s, _, _)| *s == summary)
     }
 
+    /// The records paired with the summary at `summary`, for the summary's reader.
     fn for_summary(&self, summary: usize) -> Option<&Parsed> {
         let i = self.index(summary)?;
         self.used[i].set(true);
         Some(&self.pairs[i].2)
-    }
-
-    /// The records paired with the summary at `summary`, for the summary's reader.
-    pub(crate) fn requests_for(&self, summary: usize) -> Option<(&[Request], &[(f64, f64)])> {
-        self.for_summary(summary)
-            .map(|p| (p.requests.as_slice(), p.spans.as_slice()))
     }
 
     pub(crate) fn name_for(&self, summary: usize) -> Option<&'a str> {
@@ -197,7 +196,11 @@ fn scalar(top: &Obj<'_>, name: &str) -> Result<Option<f64>, String> {
     }
 }
 
-pub(crate) fn read(value: &Value, records: &Records<'_>, position: usize) -> Result<Vec<Run>, FormatError> {
+pub(crate) fn read(
+    value: &Value,
+    records: &Records<'_>,
+    position: usize,
+) -> Result<Vec<Run>, FormatError> {
     let top = Obj::new(value, "").map_err(|m| FormatError::new(TOOL, m))?;
     let schema = top.opt_str("schema_version").unwrap_or("absent");
     let version = top.opt_str("aiperf_version").map(str::to_string);
@@ -218,7 +221,9 @@ pub(crate) fn read(value: &Value, records: &Records<'_>, position: usize) -> Res
         .and_then(Value::as_str)
         .ok_or_else(|| fail("has no `input_config.models.items[0].name` (the model)".into()))?
         .to_string();
-    let endpoint = config.opt_obj("endpoint", "input_config.endpoint").map_err(&fail)?;
+    let endpoint = config
+        .opt_obj("endpoint", "input_config.endpoint")
+        .map_err(&fail)?;
     let phase = config
         .opt_array("phases")
         .map_err(&fail)?
@@ -251,11 +256,15 @@ pub(crate) fn read(value: &Value, records: &Records<'_>, position: usize) -> Res
     let ok_count = scalar(&top, "request_count")
         .map_err(&fail)?
         .ok_or_else(|| fail("has no `request_count`".into()))?;
-    let errored = scalar(&top, "error_request_count").map_err(&fail)?.unwrap_or(0.0);
+    let errored = scalar(&top, "error_request_count")
+        .map_err(&fail)?
+        .unwrap_or(0.0);
     let duration = scalar(&top, "benchmark_duration")
         .map_err(&fail)?
         .ok_or_else(|| fail("has no `benchmark_duration`".into()))?;
-    let (requests, spans) = records.requests_for(position).unwrap_or((&[], &[]));
+    let none = Parsed::default();
+    let parsed = records.for_summary(position).unwrap_or(&none);
+    let (requests, spans) = (parsed.requests.as_slice(), parsed.spans.as_slice());
     let ok_samples = |f: fn(&Request) -> Option<f64>| -> Option<Vec<f64>> {
         (!requests.is_empty()).then(|| {
             requests
@@ -266,8 +275,7 @@ pub(crate) fn read(value: &Value, records: &Records<'_>, position: usize) -> Res
         })
     };
     let dist = |name: &str, scale: f64, samples: Option<Vec<f64>>| {
-        figures(&top, name, scale)
-            .map(|f| f.and_then(|f| f.distribution(samples.as_deref())))
+        figures(&top, name, scale).map(|f| f.and_then(|f| f.distribution(samples.as_deref())))
     };
     let metrics = LevelMetrics {
         ttft_s: dist("time_to_first_token", 1e-3, ok_samples(|r| r.ttft_s)).map_err(&fail)?,
@@ -288,7 +296,8 @@ pub(crate) fn read(value: &Value, records: &Records<'_>, position: usize) -> Res
     };
     if metrics.ttft_s.is_none() {
         return Err(fail(
-            "has no `time_to_first_token`: a run without --streaming, which has no TTFT to chart".into(),
+            "has no `time_to_first_token`: a run without --streaming, which has no TTFT to chart"
+                .into(),
         ));
     }
     let error_kinds: BTreeMap<ErrorKind, u64> = top
@@ -299,7 +308,9 @@ pub(crate) fn read(value: &Value, records: &Records<'_>, position: usize) -> Res
         .filter_map(|e| {
             let code = e.pointer("/error_details/code")?.as_u64()?;
             let count = e.get("count")?.as_u64()?;
-            (100..1000).contains(&code).then(|| (ErrorKind::Http(code as u16), count))
+            (100..1000)
+                .contains(&code)
+                .then_some((ErrorKind::Http(code as u16), count))
         })
         .collect();
     let level = Level {
@@ -327,21 +338,26 @@ pub(crate) fn read(value: &Value, records: &Records<'_>, position: usize) -> Res
     let mut absent = BTreeMap::new();
     if requests.is_empty() {
         absent.insert(
-            "per_request".into(),
+            absent::PER_REQUEST.into(),
             "AIPerf summary without records (profile_export.jsonl): no goodput".into(),
         );
     }
     absent.insert(
-        "itl".into(),
+        absent::ITL.into(),
         "AIPerf measures inter-token latency per request ((latency − TTFT) / (output − 1)), shown as TPOT; it has no pooled per-token ITL".into(),
     );
     absent.insert(
-        "power".into(),
+        absent::POWER.into(),
         "GPU power is in AIPerf's separate telemetry export, not read here".into(),
     );
     let run_info = top.opt_obj("run_info", "run_info").map_err(&fail)?;
     let api = endpoint.and_then(|e| e.opt_str("type")).map(|t| {
-        if t.contains("chat") { "chat" } else { "completions" }.to_string()
+        if t.contains("chat") {
+            "chat"
+        } else {
+            "completions"
+        }
+        .to_string()
     });
     let base_url = endpoint
         .and_then(|e| e.get("urls"))
@@ -353,7 +369,9 @@ pub(crate) fn read(value: &Value, records: &Records<'_>, position: usize) -> Res
             tool: TOOL.into(),
             version,
             format: Some(format!("export schema {schema}")),
-            command: run_info.and_then(|r| r.opt_str("cli_command")).map(str::to_string),
+            command: run_info
+                .and_then(|r| r.opt_str("cli_command"))
+                .map(str::to_string),
             files: Vec::new(),
             absent,
         },
@@ -365,7 +383,10 @@ pub(crate) fn read(value: &Value, records: &Records<'_>, position: usize) -> Res
             ..EngineInfo::default()
         },
         gpu: None,
-        started_at: top.opt_str("start_time").unwrap_or("not recorded").to_string(),
+        started_at: top
+            .opt_str("start_time")
+            .unwrap_or("not recorded")
+            .to_string(),
         finished_at: top.opt_str("end_time").map(str::to_string),
         labels: BTreeMap::new(),
         measurement: measurement(),
@@ -398,7 +419,8 @@ fn measurement() -> Measurement {
     ];
     Measurement {
         output_token_source: TokenSource::Tokenizer,
-        ttft_definition: "AIPerf: from the request's start to the first response carrying content".into(),
+        ttft_definition: "AIPerf: from the request's start to the first response carrying content"
+            .into(),
         pooling: pooling
             .into_iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::json::Obj;
 use super::level::{columns, decode_speeds, most_in_flight, Figures, Request};
-use super::{FormatError, Run, RunLevel};
+use super::{absent, FormatError, Run, RunLevel};
 use crate::schema::{
     Arrivals, EngineInfo, Level, LevelMetrics, LoadMode, Measurement, Provenance, RequestColumns,
     RequestCounts, TokenSource,
@@ -84,13 +84,15 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
         }
         levels.push(level);
     }
-    absent.insert(
-        "power".into(),
-        "guidellm records no GPU power".into(),
-    );
-    let api = backend
-        .and_then(|b| b.opt_str("request_format"))
-        .map(|f| if f.contains("chat") { "chat" } else { "completions" }.to_string());
+    absent.insert(absent::POWER.into(), "guidellm records no GPU power".into());
+    let api = backend.and_then(|b| b.opt_str("request_format")).map(|f| {
+        if f.contains("chat") {
+            "chat"
+        } else {
+            "completions"
+        }
+        .to_string()
+    });
     let profile = top
         .get("config")
         .and_then(|c| c.pointer("/spec/profile/kind"))
@@ -111,7 +113,9 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
         engine: EngineInfo {
             name: "not recorded".into(),
             api,
-            base_url: backend.and_then(|b| b.opt_str("target")).map(str::to_string),
+            base_url: backend
+                .and_then(|b| b.opt_str("target"))
+                .map(str::to_string),
             ..EngineInfo::default()
         },
         gpu: None,
@@ -136,7 +140,12 @@ fn read_benchmark(b: &Obj<'_>, absent: &mut BTreeMap<String, String>) -> Result<
     let n = |key: &str| strategy.opt_num(key);
     let (mode, arrivals, key, rate) = match kind {
         "synchronous" => (LoadMode::Peak, None, 1.0, None),
-        "concurrent" => (LoadMode::Peak, None, n("streams")?.ok_or("a concurrent strategy without `streams`")?, None),
+        "concurrent" => (
+            LoadMode::Peak,
+            None,
+            n("streams")?.ok_or("a concurrent strategy without `streams`")?,
+            None,
+        ),
         "throughput" => (
             LoadMode::Burst,
             None,
@@ -165,9 +174,18 @@ fn read_benchmark(b: &Obj<'_>, absent: &mut BTreeMap<String, String>) -> Result<
     };
     let requests = requests(b, &counts, absent)?;
     let ok_samples = |f: fn(&Request) -> Option<f64>| -> Option<Vec<f64>> {
-        (!requests.is_empty()).then(|| requests.iter().filter(|r| r.is_ok()).filter_map(f).collect())
+        (!requests.is_empty()).then(|| {
+            requests
+                .iter()
+                .filter(|r| r.is_ok())
+                .filter_map(f)
+                .collect()
+        })
     };
-    let stat = |name: &str, scale: f64, samples: Option<Vec<f64>>| -> Result<Option<Distribution>, String> {
+    let stat = |name: &str,
+                scale: f64,
+                samples: Option<Vec<f64>>|
+     -> Result<Option<Distribution>, String> {
         Ok(summary(&metrics, name, "successful")?
             .and_then(|f| f.scaled(scale).distribution(samples.as_deref())))
     };
@@ -188,7 +206,9 @@ fn read_benchmark(b: &Obj<'_>, absent: &mut BTreeMap<String, String>) -> Result<
         ..LevelMetrics::default()
     };
     if level_metrics.ttft_s.is_none() {
-        return Err("has no TTFT (`metrics.time_to_first_token_ms`): a run without streaming".into());
+        return Err(
+            "has no TTFT (`metrics.time_to_first_token_ms`): a run without streaming".into(),
+        );
     }
     let mean = |name: &str, part: &str| -> Result<Option<f64>, String> {
         Ok(summary(&metrics, name, part)?.and_then(|f| f.mean))
@@ -259,7 +279,10 @@ fn requests(
     absent: &mut BTreeMap<String, String>,
 ) -> Result<Vec<Request>, String> {
     let Some(lists) = b.opt_obj("requests", "requests")? else {
-        absent.insert("per_request".into(), "guidellm file without its requests: no goodput".into());
+        absent.insert(
+            absent::PER_REQUEST.into(),
+            "guidellm file without its requests: no goodput".into(),
+        );
         return Ok(Vec::new());
     };
     let mut requests = Vec::new();
@@ -273,7 +296,10 @@ fn requests(
             let ok = status == RequestColumns::OK;
             requests.push(Request {
                 status,
-                ttft_s: r.opt_num("time_to_first_token_ms")?.map(|v| v * 1e-3).filter(|_| ok),
+                ttft_s: r
+                    .opt_num("time_to_first_token_ms")?
+                    .map(|v| v * 1e-3)
+                    .filter(|_| ok),
                 e2e_s: r.opt_num("request_latency")?.filter(|_| ok),
                 output_tokens: r.opt_num("output_tokens")?.map(|v| v as u32),
                 gaps_s: None,
@@ -282,7 +308,7 @@ fn requests(
     }
     if requests.len() as u64 != counts.total() {
         absent.insert(
-            "per_request".into(),
+            absent::PER_REQUEST.into(),
             format!(
                 "guidellm kept a sample of {} of {} requests: no goodput, which needs every request",
                 requests.len(),
@@ -292,7 +318,7 @@ fn requests(
         return Ok(Vec::new());
     }
     absent.insert(
-        "stalls".into(),
+        absent::STALLS.into(),
         "guidellm keeps no token gaps per request: stalls and jitter are not known, and an SLO's stall bound is not applied".into(),
     );
     Ok(requests)

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::json::Obj;
 use super::level::Figures;
-use super::{FormatError, Run, RunLevel};
+use super::{absent, FormatError, Run, RunLevel};
 use crate::schema::{
     EngineInfo, Level, LevelMetrics, LoadMode, Measurement, Provenance, RequestCounts, TokenSource,
 };
@@ -27,9 +27,11 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
     let top = Obj::new(value, "").map_err(fail)?;
     let load = top.obj("load_summary", "load_summary").map_err(fail)?;
     let successes = top.obj("successes", "successes").map_err(fail)?;
-    let latency = successes
-        .obj("latency", "successes.latency")
-        .map_err(|m| fail(format!("{m}: not a report this reader knows (tested on {TESTED})")))?;
+    let latency = successes.obj("latency", "successes.latency").map_err(|m| {
+        fail(format!(
+            "{m}: not a report this reader knows (tested on {TESTED})"
+        ))
+    })?;
     let duration = top.num("benchmark_time_seconds").map_err(fail)?;
     let (mode, key, rate) = match (
         load.opt_num("concurrency").map_err(fail)?,
@@ -51,7 +53,10 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
         .transpose()
         .map_err(fail)?
         .unwrap_or(0.0);
-    let stat = |within: &Obj<'_>, name: &str, count: Option<f64>| -> Result<Option<Distribution>, String> {
+    let stat = |within: &Obj<'_>,
+                name: &str,
+                count: Option<f64>|
+     -> Result<Option<Distribution>, String> {
         let Some(figures) = within.opt_obj(name, name)? else {
             return Ok(None);
         };
@@ -103,17 +108,20 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
     };
     let mut absent = BTreeMap::new();
     absent.insert(
-        "per_request".into(),
+        absent::PER_REQUEST.into(),
         "inference-perf's stage reports hold no per-request figures (its per-request report does not say which stage a request belongs to): no goodput".into(),
     );
-    absent.insert("power".into(), "inference-perf's lifecycle reports hold no GPU power".into());
     absent.insert(
-        "model".into(),
+        absent::POWER.into(),
+        "inference-perf's lifecycle reports hold no GPU power".into(),
+    );
+    absent.insert(
+        absent::MODEL.into(),
         "inference-perf's stage reports do not name the model (its config.yaml does)".into(),
     );
     if mode == LoadMode::Rate {
         absent.insert(
-            "concurrency".into(),
+            absent::CONCURRENCY.into(),
             "inference-perf's rate stages record no requests in flight: the stages are placed in order of their rates".into(),
         );
     }

@@ -77,11 +77,7 @@ impl<'a> Obj<'a> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::Array(items)) => Ok(Some(items)),
-            Some(other) => Err(format!(
-                "`{}` is {}, not a list",
-                self.at(key),
-                kind(other)
-            )),
+            Some(other) => Err(format!("`{}` is {}, not a list", self.at(key), kind(other))),
         }
     }
 

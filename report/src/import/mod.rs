@@ -28,6 +28,20 @@ mod json;
 mod level;
 mod vllm;
 
+/// The keys of [`Provenance::absent`]: what a tool's files lack.
+pub mod absent {
+    /// Per-request figures, so goodput.
+    pub const PER_REQUEST: &str = "per_request";
+    pub const POWER: &str = "power";
+    /// A pooled per-token ITL.
+    pub const ITL: &str = "itl";
+    /// Stream gaps per request, so stalls and jitter.
+    pub const STALLS: &str = "stalls";
+    pub const MODEL: &str = "model";
+    /// Requests in flight at a rate.
+    pub const CONCURRENCY: &str = "concurrency";
+}
+
 /// One input: a file's name (for messages) and its text.
 #[derive(Debug, Clone, Copy)]
 pub struct Input<'a> {

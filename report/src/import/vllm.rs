@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::json::{numbers, Obj};
 use super::level::{columns, decode_speeds, Figures, Request};
-use super::{FormatError, Run, RunLevel};
+use super::{absent, FormatError, Run, RunLevel};
 use crate::schema::{
     Arrivals, EngineInfo, Level, LevelMetrics, LoadMode, Measurement, Provenance, RequestColumns,
     RequestCounts, TokenSource,
@@ -68,7 +68,13 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
         })
     };
     let ok = |f: fn(&Request) -> Option<f64>| -> Option<Vec<f64>> {
-        (!requests.is_empty()).then(|| requests.iter().filter(|r| r.is_ok()).filter_map(f).collect())
+        (!requests.is_empty()).then(|| {
+            requests
+                .iter()
+                .filter(|r| r.is_ok())
+                .filter_map(f)
+                .collect()
+        })
     };
     let gaps = (!requests.is_empty()).then(|| {
         requests
@@ -138,12 +144,12 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
     let mut absent = BTreeMap::new();
     if requests.is_empty() {
         absent.insert(
-            "per_request".into(),
+            absent::PER_REQUEST.into(),
             "vLLM result saved without --save-detailed: no per-request TTFTs, so no goodput, decode speeds or token counts per request".into(),
         );
     }
     absent.insert(
-        "power".into(),
+        absent::POWER.into(),
         "vLLM bench serve records no GPU power".into(),
     );
     let labels: BTreeMap<String, String> = top
@@ -168,7 +174,12 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
         engine: EngineInfo {
             name: "not recorded".into(),
             api: backend.map(|b| {
-                if b.contains("chat") { "chat" } else { "completions" }.to_string()
+                if b.contains("chat") {
+                    "chat"
+                } else {
+                    "completions"
+                }
+                .to_string()
             }),
             ..EngineInfo::default()
         },
@@ -415,7 +426,8 @@ fn measurement() -> Measurement {
     ];
     Measurement {
         output_token_source: TokenSource::Usage,
-        ttft_definition: "vLLM bench serve: from sending the request to the first chunk carrying text".into(),
+        ttft_definition:
+            "vLLM bench serve: from sending the request to the first chunk carrying text".into(),
         pooling: pooling
             .into_iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))

@@ -48,10 +48,16 @@ const STAGE: &str = "inference-perf/stage_1_lifecycle_metrics.json";
 #[test]
 fn formats_are_told_by_content() {
     assert_eq!(detect(&fixture(AIPERF)), Some(Format::AiperfSummary));
-    assert_eq!(detect(&fixture(AIPERF_RECORDS)), Some(Format::AiperfRecords));
+    assert_eq!(
+        detect(&fixture(AIPERF_RECORDS)),
+        Some(Format::AiperfRecords)
+    );
     assert_eq!(detect(&fixture(GUIDELLM)), Some(Format::Guidellm));
     assert_eq!(detect(&fixture(STAGE)), Some(Format::InferencePerf));
-    assert_eq!(detect(r#"{"completed": 3, "duration": 1.0, "backend": "openai"}"#), Some(Format::Vllm));
+    assert_eq!(
+        detect(r#"{"completed": 3, "duration": 1.0, "backend": "openai"}"#),
+        Some(Format::Vllm)
+    );
     let own = std::fs::read_to_string(
         PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap())
             .join("../data/reports/sample-synthetic.json"),
@@ -60,7 +66,10 @@ fn formats_are_told_by_content() {
     assert_eq!(detect(&own), Some(Format::Infermeter));
     // Cut short, a file is still known by the keys only its tool writes.
     let guidellm = fixture(GUIDELLM);
-    assert_eq!(detect(&guidellm[..guidellm.len() / 3]), Some(Format::Guidellm));
+    assert_eq!(
+        detect(&guidellm[..guidellm.len() / 3]),
+        Some(Format::Guidellm)
+    );
     assert_eq!(detect("{\"name\": 1}"), None);
 }
 
@@ -90,13 +99,20 @@ fn aiperf_summary_with_records_has_goodput_and_without_says_why() {
     let ttft = without.series[0].levels[0].metrics.ttft_s.unwrap();
     assert!(ttft.p999.is_none() && ttft.p99.is_some());
     let why = &without.metadata.provenance.as_ref().unwrap().absent["per_request"];
-    assert_eq!(why, "AIPerf summary without records (profile_export.jsonl): no goodput");
+    assert_eq!(
+        why,
+        "AIPerf summary without records (profile_export.jsonl): no goodput"
+    );
 }
 
 #[test]
 fn guidellm_benchmarks_are_levels_with_requests_but_no_gaps() {
     let report = one(&[("benchmarks.json", &fixture(GUIDELLM))]);
-    let loads: Vec<u32> = report.series[0].levels.iter().map(|l| l.concurrency).collect();
+    let loads: Vec<u32> = report.series[0]
+        .levels
+        .iter()
+        .map(|l| l.concurrency)
+        .collect();
     assert_eq!(loads, [1, 4]);
     let columns = report.series[0].levels[1].per_request.as_ref().unwrap();
     assert!(!columns.has_smoothness(), "guidellm keeps no token gaps");
@@ -108,15 +124,33 @@ fn guidellm_benchmarks_are_levels_with_requests_but_no_gaps() {
 #[test]
 fn inference_perf_stages_join_into_one_report() {
     let report = one(&[
-        ("stage_0.json", &fixture("inference-perf/stage_0_lifecycle_metrics.json")),
+        (
+            "stage_0.json",
+            &fixture("inference-perf/stage_0_lifecycle_metrics.json"),
+        ),
         ("stage_1.json", &fixture(STAGE)),
     ]);
-    let loads: Vec<u32> = report.series[0].levels.iter().map(|l| l.concurrency).collect();
+    let loads: Vec<u32> = report.series[0]
+        .levels
+        .iter()
+        .map(|l| l.concurrency)
+        .collect();
     assert_eq!(loads, [1, 4]);
-    assert!(report.metadata.provenance.as_ref().unwrap().absent.contains_key("per_request"));
+    assert!(report
+        .metadata
+        .provenance
+        .as_ref()
+        .unwrap()
+        .absent
+        .contains_key("per_request"));
     // The same stage twice is two runs of one load: two reports, to compare.
     let stage = fixture(STAGE);
-    assert_eq!(read(&[("a.json", &stage), ("b.json", &stage)]).unwrap().len(), 2);
+    assert_eq!(
+        read(&[("a.json", &stage), ("b.json", &stage)])
+            .unwrap()
+            .len(),
+        2
+    );
 }
 
 /// Every format cut short: refused with the file's name, the format and "cut short".
@@ -144,8 +178,16 @@ fn truncated_files_are_refused_naming_file_and_format() {
 /// A file of a version the reader does not know is refused by name and version.
 #[test]
 fn unknown_versions_are_refused_by_name_and_version() {
-    let aiperf = fixture(AIPERF).replacen("\"schema_version\": \"1.4\"", "\"schema_version\": \"2.0\"", 1);
-    let aiperf = aiperf.replacen("\"schema_version\":\"1.4\"", "\"schema_version\":\"2.0\"", 1);
+    let aiperf = fixture(AIPERF).replacen(
+        "\"schema_version\": \"1.4\"",
+        "\"schema_version\": \"2.0\"",
+        1,
+    );
+    let aiperf = aiperf.replacen(
+        "\"schema_version\":\"1.4\"",
+        "\"schema_version\":\"2.0\"",
+        1,
+    );
     let err = refused("profile_export_aiperf.json", &aiperf);
     assert!(err.to_string().contains("export schema 2.0"), "{err}");
     assert!(err.to_string().contains("AIPerf 0.13.0"), "{err}");
