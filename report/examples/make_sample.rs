@@ -225,40 +225,29 @@ fn level(
         ..Distribution::constant(f64::from(t))
     };
     let system_output_tok_s = f64::from(n) * decode;
+    let requests = RequestCounts {
+        ok: ok as u64,
+        ..RequestCounts::default()
+    };
+    let metrics = LevelMetrics {
+        ttft_s: Some(dist(ttft_s)),
+        itl_s: Some(dist(&itl_s)),
+        inter_chunk_s: Some(dist(&itl_s)),
+        tpot_s: Some(dist(&tpot)),
+        e2e_s: Some(dist(&e2e)),
+        decode_tok_s: Some(dist(&decode_s)),
+        prefill_tok_s: Some(dist(&prefill)),
+        queue_wait_s: Some(dist(queue_wait_s)),
+        input_tokens: Some(tokens(input)),
+        output_tokens: Some(tokens(output)),
+        first_answer_s: None,
+        reasoning_tokens: None,
+    };
     Level {
-        concurrency: n,
-        request_rate: None,
-        duration_s: 0.0,
-        requests: RequestCounts {
-            ok: ok as u64,
-            ..RequestCounts::default()
-        },
-        metrics: LevelMetrics {
-            ttft_s: Some(dist(ttft_s)),
-            itl_s: Some(dist(&itl_s)),
-            inter_chunk_s: Some(dist(&itl_s)),
-            tpot_s: Some(dist(&tpot)),
-            e2e_s: Some(dist(&e2e)),
-            decode_tok_s: Some(dist(&decode_s)),
-            prefill_tok_s: Some(dist(&prefill)),
-            queue_wait_s: Some(dist(queue_wait_s)),
-            input_tokens: Some(tokens(input)),
-            output_tokens: Some(tokens(output)),
-            first_answer_s: None,
-            reasoning_tokens: None,
-        },
-        system_output_tok_s,
         system_input_tok_s: Some(system_output_tok_s * f64::from(input) / f64::from(output)),
         requests_per_s: Some(system_output_tok_s / f64::from(output)),
-        power: None,
-        server: None,
-        client: None,
-        trials: None,
-        prompt_cache: None,
-        sessions: None,
-        trace: None,
-        timeline: None,
         per_request: Some(columns(output, ttft_s, &e2e, &tpot)),
+        ..Level::new(n, 0.0, requests, metrics, system_output_tok_s)
     }
 }
 

@@ -471,6 +471,39 @@ pub struct Level {
     pub per_request: Option<RequestColumns>,
 }
 
+impl Level {
+    /// A level of `concurrency` with its window, outcomes, distributions and throughput, and
+    /// nothing else: the base that importers, tools and tests complete with struct update
+    /// syntax, so a field added to levels is added here once.
+    pub fn new(
+        concurrency: u32,
+        duration_s: f64,
+        requests: RequestCounts,
+        metrics: LevelMetrics,
+        system_output_tok_s: f64,
+    ) -> Level {
+        Level {
+            concurrency,
+            request_rate: None,
+            duration_s,
+            requests,
+            metrics,
+            system_output_tok_s,
+            system_input_tok_s: None,
+            requests_per_s: None,
+            power: None,
+            server: None,
+            client: None,
+            trials: None,
+            prompt_cache: None,
+            sessions: None,
+            trace: None,
+            timeline: None,
+            per_request: None,
+        }
+    }
+}
+
 /// Seconds per tick: the times of [`RequestColumns`] are whole tenths of a millisecond, finer
 /// than the collector's timing error and short to write.
 pub const TICK_S: f64 = 1e-4;

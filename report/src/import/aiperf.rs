@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::json::{numbers, Obj};
-use super::level::{columns, decode_speeds, most_in_flight, Figures, Request};
+use super::level::{columns, decode_speeds, most_in_flight, successful, Figures, Request};
 use super::{absent, detect, Format, FormatError, ImportError, Input, Run, RunLevel};
 use crate::schema::{
     Arrivals, EngineInfo, ErrorKind, Level, LevelMetrics, LoadMode, Measurement, Provenance,
@@ -170,22 +170,21 @@ fn figures(top: &Obj<'_>, name: &str, scale: f64) -> Result<Option<Figures>, Str
     let Some(metric) = top.opt_obj(name, name)? else {
         return Ok(None);
     };
-    let n = |key: &str| metric.opt_num(key);
-    Ok(Some(
-        Figures {
-            count: n("count")?.map(|c| c as u64),
-            mean: n("avg")?,
-            p50: n("p50")?,
-            min: n("min")?,
-            max: n("max")?,
-            stddev: n("std")?,
-            p90: n("p90")?,
-            p95: n("p95")?,
-            p99: n("p99")?,
-            p999: None,
-        }
-        .scaled(scale),
-    ))
+    // AIPerf writes no p99.9.
+    let names = [
+        Some("count"),
+        Some("avg"),
+        Some("p50"),
+        Some("min"),
+        Some("max"),
+        Some("std"),
+        Some("p90"),
+        Some("p95"),
+        Some("p99"),
+        None,
+    ];
+    let figures = Figures::read(names, |k| metric.opt_num(k))?;
+    Ok(Some(figures.scaled(scale)))
 }
 
 /// A scalar of the summary (`{"unit": …, "avg": x}`).
@@ -265,15 +264,7 @@ pub(crate) fn read(
     let none = Parsed::default();
     let parsed = records.for_summary(position).unwrap_or(&none);
     let (requests, spans) = (parsed.requests.as_slice(), parsed.spans.as_slice());
-    let ok_samples = |f: fn(&Request) -> Option<f64>| -> Option<Vec<f64>> {
-        (!requests.is_empty()).then(|| {
-            requests
-                .iter()
-                .filter(|r| r.is_ok())
-                .filter_map(f)
-                .collect()
-        })
-    };
+    let ok_samples = |f: fn(&Request) -> Option<f64>| successful(requests, f);
     let dist = |name: &str, scale: f64, samples: Option<Vec<f64>>| {
         figures(&top, name, scale).map(|f| f.and_then(|f| f.distribution(samples.as_deref())))
     };
@@ -335,21 +326,14 @@ pub(crate) fn read(
         per_request: columns(requests),
         ..super::level::empty()
     };
-    let mut absent = BTreeMap::new();
-    if requests.is_empty() {
-        absent.insert(
-            absent::PER_REQUEST.into(),
-            "AIPerf summary without records (profile_export.jsonl): no goodput".into(),
-        );
-    }
-    absent.insert(
-        absent::ITL.into(),
-        "AIPerf measures inter-token latency per request ((latency − TTFT) / (output − 1)), shown as TPOT; it has no pooled per-token ITL".into(),
-    );
-    absent.insert(
-        absent::POWER.into(),
-        "GPU power is in AIPerf's separate telemetry export, not read here".into(),
-    );
+    let absent = super::absent_notes([
+        requests.is_empty().then_some((
+            absent::PER_REQUEST,
+            "AIPerf summary without records (profile_export.jsonl): no goodput",
+        )),
+        Some((absent::ITL, "AIPerf measures inter-token latency per request ((latency − TTFT) / (output − 1)), shown as TPOT; it has no pooled per-token ITL")),
+        Some((absent::POWER, "GPU power is in AIPerf's separate telemetry export, not read here")),
+    ]);
     let run_info = top.opt_obj("run_info", "run_info").map_err(&fail)?;
     let api = endpoint.and_then(|e| e.opt_str("type")).map(|t| {
         if t.contains("chat") {
@@ -409,7 +393,7 @@ fn mean_of(top: &Obj<'_>, name: &str) -> f64 {
 }
 
 fn measurement() -> Measurement {
-    let pooling = [
+    const POOLING: [(&str, &str); 6] = [
         ("ttft", "AIPerf: one sample per successful request, from the request's start to its first response with content"),
         ("tpot", "AIPerf's inter_token_latency: one sample per successful request, (latency − TTFT) / (output tokens − 1), as infermeter's TPOT"),
         ("inter_chunk", "AIPerf: every gap between successive response chunks of every successful request, pooled"),
@@ -417,15 +401,9 @@ fn measurement() -> Measurement {
         ("decode_tok_s", "AIPerf's output_token_throughput_per_user: one sample per successful request, the inverse of its inter-token latency"),
         ("throughput", "AIPerf: output tokens over the benchmark duration, first request to last response"),
     ];
-    Measurement {
-        output_token_source: TokenSource::Tokenizer,
-        ttft_definition: "AIPerf: from the request's start to the first response carrying content"
-            .into(),
-        pooling: pooling
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        steady_state: None,
-        connection_reuse: None,
-    }
+    super::measurement(
+        TokenSource::Tokenizer,
+        "AIPerf: from the request's start to the first response carrying content",
+        &POOLING,
+    )
 }

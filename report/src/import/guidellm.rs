@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::json::Obj;
-use super::level::{columns, decode_speeds, most_in_flight, Figures, Request};
+use super::level::{columns, decode_speeds, most_in_flight, successful, tpots, Figures, Request};
 use super::{absent, FormatError, Run, RunLevel};
 use crate::schema::{
     Arrivals, EngineInfo, Level, LevelMetrics, LoadMode, Measurement, Provenance, RequestColumns,
@@ -173,15 +173,7 @@ fn read_benchmark(b: &Obj<'_>, absent: &mut BTreeMap<String, String>) -> Result<
         error_kinds: BTreeMap::new(),
     };
     let requests = requests(b, &counts, absent)?;
-    let ok_samples = |f: fn(&Request) -> Option<f64>| -> Option<Vec<f64>> {
-        (!requests.is_empty()).then(|| {
-            requests
-                .iter()
-                .filter(|r| r.is_ok())
-                .filter_map(f)
-                .collect()
-        })
-    };
+    let ok_samples = |f: fn(&Request) -> Option<f64>| successful(&requests, f);
     let stat = |name: &str,
                 scale: f64,
                 samples: Option<Vec<f64>>|
@@ -189,10 +181,7 @@ fn read_benchmark(b: &Obj<'_>, absent: &mut BTreeMap<String, String>) -> Result<
         Ok(summary(&metrics, name, "successful")?
             .and_then(|f| f.scaled(scale).distribution(samples.as_deref())))
     };
-    let tpots = ok_samples(|r| {
-        let (ttft, e2e, out) = (r.ttft_s?, r.e2e_s?, r.output_tokens?);
-        (out > 1).then(|| (e2e - ttft) / f64::from(out - 1))
-    });
+    let tpots = tpots(&requests);
     let level_metrics = LevelMetrics {
         ttft_s: stat("time_to_first_token_ms", 1e-3, ok_samples(|r| r.ttft_s))?,
         itl_s: stat("inter_token_latency_ms", 1e-3, None)?,
@@ -257,18 +246,18 @@ fn summary(metrics: &Obj<'_>, name: &str, part: &str) -> Result<Option<Figures>,
             None => Ok(None),
         }
     };
-    Ok(Some(Figures {
-        count: n("count")?.map(|c| c as u64),
-        mean: n("mean")?,
-        p50: n("median")?.or(p("p50")?),
-        min: n("min")?,
-        max: n("max")?,
-        stddev: n("std_dev")?,
-        p90: p("p90")?,
-        p95: p("p95")?,
-        p99: p("p99")?,
-        p999: p("p999")?,
-    }))
+    // Figures at the top of the summary by name; percentiles under `percentiles`.
+    let names = [
+        "count", "mean", "median", "min", "max", "std_dev", "p90", "p95", "p99", "p999",
+    ];
+    Figures::read(names.map(Some), |k| {
+        if k.starts_with('p') {
+            p(k)
+        } else {
+            n(k)
+        }
+    })
+    .map(Some)
 }
 
 /// The benchmark's requests, when the file holds every one of them (guidellm may keep only a
@@ -365,23 +354,18 @@ fn unix_time(seconds: f64) -> String {
 }
 
 fn measurement() -> Measurement {
-    let pooling = [
+    const POOLING: [(&str, &str); 5] = [
         ("ttft", "guidellm: one sample per successful request, from the request's start to its first token"),
         ("itl", "guidellm's inter_token_latency: each successful request's (last token − first token) / (output tokens − 1), weighted by its tokens (infermeter pools every token gap instead)"),
         ("tpot", "infermeter's definition, (E2E − TTFT) / (output tokens − 1) per successful request, computed from guidellm's requests (guidellm's own time per output token includes the TTFT)"),
         ("e2e", "guidellm's request_latency: one sample per successful request"),
         ("throughput", "guidellm: output tokens per second of all requests over the benchmark, its mean"),
     ];
-    Measurement {
-        output_token_source: TokenSource::Usage,
-        ttft_definition: "guidellm: from the request's start to the first token received".into(),
-        pooling: pooling
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        steady_state: None,
-        connection_reuse: None,
-    }
+    super::measurement(
+        TokenSource::Usage,
+        "guidellm: from the request's start to the first token received",
+        &POOLING,
+    )
 }
 
 #[cfg(test)]

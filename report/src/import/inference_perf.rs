@@ -60,18 +60,22 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
         let Some(figures) = within.opt_obj(name, name)? else {
             return Ok(None);
         };
-        let n = |k: &str| figures.opt_num(k);
+        let names = [
+            None,
+            Some("mean"),
+            Some("median"),
+            Some("min"),
+            Some("max"),
+            None,
+            Some("p90"),
+            Some("p95"),
+            Some("p99"),
+            Some("p99.9"),
+        ];
+        let read = Figures::read(names, |k| figures.opt_num(k))?;
         Ok(Figures {
             count: count.map(|c| c as u64),
-            mean: n("mean")?,
-            p50: n("median")?,
-            min: n("min")?,
-            max: n("max")?,
-            stddev: None,
-            p90: n("p90")?,
-            p95: n("p95")?,
-            p99: n("p99")?,
-            p999: n("p99.9")?,
+            ..read
         }
         .distribution(None))
     };
@@ -106,25 +110,15 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
         requests_per_s: throughput.opt_num("requests_per_sec").map_err(fail)?,
         ..super::level::empty()
     };
-    let mut absent = BTreeMap::new();
-    absent.insert(
-        absent::PER_REQUEST.into(),
-        "inference-perf's stage reports hold no per-request figures (its per-request report does not say which stage a request belongs to): no goodput".into(),
-    );
-    absent.insert(
-        absent::POWER.into(),
-        "inference-perf's lifecycle reports hold no GPU power".into(),
-    );
-    absent.insert(
-        absent::MODEL.into(),
-        "inference-perf's stage reports do not name the model (its config.yaml does)".into(),
-    );
-    if mode == LoadMode::Rate {
-        absent.insert(
-            absent::CONCURRENCY.into(),
-            "inference-perf's rate stages record no requests in flight: the stages are placed in order of their rates".into(),
-        );
-    }
+    let absent = super::absent_notes([
+        Some((absent::PER_REQUEST, "inference-perf's stage reports hold no per-request figures (its per-request report does not say which stage a request belongs to): no goodput")),
+        Some((absent::POWER, "inference-perf's lifecycle reports hold no GPU power")),
+        Some((absent::MODEL, "inference-perf's stage reports do not name the model (its config.yaml does)")),
+        (mode == LoadMode::Rate).then_some((
+            absent::CONCURRENCY,
+            "inference-perf's rate stages record no requests in flight: the stages are placed in order of their rates",
+        )),
+    ]);
     let mean = |m: &Option<Distribution>| m.map_or(1.0, |d| d.mean);
     let (input_tokens, output_tokens) = (mean(&metrics.input_tokens), mean(&metrics.output_tokens));
     Ok(vec![Run {
@@ -158,21 +152,16 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
 }
 
 fn measurement() -> Measurement {
-    let pooling = [
+    const POOLING: [(&str, &str); 5] = [
         ("ttft", "inference-perf: one sample per successful streamed request, from its start to its first token"),
         ("tpot", "inference-perf: one sample per successful request, (last token − first token) / (output tokens − 1)"),
         ("itl", "inference-perf: every gap between successive tokens of every successful request, pooled"),
         ("e2e", "inference-perf's request_latency: one sample per successful request"),
         ("throughput", "inference-perf: output tokens of successful requests over the stage, first start to last end"),
     ];
-    Measurement {
-        output_token_source: TokenSource::Tokenizer,
-        ttft_definition: "inference-perf: from the request's start to the first token".into(),
-        pooling: pooling
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        steady_state: None,
-        connection_reuse: None,
-    }
+    super::measurement(
+        TokenSource::Tokenizer,
+        "inference-perf: from the request's start to the first token",
+        &POOLING,
+    )
 }

@@ -22,6 +22,34 @@ pub(crate) struct Figures {
 }
 
 impl Figures {
+    /// A tool's statistics of one metric, read by the names the tool gives them, in the order
+    /// count, mean, median, min, max, standard deviation, p90, p95, p99, p99.9 (`None`: a figure
+    /// the tool never writes). `get` reads one name: absent is `None`, anything but a number an
+    /// error.
+    pub fn read(
+        names: [Option<&str>; 10],
+        get: impl Fn(&str) -> Result<Option<f64>, String>,
+    ) -> Result<Figures, String> {
+        let mut v = [None; 10];
+        for (slot, name) in v.iter_mut().zip(names) {
+            if let Some(name) = name {
+                *slot = get(name)?;
+            }
+        }
+        Ok(Figures {
+            count: v[0].map(|c| c as u64),
+            mean: v[1],
+            p50: v[2],
+            min: v[3],
+            max: v[4],
+            stddev: v[5],
+            p90: v[6],
+            p95: v[7],
+            p99: v[8],
+            p999: v[9],
+        })
+    }
+
     /// Every figure times `factor` (milliseconds to seconds: 1e-3); the count as it is.
     pub fn scaled(self, factor: f64) -> Figures {
         let s = |v: Option<f64>| v.map(|v| v * factor);
@@ -68,25 +96,13 @@ impl Figures {
 
 /// A level with nothing measured, for struct update syntax: a reader sets what its file has.
 pub(crate) fn empty() -> Level {
-    Level {
-        concurrency: 1,
-        request_rate: None,
-        duration_s: 0.0,
-        requests: RequestCounts::default(),
-        metrics: LevelMetrics::default(),
-        system_output_tok_s: 0.0,
-        system_input_tok_s: None,
-        requests_per_s: None,
-        power: None,
-        server: None,
-        client: None,
-        trials: None,
-        prompt_cache: None,
-        sessions: None,
-        trace: None,
-        timeline: None,
-        per_request: None,
-    }
+    Level::new(
+        1,
+        0.0,
+        RequestCounts::default(),
+        LevelMetrics::default(),
+        0.0,
+    )
 }
 
 /// One request as a tool recorded it.
@@ -126,6 +142,26 @@ pub(crate) fn columns(requests: &[Request]) -> Option<RequestColumns> {
         columns.jitter.clear();
     }
     Some(columns)
+}
+
+/// `f` of each successful request that has it; `None` without requests (a summary alone).
+pub(crate) fn successful(requests: &[Request], f: fn(&Request) -> Option<f64>) -> Option<Vec<f64>> {
+    (!requests.is_empty()).then(|| {
+        requests
+            .iter()
+            .filter(|r| r.is_ok())
+            .filter_map(f)
+            .collect()
+    })
+}
+
+/// Each successful request's time per output token, infermeter's definition:
+/// (E2E − TTFT) / (output tokens − 1), for requests of more than one token.
+pub(crate) fn tpots(requests: &[Request]) -> Option<Vec<f64>> {
+    successful(requests, |r| {
+        let (ttft, e2e, out) = (r.ttft_s?, r.e2e_s?, r.output_tokens?);
+        (out > 1).then(|| (e2e - ttft) / f64::from(out - 1))
+    })
 }
 
 /// The per-user decode speed of each successful request, infermeter's definition:

@@ -18,7 +18,7 @@ use crate::aggregate::rate_concurrency;
 use crate::load::{load_report, LoadError};
 use crate::schema::{
     Arrivals, EngineInfo, HardwareInfo, Level, LoadMode, Measurement, Metadata, ModelInfo,
-    Provenance, Report, RunStatus, Scenario, Series, SCHEMA_VERSION,
+    Provenance, Report, RunStatus, Scenario, Series, TokenSource, SCHEMA_VERSION,
 };
 
 mod aiperf;
@@ -302,6 +302,36 @@ pub(crate) struct RunLevel {
     /// What orders the series: concurrency, or the rate of a rate level.
     pub load: f64,
     pub level: Level,
+}
+
+/// How a tool measured: where its output token counts come from, when its TTFT ends, and per
+/// metric how it pools samples (its definitions, where they differ from infermeter's).
+pub(crate) fn measurement(
+    source: TokenSource,
+    ttft_definition: &str,
+    pooling: &[(&str, &str)],
+) -> Measurement {
+    Measurement {
+        output_token_source: source,
+        ttft_definition: ttft_definition.into(),
+        pooling: pooling
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        steady_state: None,
+        connection_reuse: None,
+    }
+}
+
+/// [`Provenance::absent`] from (key, why) pairs, those that apply.
+pub(crate) fn absent_notes<'a>(
+    notes: impl IntoIterator<Item = Option<(&'a str, &'a str)>>,
+) -> BTreeMap<String, String> {
+    notes
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 /// Runs of one tool and model into reports: levels join a report until one repeats a load

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::json::{numbers, Obj};
-use super::level::{columns, decode_speeds, Figures, Request};
+use super::level::{columns, decode_speeds, successful, tpots, Figures, Request};
 use super::{absent, FormatError, Run, RunLevel};
 use crate::schema::{
     Arrivals, EngineInfo, Level, LevelMetrics, LoadMode, Measurement, Provenance, RequestColumns,
@@ -67,15 +67,7 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
             .and_then(|f| f.distribution(samples.as_deref()))
         })
     };
-    let ok = |f: fn(&Request) -> Option<f64>| -> Option<Vec<f64>> {
-        (!requests.is_empty()).then(|| {
-            requests
-                .iter()
-                .filter(|r| r.is_ok())
-                .filter_map(f)
-                .collect()
-        })
-    };
+    let ok = |f: fn(&Request) -> Option<f64>| successful(&requests, f);
     let gaps = (!requests.is_empty()).then(|| {
         requests
             .iter()
@@ -83,10 +75,7 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
             .flat_map(|r| r.gaps_s.iter().flatten().copied())
             .collect::<Vec<f64>>()
     });
-    let tpots = ok(|r| {
-        let (ttft, e2e, out) = (r.ttft_s?, r.e2e_s?, r.output_tokens?);
-        (out > 1).then(|| (e2e - ttft) / f64::from(out - 1))
-    });
+    let tpots = tpots(&requests);
     let tokens = |f: fn(&Request) -> Option<f64>| {
         ok(f).and_then(|samples| Distribution::from_samples(&samples))
     };
@@ -141,17 +130,13 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
         per_request: columns(&requests),
         ..super::level::empty()
     };
-    let mut absent = BTreeMap::new();
-    if requests.is_empty() {
-        absent.insert(
-            absent::PER_REQUEST.into(),
-            "vLLM result saved without --save-detailed: no per-request TTFTs, so no goodput, decode speeds or token counts per request".into(),
-        );
-    }
-    absent.insert(
-        absent::POWER.into(),
-        "vLLM bench serve records no GPU power".into(),
-    );
+    let absent = super::absent_notes([
+        requests.is_empty().then_some((
+            absent::PER_REQUEST,
+            "vLLM result saved without --save-detailed: no per-request TTFTs, so no goodput, decode speeds or token counts per request",
+        )),
+        Some((absent::POWER, "vLLM bench serve records no GPU power")),
+    ]);
     let labels: BTreeMap<String, String> = top
         .map()
         .iter()
@@ -221,18 +206,20 @@ fn summary(top: &Obj<'_>, name: &str) -> Result<Option<Figures>, String> {
     if mean.is_none() && median.is_none() {
         return Ok(None);
     }
-    Ok(Some(Figures {
-        mean,
-        p50: median,
-        stddev: figure("std")?,
-        min: figure("p0")?,
-        p90: figure("p90")?,
-        p95: figure("p95")?,
-        p99: figure("p99")?,
-        p999: figure("p99.9")?,
-        max: figure("p100")?,
-        count: None,
-    }))
+    // `--metric-percentiles 0,…,100` name the minimum and maximum `p0` and `p100`.
+    let names = [
+        None,
+        Some("mean"),
+        Some("median"),
+        Some("p0"),
+        Some("p100"),
+        Some("std"),
+        Some("p90"),
+        Some("p95"),
+        Some("p99"),
+        Some("p99.9"),
+    ];
+    Figures::read(names, figure).map(Some)
 }
 
 /// E2E from the per-request `latencies` when every request succeeded (they then are the
@@ -416,7 +403,7 @@ fn started_at(date: Option<&str>) -> String {
 }
 
 fn measurement() -> Measurement {
-    let pooling = [
+    const POOLING: [(&str, &str); 6] = [
         ("ttft", "vLLM: one sample per successful request, from the request's send to the first chunk with content"),
         ("tpot", "vLLM: one sample per successful request of more than one token: (E2E − TTFT) / (output tokens − 1), as infermeter"),
         ("itl", "vLLM: every gap between successive content chunks of every successful request, pooled (a chunk of several tokens is one gap; infermeter spreads such a gap over its tokens)"),
@@ -424,15 +411,9 @@ fn measurement() -> Measurement {
         ("stddev", "vLLM's standard deviations are of the population (numpy's default), infermeter's of the sample"),
         ("throughput", "vLLM: output tokens of successful requests over the whole run, first send to last response"),
     ];
-    Measurement {
-        output_token_source: TokenSource::Usage,
-        ttft_definition:
-            "vLLM bench serve: from sending the request to the first chunk carrying text".into(),
-        pooling: pooling
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        steady_state: None,
-        connection_reuse: None,
-    }
+    super::measurement(
+        TokenSource::Usage,
+        "vLLM bench serve: from sending the request to the first chunk carrying text",
+        &POOLING,
+    )
 }
