@@ -232,21 +232,23 @@ fn live_inputs(tool: &str) -> Option<PathBuf> {
     let cache = std::env::var_os("INFERMETER_CACHE")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/infermeter"));
-    let peers = cache.join("peers");
-    let installed = std::fs::read_dir(&peers)
-        .ok()
-        .into_iter()
-        .flatten()
-        .filter_map(Result::ok)
-        .any(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with(&format!("{tool}-"))
-        });
+    // The version pinned in the root Cargo.toml's [workspace.metadata.tools], as setup.sh
+    // installs it.
+    let manifest = std::fs::read_to_string(repo().join("Cargo.toml")).unwrap();
+    let version = manifest
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .find(|(k, _)| k.trim() == tool)
+        .map(|(_, v)| v.trim().trim_matches('"').to_string())
+        .unwrap_or_else(|| panic!("{tool} is not pinned in Cargo.toml"));
+    let venv = cache.join("peers").join(format!("{tool}-{version}"));
     let tokenizer = std::env::var_os("INFERMETER_LLAMA_TOKENIZER").map(PathBuf::from);
-    let why = match (installed, &tokenizer) {
+    let why = match (venv.is_dir(), &tokenizer) {
         (true, Some(_)) => return tokenizer,
-        (false, _) => format!("{tool} is not installed in {}; run scripts/setup.sh", peers.display()),
+        (false, _) => format!(
+            "{tool} {version} is not installed in {}; run scripts/setup.sh",
+            venv.display()
+        ),
         (_, None) => "INFERMETER_LLAMA_TOKENIZER is not set; run engines/llama-cpp/setup.sh and export its TOKENIZER_DIR".into(),
     };
     if std::env::var("CI").is_ok_and(|v| v == "true") {
@@ -402,4 +404,38 @@ async fn a_truncated_result_file_is_refused_with_its_name_and_format() {
     assert!(stderr.contains("benchmarks.json"), "{stderr}");
     assert!(stderr.contains("guidellm benchmarks.json"), "{stderr}");
     assert!(stderr.contains("cut short"), "{stderr}");
+}
+
+/// `export` takes the tools' files and folders as `import` does, beside an infermeter report:
+/// the page it writes holds both, the imported one under its tool's name.
+#[tokio::test]
+async fn export_takes_the_tools_files_beside_an_infermeter_report() {
+    if !crate::viewer::embedded() {
+        return;
+    }
+    let fixtures = repo().join("tests/imports");
+    let out = out_dir("import-export");
+    let html = out.join("compare.html");
+    let args = [
+        "export".to_string(),
+        fixtures.join("aiperf/c4").display().to_string(),
+        fixtures.join("infermeter-sim.json").display().to_string(),
+        "-o".into(),
+        html.display().to_string(),
+    ];
+    let output = infermeter(&args, &[]).await;
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("id=\"infermeter-report-2\""),
+        "both reports inlined"
+    );
+    assert!(
+        page.contains("measured by AIPerf"),
+        "the imported report is inlined"
+    );
 }
