@@ -118,7 +118,9 @@ impl Distribution {
         if sorted.is_empty() {
             return None;
         }
-        sorted.sort_by(f64::total_cmp);
+        // Unstable: equal samples are the same bits, and the stable sort's code would weigh
+        // tens of kilobytes in the viewer's wasm.
+        sorted.sort_unstable_by(f64::total_cmp);
         let n = sorted.len();
         let mean = sorted.iter().sum::<f64>() / n as f64;
         let stddev = if n > 1 {

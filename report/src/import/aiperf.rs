@@ -183,7 +183,7 @@ fn figures(top: &Obj<'_>, name: &str, scale: f64) -> Result<Option<Figures>, Str
         Some("p99"),
         None,
     ];
-    let figures = Figures::read(names, |k| metric.opt_num(k))?;
+    let figures = Figures::read(names, &|k| metric.opt_num(k))?;
     Ok(Some(figures.scaled(scale)))
 }
 
@@ -207,34 +207,41 @@ pub(crate) fn read(
         "AIPerf {} summary (export schema {schema})",
         version.as_deref().unwrap_or("of unknown version")
     );
-    let fail = |message: String| FormatError::new(format.clone(), message);
+    read_run(&top, schema, version, records.for_summary(position))
+        .map(|run| vec![run])
+        .map_err(|message| FormatError::new(format, message))
+}
+
+fn read_run(
+    top: &Obj<'_>,
+    schema: &str,
+    version: Option<String>,
+    parsed: Option<&Parsed>,
+) -> Result<Run, String> {
     if !schema.starts_with("1.") {
-        return Err(fail(format!(
+        return Err(format!(
             "export schema {schema} is not one this reader knows (schema 1.x; tested on {TESTED}); update infermeter, or export the run again with AIPerf 0.13"
-        )));
+        ));
     }
-    let config = top.obj("input_config", "input_config").map_err(&fail)?;
+    let config = top.obj("input_config", "input_config")?;
     let model = config
         .get("models")
         .and_then(|m| m.pointer("/items/0/name"))
         .and_then(Value::as_str)
-        .ok_or_else(|| fail("has no `input_config.models.items[0].name` (the model)".into()))?
+        .ok_or("has no `input_config.models.items[0].name` (the model)")?
         .to_string();
-    let endpoint = config
-        .opt_obj("endpoint", "input_config.endpoint")
-        .map_err(&fail)?;
+    let endpoint = config.opt_obj("endpoint", "input_config.endpoint")?;
     let phase = config
-        .opt_array("phases")
-        .map_err(&fail)?
+        .opt_array("phases")?
         .and_then(|phases| {
             phases
                 .iter()
                 .find(|p| p.get("kind").and_then(Value::as_str) == Some("profiling"))
         })
-        .ok_or_else(|| fail("has no profiling phase in `input_config.phases` (the load)".into()))?;
-    let phase = Obj::new(phase, "input_config.phases[profiling]").map_err(&fail)?;
-    let rate = phase.opt_num("rate").map_err(&fail)?;
-    let concurrency = phase.opt_num("concurrency").map_err(&fail)?;
+        .ok_or("has no profiling phase in `input_config.phases` (the load)")?;
+    let phase = Obj::new(phase, "input_config.phases[profiling]")?;
+    let rate = phase.opt_num("rate")?;
+    let concurrency = phase.opt_num("concurrency")?;
     let (mode, arrivals, key) = match (rate, concurrency) {
         (Some(rate), _) => (
             LoadMode::Rate,
@@ -247,63 +254,49 @@ pub(crate) fn read(
         ),
         (None, Some(n)) => (LoadMode::Peak, None, n),
         (None, None) => {
-            return Err(fail(
-                "its profiling phase has neither a concurrency nor a request rate; only those loads are read".into(),
-            ))
+            return Err("its profiling phase has neither a concurrency nor a request rate; only those loads are read".into())
         }
     };
-    let ok_count = scalar(&top, "request_count")
-        .map_err(&fail)?
-        .ok_or_else(|| fail("has no `request_count`".into()))?;
-    let errored = scalar(&top, "error_request_count")
-        .map_err(&fail)?
-        .unwrap_or(0.0);
-    let duration = scalar(&top, "benchmark_duration")
-        .map_err(&fail)?
-        .ok_or_else(|| fail("has no `benchmark_duration`".into()))?;
+    let ok_count = scalar(&top, "request_count")?.ok_or("has no `request_count`")?;
+    let errored = scalar(&top, "error_request_count")?.unwrap_or(0.0);
+    let duration = scalar(&top, "benchmark_duration")?.ok_or("has no `benchmark_duration`")?;
     let none = Parsed::default();
-    let parsed = records.for_summary(position).unwrap_or(&none);
+    let parsed = parsed.unwrap_or(&none);
     let (requests, spans) = (parsed.requests.as_slice(), parsed.spans.as_slice());
     let ok_samples = |f: fn(&Request) -> Option<f64>| successful(requests, f);
     let dist = |name: &str, scale: f64, samples: Option<Vec<f64>>| {
         figures(&top, name, scale).map(|f| f.and_then(|f| f.distribution(samples.as_deref())))
     };
     let metrics = LevelMetrics {
-        ttft_s: dist("time_to_first_token", 1e-3, ok_samples(|r| r.ttft_s)).map_err(&fail)?,
-        e2e_s: dist("request_latency", 1e-3, ok_samples(|r| r.e2e_s)).map_err(&fail)?,
+        ttft_s: dist("time_to_first_token", 1e-3, ok_samples(|r| r.ttft_s))?,
+        e2e_s: dist("request_latency", 1e-3, ok_samples(|r| r.e2e_s))?,
         // AIPerf's inter-token latency is per request, (latency − TTFT) / (output − 1):
         // infermeter's TPOT. Its chunk gaps, pooled, are infermeter's inter-chunk latency.
-        tpot_s: dist("inter_token_latency", 1e-3, None).map_err(&fail)?,
-        inter_chunk_s: dist("inter_chunk_latency", 1e-3, None).map_err(&fail)?,
+        tpot_s: dist("inter_token_latency", 1e-3, None)?,
+        inter_chunk_s: dist("inter_chunk_latency", 1e-3, None)?,
         decode_tok_s: dist(
             "output_token_throughput_per_user",
             1.0,
             (!requests.is_empty()).then(|| decode_speeds(requests)),
-        )
-        .map_err(&fail)?,
-        input_tokens: dist("input_sequence_length", 1.0, None).map_err(&fail)?,
-        output_tokens: dist("output_sequence_length", 1.0, None).map_err(&fail)?,
+        )?,
+        input_tokens: dist("input_sequence_length", 1.0, None)?,
+        output_tokens: dist("output_sequence_length", 1.0, None)?,
         ..LevelMetrics::default()
     };
     if metrics.ttft_s.is_none() {
-        return Err(fail(
+        return Err(
             "has no `time_to_first_token`: a run without --streaming, which has no TTFT to chart"
                 .into(),
-        ));
+        );
     }
-    let error_kinds: BTreeMap<ErrorKind, u64> = top
-        .opt_array("error_summary")
-        .map_err(&fail)?
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|e| {
-            let code = e.pointer("/error_details/code")?.as_u64()?;
-            let count = e.get("count")?.as_u64()?;
-            (100..1000)
-                .contains(&code)
-                .then_some((ErrorKind::Http(code as u16), count))
-        })
-        .collect();
+    let mut error_kinds = BTreeMap::new();
+    for e in top.opt_array("error_summary")?.unwrap_or_default() {
+        let code = e.pointer("/error_details/code").and_then(Value::as_u64);
+        let count = e.get("count").and_then(Value::as_u64);
+        if let (Some(code @ 100..=999), Some(count)) = (code, count) {
+            *error_kinds.entry(ErrorKind::Http(code as u16)).or_insert(0) += count;
+        }
+    }
     let level = Level {
         concurrency: match mode {
             LoadMode::Rate => most_in_flight(spans.iter().copied()).unwrap_or(1),
@@ -318,15 +311,14 @@ pub(crate) fn read(
             error_kinds,
         },
         metrics,
-        system_output_tok_s: scalar(&top, "output_token_throughput")
-            .map_err(&fail)?
-            .ok_or_else(|| fail("has no `output_token_throughput`".into()))?,
-        system_input_tok_s: scalar(&top, "input_token_throughput").map_err(&fail)?,
-        requests_per_s: scalar(&top, "request_throughput").map_err(&fail)?,
+        system_output_tok_s: scalar(&top, "output_token_throughput")?
+            .ok_or("has no `output_token_throughput`")?,
+        system_input_tok_s: scalar(&top, "input_token_throughput")?,
+        requests_per_s: scalar(&top, "request_throughput")?,
         per_request: columns(requests),
         ..super::level::empty()
     };
-    let absent = super::absent_notes([
+    let absent = super::absent_notes(&[
         requests.is_empty().then_some((
             absent::PER_REQUEST,
             "AIPerf summary without records (profile_export.jsonl): no goodput",
@@ -334,7 +326,7 @@ pub(crate) fn read(
         Some((absent::ITL, "AIPerf measures inter-token latency per request ((latency − TTFT) / (output − 1)), shown as TPOT; it has no pooled per-token ITL")),
         Some((absent::POWER, "GPU power is in AIPerf's separate telemetry export, not read here")),
     ]);
-    let run_info = top.opt_obj("run_info", "run_info").map_err(&fail)?;
+    let run_info = top.opt_obj("run_info", "run_info")?;
     let api = endpoint.and_then(|e| e.opt_str("type")).map(|t| {
         if t.contains("chat") {
             "chat"
@@ -348,7 +340,7 @@ pub(crate) fn read(
         .and_then(|u| u.get(0))
         .and_then(Value::as_str)
         .map(str::to_string);
-    Ok(vec![Run {
+    Ok(Run {
         provenance: Provenance {
             tool: TOOL.into(),
             version,
@@ -382,7 +374,7 @@ pub(crate) fn read(
             load: key,
             level,
         }],
-    }])
+    })
 }
 
 fn mean_of(top: &Obj<'_>, name: &str) -> f64 {

@@ -38,27 +38,30 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
         "guidellm {} benchmarks.json (report format {report_format})",
         version.as_deref().unwrap_or("of unknown version")
     );
-    let fail = |message: String| FormatError::new(format.clone(), message);
+    read_run(&top, &report_format, version)
+        .map(|run| vec![run])
+        .map_err(|message| FormatError::new(format, message))
+}
+
+fn read_run(top: &Obj<'_>, report_format: &str, version: Option<String>) -> Result<Run, String> {
     if report_format != "2" {
-        return Err(fail(format!(
+        return Err(format!(
             "report format {report_format} is not one this reader knows (format 2; tested on {TESTED}); update infermeter, or run the benchmark again with guidellm 0.8"
-        )));
+        ));
     }
     let backend = top
         .get("config")
         .and_then(|c| c.pointer("/spec/backend"))
         .map(|b| Obj::new(b, "config.spec.backend"))
-        .transpose()
-        .map_err(&fail)?;
+        .transpose()?;
     let model = backend
         .and_then(|b| b.opt_str("model"))
-        .ok_or_else(|| fail("has no `config.spec.backend.model` (the model)".into()))?
+        .ok_or("has no `config.spec.backend.model` (the model)")?
         .to_string();
     let benchmarks = top
-        .opt_array("benchmarks")
-        .map_err(&fail)?
+        .opt_array("benchmarks")?
         .filter(|b| !b.is_empty())
-        .ok_or_else(|| fail("holds no benchmarks".into()))?;
+        .ok_or("holds no benchmarks")?;
     let mut levels = Vec::new();
     let mut absent = BTreeMap::new();
     let (mut input, mut output, mut weight) = (0.0, 0.0, 0.0);
@@ -66,7 +69,7 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
     let mut finished: Option<f64> = None;
     for (i, benchmark) in benchmarks.iter().enumerate() {
         let path = format!("benchmarks[{i}]");
-        let at = |m: String| fail(format!("{path}: {m}"));
+        let at = |m: String| format!("{path}: {m}");
         let b = Obj::new(benchmark, "").map_err(at)?;
         let level = read_benchmark(&b, &mut absent).map_err(at)?;
         let requests = level.level.requests.ok as f64;
@@ -97,7 +100,7 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
         .get("config")
         .and_then(|c| c.pointer("/spec/profile/kind"))
         .and_then(Value::as_str);
-    Ok(vec![Run {
+    Ok(Run {
         provenance: Provenance {
             tool: TOOL.into(),
             version,
@@ -126,7 +129,7 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
         input_tokens: if weight > 0.0 { input / weight } else { 1.0 },
         output_tokens: if weight > 0.0 { output / weight } else { 1.0 },
         levels,
-    }])
+    })
 }
 
 /// One benchmark as a level, noting in `absent` what its file lacks.
@@ -250,7 +253,7 @@ fn summary(metrics: &Obj<'_>, name: &str, part: &str) -> Result<Option<Figures>,
     let names = [
         "count", "mean", "median", "min", "max", "std_dev", "p90", "p95", "p99", "p999",
     ];
-    Figures::read(names.map(Some), |k| {
+    Figures::read(names.map(Some), &|k| {
         if k.starts_with('p') {
             p(k)
         } else {

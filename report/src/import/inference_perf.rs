@@ -23,35 +23,34 @@ const TOOL: &str = "inference-perf";
 const FORMAT: &str = "inference-perf lifecycle metrics report";
 
 pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
-    let fail = |message: String| FormatError::new(FORMAT, message);
-    let top = Obj::new(value, "").map_err(fail)?;
-    let load = top.obj("load_summary", "load_summary").map_err(fail)?;
-    let successes = top.obj("successes", "successes").map_err(fail)?;
-    let latency = successes.obj("latency", "successes.latency").map_err(|m| {
-        fail(format!(
-            "{m}: not a report this reader knows (tested on {TESTED})"
-        ))
-    })?;
-    let duration = top.num("benchmark_time_seconds").map_err(fail)?;
+    read_run(value)
+        .map(|run| vec![run])
+        .map_err(|message| FormatError::new(FORMAT, message))
+}
+
+fn read_run(value: &Value) -> Result<Run, String> {
+    let top = Obj::new(value, "")?;
+    let load = top.obj("load_summary", "load_summary")?;
+    let successes = top.obj("successes", "successes")?;
+    let latency = successes
+        .obj("latency", "successes.latency")
+        .map_err(|m| format!("{m}: not a report this reader knows (tested on {TESTED})"))?;
+    let duration = top.num("benchmark_time_seconds")?;
     let (mode, key, rate) = match (
-        load.opt_num("concurrency").map_err(fail)?,
-        load.opt_num("requested_rate").map_err(fail)?,
+        load.opt_num("concurrency")?,
+        load.opt_num("requested_rate")?,
     ) {
         (Some(n), _) => (LoadMode::Peak, n, None),
         (None, Some(rate)) => (LoadMode::Rate, rate, Some(rate)),
         (None, None) => {
-            return Err(fail(
-                "is the summary of every stage pooled (summary_lifecycle_metrics.json), which has no one load; open the stage_N_lifecycle_metrics.json files instead".into(),
-            ))
+            return Err("is the summary of every stage pooled (summary_lifecycle_metrics.json), which has no one load; open the stage_N_lifecycle_metrics.json files instead".into())
         }
     };
-    let ok = successes.num("count").map_err(fail)?;
+    let ok = successes.num("count")?;
     let failed = top
-        .opt_obj("failures", "failures")
-        .map_err(fail)?
+        .opt_obj("failures", "failures")?
         .map(|f| f.num("count"))
-        .transpose()
-        .map_err(fail)?
+        .transpose()?
         .unwrap_or(0.0);
     let stat = |within: &Obj<'_>,
                 name: &str,
@@ -72,7 +71,7 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
             Some("p99"),
             Some("p99.9"),
         ];
-        let read = Figures::read(names, |k| figures.opt_num(k))?;
+        let read = Figures::read(names, &|k| figures.opt_num(k))?;
         Ok(Figures {
             count: count.map(|c| c as u64),
             ..read
@@ -80,17 +79,15 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
         .distribution(None))
     };
     let metrics = LevelMetrics {
-        ttft_s: stat(&latency, "time_to_first_token", None).map_err(fail)?,
-        tpot_s: stat(&latency, "time_per_output_token", None).map_err(fail)?,
-        itl_s: stat(&latency, "inter_token_latency", None).map_err(fail)?,
-        e2e_s: stat(&latency, "request_latency", Some(ok)).map_err(fail)?,
-        input_tokens: stat(&successes, "prompt_tokens", None).map_err(fail)?,
-        output_tokens: stat(&successes, "output_len", None).map_err(fail)?,
+        ttft_s: stat(&latency, "time_to_first_token", None)?,
+        tpot_s: stat(&latency, "time_per_output_token", None)?,
+        itl_s: stat(&latency, "inter_token_latency", None)?,
+        e2e_s: stat(&latency, "request_latency", Some(ok))?,
+        input_tokens: stat(&successes, "prompt_tokens", None)?,
+        output_tokens: stat(&successes, "output_len", None)?,
         ..LevelMetrics::default()
     };
-    let throughput = successes
-        .obj("throughput", "successes.throughput")
-        .map_err(fail)?;
+    let throughput = successes.obj("throughput", "successes.throughput")?;
     let level = Level {
         concurrency: match mode {
             LoadMode::Peak => key.max(1.0) as u32,
@@ -105,12 +102,12 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
             errored: failed as u64,
             error_kinds: BTreeMap::new(),
         },
-        system_output_tok_s: throughput.num("output_tokens_per_sec").map_err(fail)?,
-        system_input_tok_s: throughput.opt_num("input_tokens_per_sec").map_err(fail)?,
-        requests_per_s: throughput.opt_num("requests_per_sec").map_err(fail)?,
+        system_output_tok_s: throughput.num("output_tokens_per_sec")?,
+        system_input_tok_s: throughput.opt_num("input_tokens_per_sec")?,
+        requests_per_s: throughput.opt_num("requests_per_sec")?,
         ..super::level::empty()
     };
-    let absent = super::absent_notes([
+    let absent = super::absent_notes(&[
         Some((absent::PER_REQUEST, "inference-perf's stage reports hold no per-request figures (its per-request report does not say which stage a request belongs to): no goodput")),
         Some((absent::POWER, "inference-perf's lifecycle reports hold no GPU power")),
         Some((absent::MODEL, "inference-perf's stage reports do not name the model (its config.yaml does)")),
@@ -121,7 +118,7 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
     ]);
     let mean = |m: &Option<Distribution>| m.map_or(1.0, |d| d.mean);
     let (input_tokens, output_tokens) = (mean(&metrics.input_tokens), mean(&metrics.output_tokens));
-    Ok(vec![Run {
+    Ok(Run {
         provenance: Provenance {
             tool: TOOL.into(),
             version: None,
@@ -148,7 +145,7 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
             load: key,
             level: Level { metrics, ..level },
         }],
-    }])
+    })
 }
 
 fn measurement() -> Measurement {

@@ -28,7 +28,7 @@ impl Figures {
     /// error.
     pub fn read(
         names: [Option<&str>; 10],
-        get: impl Fn(&str) -> Result<Option<f64>, String>,
+        get: &dyn Fn(&str) -> Result<Option<f64>, String>,
     ) -> Result<Figures, String> {
         let mut v = [None; 10];
         for (slot, name) in v.iter_mut().zip(names) {
@@ -180,20 +180,21 @@ pub(crate) fn decode_speeds(requests: &[Request]) -> Vec<f64> {
 /// The most requests in flight at once, from each request's start and end (seconds on one
 /// clock); `None` without any.
 pub(crate) fn most_in_flight(spans: impl Iterator<Item = (f64, f64)>) -> Option<u32> {
-    let mut events: Vec<(f64, i32)> = spans
-        .flat_map(|(start, end)| [(start, 1), (end, -1)])
-        .collect();
-    if events.is_empty() {
+    let (mut starts, mut ends): (Vec<f64>, Vec<f64>) = spans.unzip();
+    if starts.is_empty() {
         return None;
     }
-    // Ends before starts at the same instant: a request that ends as another starts frees its
-    // slot first.
-    events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    let mut now = 0;
+    starts.sort_unstable_by(f64::total_cmp);
+    ends.sort_unstable_by(f64::total_cmp);
+    // Each start, less the requests ended by then (one that ends as another starts frees its
+    // slot first).
+    let mut ended = 0;
     let mut most = 0;
-    for (_, step) in events {
-        now += step;
-        most = most.max(now);
+    for (i, start) in starts.iter().enumerate() {
+        while ended < ends.len() && ends[ended] <= *start {
+            ended += 1;
+        }
+        most = most.max(i + 1 - ended.min(i + 1));
     }
     Some(most as u32)
 }

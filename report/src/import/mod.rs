@@ -252,8 +252,12 @@ pub fn read(inputs: &[Input<'_>]) -> Result<Vec<Report>, ImportError> {
         });
     }
     reports.extend(assemble(runs));
-    reports.sort_by_key(|(position, _)| *position);
-    Ok(reports.into_iter().map(|(_, r)| r).collect())
+    // In the order of the inputs each report starts at (one report per position).
+    let mut ordered: Vec<Option<Report>> = inputs.iter().map(|_| None).collect();
+    for (position, report) in reports {
+        ordered[position] = Some(report);
+    }
+    Ok(ordered.into_iter().flatten().collect())
 }
 
 /// The tools whose files are read, as messages name them.
@@ -314,24 +318,27 @@ pub(crate) fn measurement(
     Measurement {
         output_token_source: source,
         ttft_definition: ttft_definition.into(),
-        pooling: pooling
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
+        pooling: text_map(&mut pooling.iter().copied()),
         steady_state: None,
         connection_reuse: None,
     }
 }
 
 /// [`Provenance::absent`] from (key, why) pairs, those that apply.
-pub(crate) fn absent_notes<'a>(
-    notes: impl IntoIterator<Item = Option<(&'a str, &'a str)>>,
+pub(crate) fn absent_notes(notes: &[Option<(&str, &str)>]) -> BTreeMap<String, String> {
+    text_map(&mut notes.iter().flatten().copied())
+}
+
+/// Text pairs as a map, inserted one by one: `collect` into a map sorts first, and each sort
+/// it instantiates weighs kilobytes in the viewer's wasm.
+pub(crate) fn text_map<'a>(
+    pairs: &mut dyn Iterator<Item = (&'a str, &'a str)>,
 ) -> BTreeMap<String, String> {
-    notes
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+    let mut map = BTreeMap::new();
+    for (k, v) in pairs {
+        map.insert(k.to_string(), v.to_string());
+    }
+    map
 }
 
 /// Runs of one tool and model into reports: levels join a report until one repeats a load
@@ -371,16 +378,23 @@ const SCENARIO_ID: &str = "imported";
 /// The model of a run whose files do not name it.
 pub(crate) const MODEL_NOT_RECORDED: &str = "not recorded";
 
-fn report_of(mut run: Run) -> Report {
-    run.levels
-        .sort_by(|a, b| a.mode.cmp(&b.mode).then(a.load.total_cmp(&b.load)));
+fn report_of(run: Run) -> Report {
+    // Each series' levels in order of load, placed one by one (no sort to instantiate).
+    let mut ordered: Vec<RunLevel> = Vec::with_capacity(run.levels.len());
+    for level in run.levels {
+        let at = ordered
+            .iter()
+            .position(|l| (l.mode, l.load) > (level.mode, level.load))
+            .unwrap_or(ordered.len());
+        ordered.insert(at, level);
+    }
     let mut series: Vec<Series> = Vec::new();
     for RunLevel {
         mode,
         arrivals,
         mut level,
         ..
-    } in run.levels
+    } in ordered
     {
         let at = series
             .iter()

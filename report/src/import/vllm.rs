@@ -36,27 +36,30 @@ const REQUIRED: [&str; 6] = [
 ];
 
 pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
-    let fail = |message: String| FormatError::new(FORMAT, message);
-    let top = Obj::new(value, "").map_err(fail)?;
+    read_run(value)
+        .map(|run| vec![run])
+        .map_err(|message| FormatError::new(FORMAT, message))
+}
+
+fn read_run(value: &Value) -> Result<Run, String> {
+    let top = Obj::new(value, "")?;
     if let Some(missing) = REQUIRED.iter().find(|k| !top.has(k)) {
-        return Err(fail(format!(
+        return Err(format!(
             "has no `{missing}`: not a result this reader knows (written by a vLLM older or newer than the one tested, {TESTED}); save it again with a recent `vllm bench serve --save-result`"
-        )));
-    }
-    if !top.has("mean_ttft_ms") {
-        return Err(fail(
-            "has no TTFT figures: a pooling (embedding) benchmark, or one run without a tokenizer; only generation benchmarks are read".into(),
         ));
     }
-    let completed = top.num("completed").map_err(fail)?;
-    let failed = top.num("failed").map_err(fail)?;
-    let duration = top.num("duration").map_err(fail)?;
-    let requests = per_request(&top).map_err(fail)?;
+    if !top.has("mean_ttft_ms") {
+        return Err("has no TTFT figures: a pooling (embedding) benchmark, or one run without a tokenizer; only generation benchmarks are read".into());
+    }
+    let completed = top.num("completed")?;
+    let failed = top.num("failed")?;
+    let duration = top.num("duration")?;
+    let requests = per_request(&top)?;
     let model = top
         .opt_str("model_id")
-        .ok_or_else(|| fail("has no `model_id`".into()))?
+        .ok_or("has no `model_id`")?
         .to_string();
-    let load = Load::of(&top).map_err(fail)?;
+    let load = Load::of(&top)?;
     // Every successful request has a TTFT and an E2E: their sample count is `completed`.
     let metric = |name: &str, samples: Option<Vec<f64>>| {
         summary(&top, name).map(|f| {
@@ -80,11 +83,9 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
         ok(f).and_then(|samples| Distribution::from_samples(&samples))
     };
     let input_lens = top
-        .opt_array("input_lens")
-        .map_err(fail)?
+        .opt_array("input_lens")?
         .map(|items| numbers(items, "input_lens"))
-        .transpose()
-        .map_err(fail)?;
+        .transpose()?;
     let input_samples: Option<Vec<f64>> = input_lens.map(|lens| {
         lens.iter()
             .zip(&requests)
@@ -93,16 +94,16 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
             .collect()
     });
     let metrics = LevelMetrics {
-        ttft_s: metric("ttft", ok(|r| r.ttft_s)).map_err(fail)?,
-        tpot_s: metric("tpot", tpots).map_err(fail)?,
-        itl_s: metric("itl", gaps).map_err(fail)?,
-        e2e_s: match metric("e2el", ok(|r| r.e2e_s)).map_err(fail)? {
+        ttft_s: metric("ttft", ok(|r| r.ttft_s))?,
+        tpot_s: metric("tpot", tpots)?,
+        itl_s: metric("itl", gaps)?,
+        e2e_s: match metric("e2el", ok(|r| r.e2e_s))? {
             Some(d) => Some(d),
             // vLLM summarises E2E only when asked (`--percentile-metrics …,e2el`), but keeps
             // every request's latency: with no failure among them, they are the successes'.
             None => match ok(|r| r.e2e_s) {
                 Some(samples) => Distribution::from_samples(&samples),
-                None => e2e_without_summary(&top, failed).map_err(fail)?,
+                None => e2e_without_summary(&top, failed)?,
             },
         },
         decode_tok_s: Distribution::from_samples(&decode_speeds(&requests)),
@@ -110,8 +111,8 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
         output_tokens: tokens(|r| r.output_tokens.map(f64::from)),
         ..LevelMetrics::default()
     };
-    let total_input = top.opt_num("total_input_tokens").map_err(fail)?;
-    let total_output = top.opt_num("total_output_tokens").map_err(fail)?;
+    let total_input = top.opt_num("total_input_tokens")?;
+    let total_output = top.opt_num("total_output_tokens")?;
     let per_request_mean = |total: Option<f64>| total.map_or(1.0, |t| t / completed.max(1.0));
     let level = Level {
         concurrency: load.concurrency(&requests, &top),
@@ -124,30 +125,31 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
             error_kinds: BTreeMap::new(),
         },
         metrics,
-        system_output_tok_s: top.num("output_throughput").map_err(fail)?,
+        system_output_tok_s: top.num("output_throughput")?,
         system_input_tok_s: total_input.filter(|_| duration > 0.0).map(|t| t / duration),
-        requests_per_s: Some(top.num("request_throughput").map_err(fail)?),
+        requests_per_s: Some(top.num("request_throughput")?),
         per_request: columns(&requests),
         ..super::level::empty()
     };
-    let absent = super::absent_notes([
+    let absent = super::absent_notes(&[
         requests.is_empty().then_some((
             absent::PER_REQUEST,
             "vLLM result saved without --save-detailed: no per-request TTFTs, so no goodput, decode speeds or token counts per request",
         )),
         Some((absent::POWER, "vLLM bench serve records no GPU power")),
     ]);
-    let labels: BTreeMap<String, String> = top
-        .map()
-        .iter()
-        .filter(|(k, _)| !KNOWN.contains(&k.as_str()))
-        .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
-        .collect();
+    let labels = super::text_map(
+        &mut top
+            .map()
+            .iter()
+            .filter(|(k, _)| !KNOWN.contains(&k.as_str()))
+            .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?))),
+    );
     let gpu = ["gpu", "hardware", "device"]
         .iter()
         .find_map(|k| labels.get(*k).cloned());
     let backend = top.opt_str("backend").or(top.opt_str("endpoint_type"));
-    Ok(vec![Run {
+    Ok(Run {
         provenance: Provenance {
             tool: TOOL.into(),
             version: None,
@@ -182,7 +184,7 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
             load: load.key,
             level,
         }],
-    }])
+    })
 }
 
 /// Keys vLLM writes itself; other top-level text is the user's `--metadata KEY=VALUE`, kept
@@ -219,7 +221,7 @@ fn summary(top: &Obj<'_>, name: &str) -> Result<Option<Figures>, String> {
         Some("p99"),
         Some("p99.9"),
     ];
-    Figures::read(names, figure).map(Some)
+    Figures::read(names, &figure).map(Some)
 }
 
 /// E2E from the per-request `latencies` when every request succeeded (they then are the
