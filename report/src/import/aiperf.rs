@@ -257,15 +257,15 @@ fn read_run(
             return Err("its profiling phase has neither a concurrency nor a request rate; only those loads are read".into())
         }
     };
-    let ok_count = scalar(&top, "request_count")?.ok_or("has no `request_count`")?;
-    let errored = scalar(&top, "error_request_count")?.unwrap_or(0.0);
-    let duration = scalar(&top, "benchmark_duration")?.ok_or("has no `benchmark_duration`")?;
+    let ok_count = scalar(top, "request_count")?.ok_or("has no `request_count`")?;
+    let errored = scalar(top, "error_request_count")?.unwrap_or(0.0);
+    let duration = scalar(top, "benchmark_duration")?.ok_or("has no `benchmark_duration`")?;
     let none = Parsed::default();
     let parsed = parsed.unwrap_or(&none);
     let (requests, spans) = (parsed.requests.as_slice(), parsed.spans.as_slice());
     let ok_samples = |f: fn(&Request) -> Option<f64>| successful(requests, f);
     let dist = |name: &str, scale: f64, samples: Option<Vec<f64>>| {
-        figures(&top, name, scale).map(|f| f.and_then(|f| f.distribution(samples.as_deref())))
+        figures(top, name, scale).map(|f| f.and_then(|f| f.distribution(samples.as_deref())))
     };
     let metrics = LevelMetrics {
         ttft_s: dist("time_to_first_token", 1e-3, ok_samples(|r| r.ttft_s))?,
@@ -311,10 +311,10 @@ fn read_run(
             error_kinds,
         },
         metrics,
-        system_output_tok_s: scalar(&top, "output_token_throughput")?
+        system_output_tok_s: scalar(top, "output_token_throughput")?
             .ok_or("has no `output_token_throughput`")?,
-        system_input_tok_s: scalar(&top, "input_token_throughput")?,
-        requests_per_s: scalar(&top, "request_throughput")?,
+        system_input_tok_s: scalar(top, "input_token_throughput")?,
+        requests_per_s: scalar(top, "request_throughput")?,
         per_request: columns(requests),
         ..super::level::empty()
     };
@@ -366,8 +366,8 @@ fn read_run(
         finished_at: top.opt_str("end_time").map(str::to_string),
         labels: BTreeMap::new(),
         measurement: measurement(),
-        input_tokens: mean_of(&top, "input_sequence_length"),
-        output_tokens: mean_of(&top, "output_sequence_length"),
+        input_tokens: mean_of(top, "input_sequence_length"),
+        output_tokens: mean_of(top, "output_sequence_length"),
         levels: vec![RunLevel {
             mode,
             arrivals,
