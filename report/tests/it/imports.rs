@@ -226,3 +226,47 @@ fn malformed_files_say_which_field() {
     let err = refused("records.jsonl", &fixture(AIPERF_RECORDS));
     assert!(err.message.contains("without their summary"), "{err}");
 }
+
+/// A vLLM run at a request rate (burstiness 1: Poisson arrivals) is a rate level, its
+/// concurrency the most requests in flight from the requests' start times; without
+/// `--save-detailed` it keeps its summary and leaves the per-request columns out, saying why.
+#[test]
+fn vllm_rate_runs_and_summary_only_files() {
+    let mut c4: serde_json::Value = serde_json::from_str(&fixture("vllm/c4.json")).unwrap();
+    c4["request_rate"] = serde_json::json!(8.0);
+    c4["max_concurrency"] = serde_json::Value::Null;
+    let report = one(&[("rate.json", &c4.to_string())]);
+    let series = &report.series[0];
+    assert_eq!(series.mode, LoadMode::Rate);
+    assert_eq!(series.arrivals, Some(infermeter_report::Arrivals::Poisson));
+    let level = &series.levels[0];
+    assert_eq!(level.request_rate, Some(8.0));
+    assert!(
+        (1..=16).contains(&level.concurrency),
+        "{}",
+        level.concurrency
+    );
+    let mut summary_only: serde_json::Value =
+        serde_json::from_str(&fixture("vllm/c1.json")).unwrap();
+    for key in [
+        "input_lens",
+        "output_lens",
+        "start_times",
+        "ttfts",
+        "itls",
+        "generated_texts",
+        "errors",
+    ] {
+        summary_only.as_object_mut().unwrap().remove(key);
+    }
+    let report = one(&[("c1.json", &summary_only.to_string())]);
+    let level = &report.series[0].levels[0];
+    assert!(level.per_request.is_none());
+    let why = &report.metadata.provenance.as_ref().unwrap().absent["per_request"];
+    assert!(why.contains("--save-detailed"), "{why}");
+    // The tool's own p99 stays; the p90 it was asked for too; E2E from its summary.
+    let ttft = level.metrics.ttft_s.unwrap();
+    assert!(ttft.p99.is_some() && ttft.p90.is_some() && ttft.p999.is_none());
+    assert_eq!(ttft.count, Some(8));
+    assert!(level.metrics.e2e_s.is_some());
+}
