@@ -207,9 +207,10 @@ pub(crate) fn read(
         "AIPerf {} summary (export schema {schema})",
         version.as_deref().unwrap_or("of unknown version")
     );
-    read_run(&top, schema, version, records.for_summary(position))
-        .map(|run| vec![run])
-        .map_err(|message| FormatError::new(format, message))
+    super::single(
+        read_run(&top, schema, version, records.for_summary(position)),
+        format,
+    )
 }
 
 fn read_run(
@@ -327,14 +328,7 @@ fn read_run(
         Some((absent::POWER, "GPU power is in AIPerf's separate telemetry export, not read here")),
     ]);
     let run_info = top.opt_obj("run_info", "run_info")?;
-    let api = endpoint.and_then(|e| e.opt_str("type")).map(|t| {
-        if t.contains("chat") {
-            "chat"
-        } else {
-            "completions"
-        }
-        .to_string()
-    });
+    let api = endpoint.and_then(|e| e.opt_str("type")).map(super::api_of);
     let base_url = endpoint
         .and_then(|e| e.get("urls"))
         .and_then(|u| u.get(0))

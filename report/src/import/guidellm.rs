@@ -38,9 +38,7 @@ pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
         "guidellm {} benchmarks.json (report format {report_format})",
         version.as_deref().unwrap_or("of unknown version")
     );
-    read_run(&top, &report_format, version)
-        .map(|run| vec![run])
-        .map_err(|message| FormatError::new(format, message))
+    super::single(read_run(&top, &report_format, version), format)
 }
 
 fn read_run(top: &Obj<'_>, report_format: &str, version: Option<String>) -> Result<Run, String> {
@@ -88,14 +86,9 @@ fn read_run(top: &Obj<'_>, report_format: &str, version: Option<String>) -> Resu
         levels.push(level);
     }
     absent.insert(absent::POWER.into(), "guidellm records no GPU power".into());
-    let api = backend.and_then(|b| b.opt_str("request_format")).map(|f| {
-        if f.contains("chat") {
-            "chat"
-        } else {
-            "completions"
-        }
-        .to_string()
-    });
+    let api = backend
+        .and_then(|b| b.opt_str("request_format"))
+        .map(super::api_of);
     let profile = top
         .get("config")
         .and_then(|c| c.pointer("/spec/profile/kind"))

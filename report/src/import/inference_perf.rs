@@ -23,9 +23,7 @@ const TOOL: &str = "inference-perf";
 const FORMAT: &str = "inference-perf lifecycle metrics report";
 
 pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
-    read_run(value)
-        .map(|run| vec![run])
-        .map_err(|message| FormatError::new(FORMAT, message))
+    super::single(read_run(value), FORMAT)
 }
 
 fn read_run(value: &Value) -> Result<Run, String> {

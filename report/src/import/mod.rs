@@ -308,6 +308,26 @@ pub(crate) struct RunLevel {
     pub level: Level,
 }
 
+/// The API a tool's endpoint setting names: "chat" for a chat-completions route or type, else
+/// "completions".
+pub(crate) fn api_of(endpoint: &str) -> String {
+    if endpoint.contains("chat") {
+        "chat"
+    } else {
+        "completions"
+    }
+    .into()
+}
+
+/// A reader's one run, or its message under the format it read the file as.
+pub(crate) fn single(
+    run: Result<Run, String>,
+    format: impl Into<String>,
+) -> Result<Vec<Run>, FormatError> {
+    run.map(|run| vec![run])
+        .map_err(|message| FormatError::new(format, message))
+}
+
 /// How a tool measured: where its output token counts come from, when its TTFT ends, and per
 /// metric how it pools samples (its definitions, where they differ from infermeter's).
 pub(crate) fn measurement(

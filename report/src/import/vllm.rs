@@ -36,9 +36,7 @@ const REQUIRED: [&str; 6] = [
 ];
 
 pub(crate) fn read(value: &Value) -> Result<Vec<Run>, FormatError> {
-    read_run(value)
-        .map(|run| vec![run])
-        .map_err(|message| FormatError::new(FORMAT, message))
+    super::single(read_run(value), FORMAT)
 }
 
 fn read_run(value: &Value) -> Result<Run, String> {
@@ -160,14 +158,7 @@ fn read_run(value: &Value) -> Result<Run, String> {
         },
         engine: EngineInfo {
             name: "not recorded".into(),
-            api: backend.map(|b| {
-                if b.contains("chat") {
-                    "chat"
-                } else {
-                    "completions"
-                }
-                .to_string()
-            }),
+            api: backend.map(super::api_of),
             ..EngineInfo::default()
         },
         model,
