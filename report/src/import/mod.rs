@@ -14,7 +14,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::aggregate::rate_concurrency;
+use crate::aggregate::open_loop_concurrency;
 use crate::load::{load_report, LoadError};
 use crate::schema::{
     Arrivals, EngineInfo, HardwareInfo, Level, LoadMode, Measurement, Metadata, ModelInfo,
@@ -432,7 +432,7 @@ fn report_of(run: Run) -> Report {
         let levels = &mut series[at].levels;
         if mode == LoadMode::Rate {
             level.concurrency =
-                rate_concurrency(level.concurrency, levels.last().map(|l| l.concurrency));
+                open_loop_concurrency(level.concurrency, levels.last().map(|l| l.concurrency));
         }
         levels.push(level);
     }
