@@ -89,7 +89,9 @@ impl MeasuredLevel {
         let load = match series.mode {
             LoadMode::Peak => Load::Peak {
                 concurrency: level.concurrency,
-                measured: ttft.count as u32,
+                // An imported report may not say how many requests its figures pool: then
+                // every request that succeeded.
+                measured: ttft.count.unwrap_or(level.requests.ok) as u32,
             },
             LoadMode::Burst => Load::Burst {
                 requests: level.concurrency,
