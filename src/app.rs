@@ -207,12 +207,28 @@ fn ReportList(entries: Vec<IndexEntry>) -> impl IntoView {
     if entries.is_empty() {
         return view! { <p>"No reports are bundled; open a file instead."</p> }.into_any();
     }
+    let (comparisons, reports): (Vec<IndexEntry>, Vec<IndexEntry>) =
+        entries.into_iter().partition(|e| !e.compare.is_empty());
     // Ticked reports go to the address as `compare=` (a plain GET form): the first in the
     // list becomes the main report, as `ViewState::from_query` reads it.
     view! {
+        {(!comparisons.is_empty()).then(|| view! {
+            <ul class="report-list" data-testid="comparison-list">
+                {comparisons.into_iter().map(|entry| {
+                    let href = reports_href(std::iter::once(entry.url).chain(entry.compare).collect());
+                    view! {
+                        <li>
+                            <a href=href data-testid="comparison-link">{entry.title}</a>
+                            <span class="badge">"compared"</span>
+                            {entry.synthetic.then(|| view! { <span class="badge">"synthetic"</span> })}
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+        })}
         <form method="get" data-testid="compare-form">
             <ul class="report-list" data-testid="report-list">
-                {entries.into_iter().map(|entry| {
+                {reports.into_iter().map(|entry| {
                     let href = reports_href(vec![entry.url.clone()]);
                     view! {
                         <li>

@@ -44,6 +44,8 @@ impl LoadFailure {
 pub struct IndexEntry {
     /// URL of the report JSON, relative to the page.
     pub url: String,
+    /// URLs of the reports compared with it: a comparison the index lists, opened as one page.
+    pub compare: Vec<String>,
     pub title: String,
     /// Model, hardware, engine... whatever the index says about it.
     pub detail: Option<String>,
@@ -52,7 +54,8 @@ pub struct IndexEntry {
 
 /// Reads `data/index.json`: an array of entries or `{"reports": [...]}`; an entry is a path
 /// string or an object with `path` (or `url`/`file`) and optional `title`, `description`,
-/// `model`, `gpu`, `engine`, `synthetic`. Entries without a path are skipped.
+/// `model`, `gpu`, `engine`, `note`, `synthetic`. Entries without a path are skipped. The
+/// object's `comparisons` (`title`, `paths`, `synthetic`) come first, each one entry.
 pub fn parse_index(text: &str) -> Result<Vec<IndexEntry>, String> {
     let value: Value = serde_json::from_str(text).map_err(|e| {
         format!(
@@ -69,13 +72,43 @@ pub fn parse_index(text: &str) -> Result<Vec<IndexEntry>, String> {
             .ok_or("has no \"reports\" list")?,
         _ => return Err("is neither a list of reports nor an object with \"reports\"".into()),
     };
-    Ok(list.iter().filter_map(index_entry).collect())
+    let comparisons = value
+        .get("comparisons")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(comparison_entry);
+    Ok(comparisons
+        .chain(list.iter().filter_map(index_entry))
+        .collect())
+}
+
+/// A comparison: its first path is the main report, the others are compared with it.
+fn comparison_entry(entry: &Value) -> Option<IndexEntry> {
+    let mut urls = entry
+        .get("paths")?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .map(index_url);
+    let url = urls.next()?;
+    Some(IndexEntry {
+        url,
+        compare: urls.collect(),
+        title: entry.get("title").and_then(Value::as_str)?.to_string(),
+        detail: None,
+        synthetic: entry
+            .get("synthetic")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+    })
 }
 
 fn index_entry(entry: &Value) -> Option<IndexEntry> {
     if let Value::String(path) = entry {
         return Some(IndexEntry {
             url: index_url(path),
+            compare: Vec::new(),
             title: path.rsplit('/').next().unwrap_or(path).to_string(),
             detail: None,
             synthetic: false,
@@ -85,12 +118,13 @@ fn index_entry(entry: &Value) -> Option<IndexEntry> {
     let path = text("path")
         .or_else(|| text("url"))
         .or_else(|| text("file"))?;
-    let detail: Vec<String> = ["description", "model", "gpu", "engine"]
+    let detail: Vec<String> = ["description", "model", "gpu", "engine", "note"]
         .into_iter()
         .filter_map(text)
         .collect();
     Some(IndexEntry {
         url: index_url(&path),
+        compare: Vec::new(),
         title: text("title").unwrap_or_else(|| path.clone()),
         detail: (!detail.is_empty()).then(|| detail.join(" · ")),
         synthetic: entry
@@ -260,6 +294,16 @@ mod tests {
         assert!(entries[0].synthetic);
         assert_eq!(entries[1].title, "b.json");
         assert_eq!(entries[2].url, "https://example.org/c.json");
+        let compared = parse_index(
+            r#"{"reports": ["reports/a.json", "reports/b.json"],
+                "comparisons": [{"title": "A vs B", "paths": ["reports/a.json", "reports/b.json"], "synthetic": true},
+                                {"title": "no paths"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(compared.len(), 3);
+        assert_eq!(compared[0].url, "data/reports/a.json");
+        assert_eq!(compared[0].compare, ["data/reports/b.json"]);
+        assert!(compared[0].synthetic && compared[1].compare.is_empty());
         assert_eq!(parse_index("[]").unwrap(), Vec::new());
         assert!(parse_index("{").unwrap_err().contains("line 1"));
         assert!(parse_index("3").is_err());

@@ -262,8 +262,12 @@ fn parse_label(s: &str) -> Result<(String, String), String> {
 
 #[derive(Debug, Clone, Args)]
 pub struct SummaryArgs {
-    pub report: PathBuf,
-    /// Machine-readable output: every figure the report page states, as JSON.
+    /// Report files. Several are compared: "which configuration?" ranks them, and the first
+    /// is the main one (its recorded SLO is the default).
+    #[arg(required = true, num_args = 1..)]
+    pub reports: Vec<PathBuf>,
+    /// Machine-readable output: every figure the report page states, as JSON (its shape is
+    /// versioned by `format`; JSON Schema in data/schema/summary.schema.json).
     #[arg(long)]
     pub json: bool,
     /// Which figure of each distribution to read, as the viewer's Statistic selector: mean,
@@ -280,6 +284,17 @@ pub struct SummaryArgs {
     /// recorded, else TTFT 5 s and TPOT 50 ms for 95% of requests).
     #[arg(long, value_name = "SPEC", value_parser = crate::slo_spec::parse_slo)]
     pub slo: Option<infermeter_report::Slo>,
+    /// GPU rental prices, dollars per GPU-hour by GPU kind, e.g. `H100=2.5,H200=3.4` (default:
+    /// the dated on-demand prices the summary states; a kind without one gets no cost).
+    #[arg(long, value_name = "KIND=USD,...", value_parser = infermeter_report::analysis::cost::parse_gpu_prices)]
+    pub usd_per_gpu_hour: Option<std::collections::BTreeMap<String, f64>>,
+    /// Users to serve: the replicas and GPUs each configuration needs for this many.
+    #[arg(long, default_value_t = infermeter_report::analysis::configuration::DEFAULT_USERS, value_parser = clap::value_parser!(u32).range(1..))]
+    pub users: u32,
+    /// Target interactivity, output tokens per second per user: throughput and cost are also
+    /// read there on each configuration's curve.
+    #[arg(long, value_name = "TOK_S", default_value_t = infermeter_report::analysis::configuration::DEFAULT_INTERACTIVITY)]
+    pub interactivity: f64,
 }
 
 fn parse_stat(s: &str) -> Result<infermeter_report::Stat, String> {

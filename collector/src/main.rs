@@ -13,6 +13,7 @@ mod k8s;
 mod merge;
 mod run;
 mod summary;
+mod summary_choice;
 // `pub` only because `RunningView::addr` is read by view's own tests alone: in a private
 // module it would count as dead code.
 pub mod view;
@@ -85,8 +86,13 @@ async fn dispatch(command: Command, show_progress: bool) -> anyhow::Result<ExitC
             RunEnd::Interrupted(_) => Ok(ExitCode::from(130)),
         },
         Command::Summary(args) => {
-            let report = summary::read_report(&args.report).map_err(anyhow::Error::msg)?;
-            println!("{}", summary::summary(&report, &args));
+            let reports = args
+                .reports
+                .iter()
+                .map(|path| summary::read_report(path))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(anyhow::Error::msg)?;
+            println!("{}", summary::summaries(&reports, &args));
             Ok(ExitCode::SUCCESS)
         }
         Command::Validate(args) => match summary::read_report(&args.report) {

@@ -2,9 +2,15 @@
 
 use std::path::Path;
 
+use infermeter_report::analysis::configuration::{self, ConfigurationOptions};
 use infermeter_report::analysis::format::{format_number, with_unit};
-use infermeter_report::analysis::goodput::{load_unit, report_slo, slo_text, GoodputFindings};
+use infermeter_report::analysis::goodput::{
+    load_unit, report_slo, slo_text, GoodputFindings, DEFAULT_SLO,
+};
+use infermeter_report::analysis::labels::report_labels;
+use infermeter_report::analysis::sessions::{caching_gains, users_served};
 use infermeter_report::analysis::{findings, FindingsOptions};
+use infermeter_report::summary::{Summary, SummaryReport, SUMMARY_FORMAT};
 use infermeter_report::{load_report, LoadError, Report, RunStatus};
 
 use crate::cli::SummaryArgs;
@@ -29,21 +35,57 @@ fn describe(path: &Path, e: &LoadError) -> String {
     }
 }
 
-/// The summary of a report: the findings the report page states (its highlight cards, key
-/// findings and safe queue depths, goodput under the SLO) as text, or every figure as JSON
-/// (`--json`: the report crate's `Findings`, serialised as it is). Figures are written by the
-/// report crate's formatter, so "6.18 s" on the page is "6.18 s" here.
-pub fn summary(report: &Report, args: &SummaryArgs) -> String {
-    let options = FindingsOptions {
+/// The summary of the reports given: each one's findings, then which configuration serves
+/// the users under the SLO for the least money across them ([`crate::summary_choice`]); or,
+/// with `--json`, every figure as the report crate's [`Summary`] (versioned by its `format`).
+pub fn summaries(reports: &[Report], args: &SummaryArgs) -> String {
+    let labels = report_labels(reports);
+    let main_slo = reports.first().map_or(DEFAULT_SLO, report_slo);
+    let mut choice = ConfigurationOptions::new(args.slo.unwrap_or(main_slo));
+    choice.stat = args.stat;
+    choice.prices = args.usd_per_gpu_hour.clone().unwrap_or_default();
+    choice.users = args.users;
+    choice.interactivity = args.interactivity;
+    let configuration = configuration::findings(reports, &labels, &choice);
+    if args.json {
+        let summary = Summary {
+            format: SUMMARY_FORMAT.into(),
+            reports: reports
+                .iter()
+                .zip(&args.reports)
+                .zip(&labels)
+                .map(|((report, file), label)| SummaryReport {
+                    file: file.display().to_string(),
+                    label: label.clone(),
+                    findings: findings(report, &options(report, args)),
+                })
+                .collect(),
+            configuration,
+        };
+        return serde_json::to_string_pretty(&summary).expect("a summary serialises");
+    }
+    let mut blocks: Vec<String> = reports.iter().map(|r| summary(r, args)).collect();
+    blocks.push(crate::summary_choice::lines(&configuration).join("\n"));
+    blocks.join("\n\n")
+}
+
+/// What one report's findings are computed under: the flags, and its own recorded SLO unless
+/// `--slo` sets one.
+fn options(report: &Report, args: &SummaryArgs) -> FindingsOptions {
+    FindingsOptions {
         stat: args.stat,
         queue_ttft_s: args.ttft_threshold,
         usd_per_kwh: args.usd_per_kwh,
         slo: Some(args.slo.unwrap_or_else(|| report_slo(report))),
-    };
-    let f = findings(report, &options);
-    if args.json {
-        return serde_json::to_string_pretty(&f).expect("findings serialise");
     }
+}
+
+/// One report's findings as the report page states them (its highlight cards, key findings and
+/// safe queue depths, goodput under the SLO), as text. Figures are written by the report
+/// crate's formatter, so "6.18 s" on the page is "6.18 s" here.
+fn summary(report: &Report, args: &SummaryArgs) -> String {
+    let options = options(report, args);
+    let f = findings(report, &options);
     let mut lines = vec![format!(
         "{} ({})",
         report.display_title(),
@@ -77,6 +119,10 @@ pub fn summary(report: &Report, args: &SummaryArgs) -> String {
     // Session labels name use cases and can be long: labelled() keeps a space before the figure.
     for (label, text) in f.sessions.lines() {
         lines.push(labelled(&label, &text));
+    }
+    let served = users_served(report, args.stat, &|_, preset| preset);
+    for gain in caching_gains(&served) {
+        lines.push(labelled("Caching adds", &gain.sentence()));
     }
     if let Some(goodput) = &f.goodput {
         lines.extend(goodput_lines(goodput));

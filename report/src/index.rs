@@ -1,4 +1,5 @@
-//! `data/index.json`: the list of reports the viewer offers.
+//! `data/index.json`: the list of reports the viewer offers, and the comparisons of them it
+//! opens in one go.
 
 use std::collections::BTreeSet;
 
@@ -10,6 +11,9 @@ use thiserror::Error;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ReportIndex {
     pub reports: Vec<IndexEntry>,
+    /// Reports opened together, compared (the landing page links each).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub comparisons: Vec<ComparisonEntry>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -18,6 +22,19 @@ pub struct IndexEntry {
     pub path: String,
     pub title: String,
     /// True when the report was not measured on real hardware.
+    #[serde(default)]
+    pub synthetic: bool,
+    /// What a reader of the file should know, e.g. why it cannot be measured again here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Reports the landing page opens compared: the first is the main one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ComparisonEntry {
+    pub title: String,
+    /// Paths of listed reports, two or more.
+    pub paths: Vec<String>,
     #[serde(default)]
     pub synthetic: bool,
 }
@@ -36,6 +53,12 @@ pub enum IndexError {
         position: usize,
         path: String,
         message: &'static str,
+    },
+    #[error("comparisons[{position}] \"{title}\": {message}")]
+    BadComparison {
+        position: usize,
+        title: String,
+        message: String,
     },
 }
 
@@ -66,6 +89,21 @@ impl ReportIndex {
             }
             if !seen.insert(entry.path.as_str()) {
                 return Err(bad("is listed twice"));
+            }
+        }
+        for (position, comparison) in index.comparisons.iter().enumerate() {
+            let bad = |message: String| IndexError::BadComparison {
+                position,
+                title: comparison.title.clone(),
+                message,
+            };
+            if comparison.paths.len() < 2 {
+                return Err(bad("compares fewer than two reports".into()));
+            }
+            if let Some(unlisted) = comparison.paths.iter().find(|p| !seen.contains(p.as_str())) {
+                return Err(bad(format!(
+                    "names \"{unlisted}\", which is not among the reports listed"
+                )));
             }
         }
         Ok(index)
@@ -103,6 +141,25 @@ mod tests {
             (vec![entry(" ")], "is empty"),
         ] {
             let text = format!(r#"{{"reports":[{}]}}"#, paths.join(","));
+            let err = ReportIndex::parse(&text).unwrap_err();
+            assert!(err.to_string().contains(expected), "{err}");
+        }
+    }
+
+    #[test]
+    fn comparisons_name_listed_reports() {
+        let reports = r#""reports":[{"path":"a.json","title":"A"},{"path":"b.json","title":"B","note":"why"}]"#;
+        let ok = ReportIndex::parse(&format!(
+            r#"{{{reports},"comparisons":[{{"title":"A vs B","paths":["a.json","b.json"]}}]}}"#
+        ))
+        .unwrap();
+        assert_eq!(ok.comparisons[0].paths, ["a.json", "b.json"]);
+        assert_eq!(ok.reports[1].note.as_deref(), Some("why"));
+        for (paths, expected) in [
+            (r#"["a.json"]"#, "fewer than two"),
+            (r#"["a.json","c.json"]"#, "\"c.json\", which is not among"),
+        ] {
+            let text = format!(r#"{{{reports},"comparisons":[{{"title":"T","paths":{paths}}}]}}"#);
             let err = ReportIndex::parse(&text).unwrap_err();
             assert!(err.to_string().contains(expected), "{err}");
         }

@@ -12,7 +12,9 @@ use infermeter_report::analysis::use_cases::{targets, CapacityTarget};
 
 use super::option::ChartOption;
 use super::plot::Plot;
-use super::{capacity, deep_dive, fastest, goodput, power, scale_up, throughput, users, Source};
+use super::{
+    capacity, choice, deep_dive, fastest, goodput, power, scale_up, throughput, users, Source,
+};
 use crate::findings::{self as words, Finding};
 use crate::state::{Scope, ViewState};
 
@@ -30,6 +32,15 @@ pub struct Chart {
     /// what it shows, as the goodput section does from the reader's SLO).
     pub finding: Option<Finding>,
 }
+
+pub const CHOICE_FRONTIER: Chart = Chart {
+    id: "choice.frontier",
+    title: "Pareto Frontier",
+    intro: "Each point is one measured load of one configuration: how fast each user's answer streams (interactivity, across) against the output each GPU produces (up). More users per GPU cost each of them speed. The bold line is the Pareto frontier: the points no other configuration or load beats on both at once; faded points are beaten by some point of the frontier. Pick what goes up (cost per million tokens, energy) and whether latency goes across.",
+    caption: "One curve per configuration, each point labelled with its load; the frontier across every configuration of the scenario, and the target interactivity as a dotted line. Cost is GPU rental only; energy is measured GPU power only.",
+    plot: choice::frontier,
+    finding: None,
+};
 
 pub const FASTEST_DECODE: Chart = Chart {
     id: "fastest.decode",
@@ -268,7 +279,8 @@ const USERS_CHARTS: [&str; 4] = [
 ];
 
 /// Every chart with a fixed id, in page order.
-pub const CHARTS: [&Chart; 25] = [
+pub const CHARTS: [&Chart; 26] = [
+    &CHOICE_FRONTIER,
     &FASTEST_DECODE,
     &FASTEST_ITL,
     &FASTEST_SCALING,
@@ -319,6 +331,8 @@ pub fn scope_of(id: &str) -> Scope<'_> {
         Scope::UseCase(use_case)
     } else if GOODPUT_CHARTS.iter().any(|c| c.id == id) {
         Scope::Goodput
+    } else if id == CHOICE_FRONTIER.id {
+        Scope::Choice
     } else {
         Scope::Common
     }

@@ -24,7 +24,7 @@ pub fn ThemeToggle(view_state: RwSignal<ViewState>) -> impl IntoView {
 /// that `accept`s goes to `set` at once (anything else, such as a half-typed "0.", waits).
 #[component]
 pub fn NumberField(
-    label: &'static str,
+    #[prop(into)] label: String,
     #[prop(into)] testid: String,
     /// The input's `min` and `step` attributes.
     min: &'static str,

@@ -13,6 +13,7 @@ use crate::findings::{for_each_report, Finding, Findings};
 use crate::state::{ReportContext, Scope, ViewState};
 
 pub mod capacity;
+pub mod choice;
 pub mod deep_dive;
 pub mod fastest;
 pub mod goodput;
@@ -33,6 +34,10 @@ pub struct SectionInfo {
     pub title: &'static str,
 }
 
+pub const CHOICE: SectionInfo = SectionInfo {
+    id: "choice",
+    title: "Which Configuration?",
+};
 pub const SCENARIOS: SectionInfo = SectionInfo {
     id: "scenarios",
     title: "What Do the Scenarios Represent?",
@@ -87,7 +92,8 @@ pub const EXPERIENCE: SectionInfo = SectionInfo {
 };
 
 /// The sections the table of contents links to, in page order.
-const TOC: [&SectionInfo; 13] = [
+const TOC: [&SectionInfo; 14] = [
+    &CHOICE,
     &SCENARIOS,
     &GLOSSARY,
     &FASTEST,
@@ -121,6 +127,7 @@ pub fn leading_sections() -> impl IntoView {
         <header::HeaderSection />
         <header::HighlightsSection />
         <TableOfContents />
+        <choice::ChoiceSection />
         <scenarios::ScenariosSection />
         <scenarios::GlossarySection />
         <fastest::FastestSection />
@@ -200,6 +207,7 @@ pub(crate) fn scoped_view(ctx: ReportContext, scope: Scope) -> Signal<ViewState>
             Memo::new(move |_| ctx.view.with(|v| v.scoped(Scope::UseCase(&id)))).into()
         }
         Scope::Goodput => Memo::new(move |_| ctx.view.with(|v| v.scoped(Scope::Goodput))).into(),
+        Scope::Choice => Memo::new(move |_| ctx.view.with(|v| v.scoped(Scope::Choice))).into(),
     }
 }
 
