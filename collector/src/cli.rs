@@ -244,9 +244,18 @@ pub enum ModeName {
 }
 
 fn parse_slice(s: &str) -> Result<f64, String> {
+    positive(s, "seconds")
+}
+
+fn parse_speed(s: &str) -> Result<f64, String> {
+    positive(s, "tokens per second")
+}
+
+/// A positive, finite number of `unit`.
+fn positive(s: &str, unit: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!("\"{s}\" is not a positive number of seconds")),
+        _ => Err(format!("\"{s}\" is not a positive number of {unit}")),
     }
 }
 
@@ -293,7 +302,7 @@ pub struct SummaryArgs {
     pub users: u32,
     /// Target interactivity, output tokens per second per user: throughput and cost are also
     /// read there on each configuration's curve.
-    #[arg(long, value_name = "TOK_S", default_value_t = infermeter_report::analysis::configuration::DEFAULT_INTERACTIVITY)]
+    #[arg(long, value_name = "TOK_S", default_value_t = infermeter_report::analysis::configuration::DEFAULT_INTERACTIVITY, value_parser = parse_speed)]
     pub interactivity: f64,
 }
 
