@@ -564,26 +564,16 @@ impl Plot {
                 )
             })
             .collect();
-        LineSeries::new()
-            .name(THRESHOLD_SERIES)
+        let style = LineStyle::new()
+            .type_(LineStyleType::Dashed)
+            .width(2)
+            .color(THRESHOLD_COLOR);
+        mark_lines(THRESHOLD_SERIES, style, lines)
             .y_axis_index(axis as f64)
-            .data(Vec::<Vec<f64>>::new())
             .line_style(
                 LineStyle::new()
                     .type_(LineStyleType::Dashed)
                     .color(colors.text),
-            )
-            .mark_line(
-                MarkLine::new()
-                    .silent(true)
-                    .symbol(vec![Symbol::None, Symbol::None])
-                    .line_style(
-                        LineStyle::new()
-                            .type_(LineStyleType::Dashed)
-                            .width(2)
-                            .color(THRESHOLD_COLOR),
-                    )
-                    .data(lines),
             )
     }
 
@@ -621,54 +611,36 @@ impl Plot {
             "{at} ({})",
             if measured { "measured" } else { "interpolated" }
         );
-        Some(
-            LineSeries::new()
-                .name("Cursor")
-                .data(Vec::<Vec<f64>>::new())
-                .mark_line(
-                    MarkLine::new()
-                        .silent(true)
-                        .symbol(vec![Symbol::None, Symbol::None])
-                        .line_style(
-                            LineStyle::new()
-                                .type_(LineStyleType::Dotted)
-                                .color(self.theme.colors().muted),
-                        )
-                        .data(vec![MarkLineVariant::Simple(
-                            MarkLineData::new()
-                                .x_axis(f64::from(at))
-                                .label(Label::new().formatter(label.as_str())),
-                        )]),
-                ),
-        )
+        let style = LineStyle::new()
+            .type_(LineStyleType::Dotted)
+            .color(self.theme.colors().muted);
+        let line = MarkLineData::new()
+            .x_axis(f64::from(at))
+            .label(Label::new().formatter(label.as_str()));
+        Some(mark_lines(
+            "Cursor",
+            style,
+            vec![MarkLineVariant::Simple(line)],
+        ))
     }
 
     /// Dotted vertical line at [`Plot::marker_x`], labelled.
     fn marker_series(&self) -> Option<LineSeries> {
         let (x, label) = self.marker_x.as_ref()?;
-        Some(
-            LineSeries::new()
-                .name(MARKER_SERIES)
-                .data(Vec::<Vec<f64>>::new())
-                .mark_line(
-                    MarkLine::new()
-                        .silent(true)
-                        .symbol(vec![Symbol::None, Symbol::None])
-                        .line_style(
-                            LineStyle::new()
-                                .type_(LineStyleType::Dotted)
-                                .width(2)
-                                .color(THRESHOLD_COLOR),
-                        )
-                        .data(vec![MarkLineVariant::Simple(
-                            MarkLineData::new().x_axis(*x).label(
-                                Label::new()
-                                    .formatter(label.as_str())
-                                    .color(self.theme.colors().text),
-                            ),
-                        )]),
-                ),
-        )
+        let style = LineStyle::new()
+            .type_(LineStyleType::Dotted)
+            .width(2)
+            .color(THRESHOLD_COLOR);
+        let line = MarkLineData::new().x_axis(*x).label(
+            Label::new()
+                .formatter(label.as_str())
+                .color(self.theme.colors().text),
+        );
+        Some(mark_lines(
+            MARKER_SERIES,
+            style,
+            vec![MarkLineVariant::Simple(line)],
+        ))
     }
 
     /// Tooltip of the hovered point alone: its line's name and its [`Line::details`], escaped
@@ -776,6 +748,21 @@ const MARKER_SERIES: &str = "Target";
 const FADED_OPACITY: f64 = 0.3;
 /// Opacity of an overlay line: the lines under it show through.
 const OVERLAY_OPACITY: f64 = 0.3;
+
+/// A series without data carrying silent mark lines drawn in `style`: threshold lines, the
+/// cursor, a target.
+fn mark_lines(name: &str, style: LineStyle, lines: Vec<MarkLineVariant>) -> LineSeries {
+    LineSeries::new()
+        .name(name)
+        .data(Vec::<Vec<f64>>::new())
+        .mark_line(
+            MarkLine::new()
+                .silent(true)
+                .symbol(vec![Symbol::None, Symbol::None])
+                .line_style(style)
+                .data(lines),
+        )
+}
 
 /// The monotone-curve estimate of `line` at concurrency `at`; `None` outside its measured range.
 fn estimate_at(line: &Line, at: u32) -> Option<Estimate> {
