@@ -28,7 +28,7 @@ reports=(
   "llama-2x-h100|sim-llama-3.1-8b-2x-h100-sxm-tp.json|--model llama-3.1-8b --gpu h100-sxm --gpus 2|four-scenario|$llama on 2x H100 SXM, tensor parallel (simulated vLLM, four-scenario suite)"
   "llama-gpu-suite|sim-llama-3.1-8b-h100-sxm-gpu-suite.json|--model llama-3.1-8b --gpu h100-sxm|engines/transformers/h100-suite.toml|$llama on 1x H100 SXM (simulated vLLM; the suite of the measured transformers report, for comparison)"
   "qwen|sim-qwen3.5-35b-a3b-fp8-h100-sxm.json|--model qwen3.5-35b-a3b-fp8 --gpu h100-sxm|four-scenario|Qwen3.5-35B-A3B-FP8 on 1x H100 SXM (simulated)"
-  "chat-sessions|sim-chat-sessions.json|--model qwen3.5-35b-a3b-fp8 --gpu h100-sxm --prefix-cache|$data/sim-chat-sessions.suite.toml|Qwen3.5-35B-A3B-FP8 on 1x H100 SXM (simulated, chat sessions for 1-256 users, prefix cache allowed and defeated)"
+  "chat-sessions|sim-chat-sessions.json|--model qwen3.5-35b-a3b-fp8 --gpu h100-sxm --prefix-cache|$data/sim-chat-sessions.suite.toml|Qwen3.5-35B-A3B-FP8 on 1x H100 SXM (simulated, chat sessions for 1-512 users, prefix cache allowed and defeated)"
   "step|sim-step-3.7-flash-2x-rtx-pro-6000.json|--model step-3.7-flash --gpu rtx-pro-6000 --gpus 2|$data/sim-step-3.7-flash-2x-rtx-pro-6000.suite.toml|Step-3.7-Flash NVFP4 on 2x RTX Pro 6000 Blackwell (simulated)"
 )
 
