@@ -6,8 +6,12 @@
 # scales every measured time with it). The per-request records are not kept.
 #   bash scripts/bundled-reports.sh                # every one (about four hours)
 #   bash scripts/bundled-reports.sh llama-h100 qwen  # those named (see `reports` below)
-# On a shared machine, wrap it in the heavy lock: `flock /tmp/infermeter-heavy.lock bash …`.
+# The runs are long and use little CPU: on a shared machine, wrap them in their own lock,
+# `flock /tmp/infermeter-simruns.lock bash …`, not the one for timing-sensitive tests.
+# Several names may run at once as separate invocations (each starts its own simulator).
 # INFERMETER_BIN=path uses that collector binary instead of building one.
+# A report left partial (an interrupted run) is continued with `run --resume`, keeping its
+# finished levels; a complete or missing one is measured from the start.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -52,8 +56,10 @@ for entry in "${reports[@]}"; do
   done
   [ -n "$base" ] || { cat "$log" >&2; echo "bundled-reports.sh: the simulator did not start" >&2; exit 1; }
   echo "[$name] $(date -u +%T) measuring $base with $suite into $data/$file" >&2
+  start=--force
+  if [ -f "$data/$file" ] && grep -q '"state": *"partial"' "$data/$file"; then start=--resume; fi
   "$bin" run --base-url "$base" --engine sim --suite "$suite" --title "$title" \
-    --out "$data/$file" --force
+    --out "$data/$file" "$start"
   rm -f "$data/$file.records.jsonl" "$log"
   cleanup
   wait "$sim_pid" 2>/dev/null || true

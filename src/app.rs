@@ -2,6 +2,7 @@
 //! works from any static file server without rewrites: no report -> landing (report list),
 //! `report=URL` -> the report, `report=URL&chart=ID` -> that chart alone (embed).
 
+use infermeter_report::index::ReportIndex;
 use infermeter_report::{Report, Stat};
 use leptos::prelude::*;
 
@@ -9,7 +10,7 @@ use crate::address_bar;
 use crate::charts::registry;
 use crate::components::{painted_once, ChartView, ErrorPanel, ThemeToggle};
 use crate::load::{
-    fetch_index, fetch_reports, inlined_report_urls, read_files, IndexEntry, LoadFailure,
+    fetch_index, fetch_reports, index_url, inlined_report_urls, read_files, LoadFailure,
 };
 use crate::sections::{self, read_sources, read_sources_in};
 use crate::state::{ReportContext, ViewState};
@@ -189,7 +190,7 @@ fn Landing(
                 <Transition fallback=|| view! { <p class="loading">"Loading the report list…"</p> }>
                     {move || Suspend::new(async move {
                         match index.await {
-                            Ok(entries) => view! { <ReportList entries /> }.into_any(),
+                            Ok(index) => view! { <ReportList index /> }.into_any(),
                             Err(e) => view! {
                                 <ErrorPanel title="The report list cannot be read"
                                     detail=e.message source=Some(e.source) />
@@ -203,19 +204,22 @@ fn Landing(
 }
 
 #[component]
-fn ReportList(entries: Vec<IndexEntry>) -> impl IntoView {
+fn ReportList(index: ReportIndex) -> impl IntoView {
+    let ReportIndex {
+        reports: entries,
+        comparisons,
+    } = index;
     if entries.is_empty() {
         return view! { <p>"No reports are bundled; open a file instead."</p> }.into_any();
     }
-    let (comparisons, reports): (Vec<IndexEntry>, Vec<IndexEntry>) =
-        entries.into_iter().partition(|e| !e.compare.is_empty());
     // Ticked reports go to the address as `compare=` (a plain GET form): the first in the
     // list becomes the main report, as `ViewState::from_query` reads it.
     view! {
         {(!comparisons.is_empty()).then(|| view! {
             <ul class="report-list" data-testid="comparison-list">
                 {comparisons.into_iter().map(|entry| {
-                    let href = reports_href(std::iter::once(entry.url).chain(entry.compare).collect());
+                    // The first is the main report, the others are compared with it.
+                    let href = reports_href(entry.paths.iter().map(|p| index_url(p)).collect());
                     view! {
                         <li>
                             <a href=href data-testid="comparison-link">{entry.title}</a>
@@ -228,19 +232,21 @@ fn ReportList(entries: Vec<IndexEntry>) -> impl IntoView {
         })}
         <form method="get" data-testid="compare-form">
             <ul class="report-list" data-testid="report-list">
-                {reports.into_iter().map(|entry| {
-                    let href = reports_href(vec![entry.url.clone()]);
+                {entries.into_iter().map(|entry| {
+                    let url = index_url(&entry.path);
+                    let title = entry.title().to_string();
+                    let href = reports_href(vec![url.clone()]);
                     view! {
                         <li>
-                            <a href=href>{entry.title.clone()}</a>
+                            <a href=href>{title.clone()}</a>
                             {entry.synthetic.then(|| view! { <span class="badge">"synthetic"</span> })}
                             <label class="compare-pick">
-                                <input type="checkbox" name="compare" value=entry.url
+                                <input type="checkbox" name="compare" value=url
                                     data-testid="compare-pick"
-                                    aria-label=format!("Compare: {}", entry.title) />
+                                    aria-label=format!("Compare: {title}") />
                                 " Compare"
                             </label>
-                            {entry.detail.map(|d| view! { <p class="muted">{d}</p> })}
+                            {entry.detail().map(|d| view! { <p class="muted">{d}</p> })}
                         </li>
                     }
                 }).collect_view()}
