@@ -208,9 +208,9 @@ impl IndexEntry {
             &self.engine,
             &self.note,
         ]
-            .into_iter()
-            .filter_map(|p| p.as_deref())
-            .collect();
+        .into_iter()
+        .filter_map(|p| p.as_deref())
+        .collect();
         (!parts.is_empty()).then(|| parts.join(" · "))
     }
 }
