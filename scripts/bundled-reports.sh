@@ -3,8 +3,9 @@
 # collector, each against its simulated deployment, one at a time: the simulator runs in real
 # time, so each takes as long as its suite does on the modelled hardware (minutes to tens of
 # minutes; nothing here can shorten that without changing the figures: `sim --time-scale`
-# scales every measured time with it). The per-request records are not kept.
-#   bash scripts/bundled-reports.sh                # every one (about four hours)
+# scales every measured time with it). The per-request records are not kept: each level's
+# requests are in the report (`per_request`), which the Goodput section and the ranking read.
+#   bash scripts/bundled-reports.sh                # every one, one after another (about 4 hours)
 #   bash scripts/bundled-reports.sh llama-h100 qwen  # those named (see `reports` below)
 # The runs are long and use little CPU: on a shared machine, wrap them in their own lock,
 # `flock /tmp/infermeter-simruns.lock bash …`, not the one for timing-sensitive tests.
@@ -60,7 +61,8 @@ for entry in "${reports[@]}"; do
   if [ -f "$data/$file" ] && grep -q '"state": *"partial"' "$data/$file"; then start=--resume; fi
   "$bin" run --base-url "$base" --engine sim --suite "$suite" --title "$title" \
     --out "$data/$file" "$start"
-  rm -f "$data/$file.records.jsonl" "$log"
+  # Each level's requests are in the report itself (`per_request`); the records stay out of git.
+  rm -f "$data/$file.records.jsonl" "$data/$file.records.interrupted.jsonl" "$log"
   cleanup
   wait "$sim_pid" 2>/dev/null || true
   sim_pid=
