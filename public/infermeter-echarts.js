@@ -30,6 +30,18 @@ function tooltip({ units, x, texts }) {
   };
 }
 
+/// Tooltip of one hovered point (an item tooltip): its series' name, then the lines the chart
+/// wrote for that point (`texts[series][point]`, a list of strings), each escaped.
+function point({ texts }) {
+  return (params) => {
+    const q = Array.isArray(params) ? params[0] : params;
+    const lines = q ? texts?.[q.seriesIndex]?.[q.dataIndex] : null;
+    if (!Array.isArray(lines)) return '';
+    return q.marker + '<b>' + escapeHtml(q.seriesName) + '</b>'
+      + lines.map((line) => '<br/>' + escapeHtml(line)).join('');
+  };
+}
+
 /// Labels whole powers of two only (the padded axis ends are not).
 function log2Label() {
   return (v) => {
@@ -38,7 +50,7 @@ function log2Label() {
   };
 }
 
-const FACTORIES = { tooltip, 'log2-label': log2Label };
+const FACTORIES = { tooltip, point, 'log2-label': log2Label };
 
 /// The function a formatter name stands for, or the string itself when it names none.
 /// A name is `infermeter:KIND` or `infermeter:KIND:ARGS` with ARGS a JSON object.

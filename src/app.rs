@@ -2,7 +2,7 @@
 //! works from any static file server without rewrites: no report -> landing (report list),
 //! `report=URL` -> the report, `report=URL&chart=ID` -> that chart alone (embed).
 
-use infermeter_report::index::IndexEntry;
+use infermeter_report::index::ReportIndex;
 use infermeter_report::{Report, Stat};
 use leptos::prelude::*;
 
@@ -190,7 +190,7 @@ fn Landing(
                 <Transition fallback=|| view! { <p class="loading">"Loading the report list…"</p> }>
                     {move || Suspend::new(async move {
                         match index.await {
-                            Ok(entries) => view! { <ReportList entries /> }.into_any(),
+                            Ok(index) => view! { <ReportList index /> }.into_any(),
                             Err(e) => view! {
                                 <ErrorPanel title="The report list cannot be read"
                                     detail=e.message source=Some(e.source) />
@@ -204,13 +204,32 @@ fn Landing(
 }
 
 #[component]
-fn ReportList(entries: Vec<IndexEntry>) -> impl IntoView {
+fn ReportList(index: ReportIndex) -> impl IntoView {
+    let ReportIndex {
+        reports: entries,
+        comparisons,
+    } = index;
     if entries.is_empty() {
         return view! { <p>"No reports are bundled; open a file instead."</p> }.into_any();
     }
     // Ticked reports go to the address as `compare=` (a plain GET form): the first in the
     // list becomes the main report, as `ViewState::from_query` reads it.
     view! {
+        {(!comparisons.is_empty()).then(|| view! {
+            <ul class="report-list" data-testid="comparison-list">
+                {comparisons.into_iter().map(|entry| {
+                    // The first is the main report, the others are compared with it.
+                    let href = reports_href(entry.paths.iter().map(|p| index_url(p)).collect());
+                    view! {
+                        <li>
+                            <a href=href data-testid="comparison-link">{entry.title}</a>
+                            <span class="badge">"compared"</span>
+                            {entry.synthetic.then(|| view! { <span class="badge">"synthetic"</span> })}
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+        })}
         <form method="get" data-testid="compare-form">
             <ul class="report-list" data-testid="report-list">
                 {entries.into_iter().map(|entry| {

@@ -8,7 +8,7 @@
 use std::fmt;
 
 use infermeter_report::import::{self, Format, ImportError, Input};
-use infermeter_report::index::{IndexEntry, ReportIndex};
+use infermeter_report::index::ReportIndex;
 use infermeter_report::{inline, Report};
 
 /// The report list shipped with the viewer, relative to the page (works under any sub-path).
@@ -188,11 +188,9 @@ pub async fn fetch_reports(urls: Vec<String>) -> Result<Vec<Report>, LoadFailure
 }
 
 /// The landing page's report list.
-pub async fn fetch_index() -> Result<Vec<IndexEntry>, LoadFailure> {
+pub async fn fetch_index() -> Result<ReportIndex, LoadFailure> {
     let text = fetch_text(INDEX_URL).await?;
-    let index =
-        ReportIndex::parse(&text).map_err(|e| LoadFailure::new(INDEX_URL, e.to_string()))?;
-    Ok(index.reports)
+    ReportIndex::parse(&text).map_err(|e| LoadFailure::new(INDEX_URL, e.to_string()))
 }
 
 /// Reads picked or dropped files, in order (the first is the main report).

@@ -5,16 +5,21 @@
 //! (mean|p50|p90|p95|p99|p99.9|min|max), `uc.<use_case>.<ttft|decode|itl|e2e>` (threshold
 //! overrides in stored units: seconds, tok/s), `queue_ttft` (seconds), `kwh` ($/kWh), `at`
 //! (interpolation cursor concurrency), `theme` (light|dark), `chart` (embed one chart by id),
-//! `timeline` (the level whose timeline the Users section shows, by its key) and
+//! `timeline` (the level whose timeline the Users section shows, by its key),
 //! `timeline_metric` (what that timeline plots: completed_per_s|output_tok_s|ttft|
-//! cache_hit_ratio|errors), and the What-if section's question (`wi.scenario`, `wi.mode`
-//! peak|burst, `wi.load`, `wi.in`, `wi.out` tokens, `wi.gpu` and `wi.gpus`).
+//! cache_hit_ratio|errors), the What-if section's question (`wi.scenario`, `wi.mode`
+//! peak|burst, `wi.load`, `wi.in`, `wi.out` tokens, `wi.gpu` and `wi.gpus`), and the "Which
+//! configuration?" section's `choice.scenario` (a scenario id), `choice.y`
+//! (throughput|cost|energy|per_kw), `choice.x` (interactivity|e2e), `choice.at` (target
+//! interactivity, tok/s per user), `choice.users` and `price.<GPU kind>` (dollars per GPU-hour,
+//! e.g. `price.H100=2.5`).
 //! Unknown keys and unreadable values are ignored so a mangled link still opens.
 //!
 //! Sections read everything through [`ReportContext`] (`use_context::<ReportContext>()`).
 
 use std::collections::BTreeMap;
 
+use infermeter_report::analysis::configuration::{Figure, DEFAULT_INTERACTIVITY, DEFAULT_USERS};
 use infermeter_report::analysis::cost::DEFAULT_USD_PER_KWH;
 use infermeter_report::analysis::timeline::TimelineMetric;
 use infermeter_report::analysis::DEFAULT_TTFT_THRESHOLD_S;
@@ -22,8 +27,8 @@ use infermeter_report::analysis::{findings, Findings, FindingsOptions, Threshold
 use infermeter_report::{LoadMode, Report, Slo, Stat};
 use leptos::prelude::{Memo, RwSignal, Signal};
 
-use crate::charts::report_labels;
 pub use crate::theme::Theme;
+use infermeter_report::analysis::labels::report_labels;
 
 /// One user-experience limit a use case can override.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -200,6 +205,86 @@ impl WhatIfChoice {
     }
 }
 
+/// The "Which configuration?" section's controls.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChoiceView {
+    /// The scenario shown, by id; `None`: the main report's first.
+    pub scenario: Option<String>,
+    /// What the Pareto chart plots upwards (one of [`Figure::Y`]) and across ([`Figure::X`]).
+    pub y: Figure,
+    pub x: Figure,
+    /// Target interactivity, tok/s per user.
+    pub interactivity: f64,
+    /// Users to serve.
+    pub users: u32,
+    /// Dollars per GPU-hour the reader set, by GPU kind.
+    pub prices: BTreeMap<String, f64>,
+}
+
+impl Default for ChoiceView {
+    fn default() -> Self {
+        ChoiceView {
+            scenario: None,
+            y: Figure::ThroughputPerGpu,
+            x: Figure::Interactivity,
+            interactivity: DEFAULT_INTERACTIVITY,
+            users: DEFAULT_USERS,
+            prices: BTreeMap::new(),
+        }
+    }
+}
+
+impl ChoiceView {
+    /// Reads one `choice.*` or `price.*` pair; false when `key` is not one of them.
+    fn read(&mut self, key: &str, value: &str) -> bool {
+        if let Some(kind) = key.strip_prefix("price.").filter(|k| !k.is_empty()) {
+            if let Some(price) = non_negative(value) {
+                self.prices.insert(kind.to_string(), price);
+            }
+            return true;
+        }
+        let figure = |among: &[Figure]| Figure::parse(value).filter(|f| among.contains(f));
+        match key {
+            "choice.scenario" if !value.is_empty() => self.scenario = Some(value.to_string()),
+            "choice.y" => self.y = figure(&Figure::Y).unwrap_or(self.y),
+            "choice.x" => self.x = figure(&Figure::X).unwrap_or(self.x),
+            "choice.at" => self.interactivity = positive(value).unwrap_or(self.interactivity),
+            "choice.users" => {
+                self.users = value
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .unwrap_or(self.users)
+            }
+            _ => return key.starts_with("choice."),
+        }
+        true
+    }
+
+    /// Appends the pairs that differ from the defaults.
+    fn write(&self, q: &mut form_urlencoded::Serializer<String>) {
+        let defaults = ChoiceView::default();
+        if let Some(scenario) = &self.scenario {
+            q.append_pair("choice.scenario", scenario);
+        }
+        if self.y != defaults.y {
+            q.append_pair("choice.y", self.y.key());
+        }
+        if self.x != defaults.x {
+            q.append_pair("choice.x", self.x.key());
+        }
+        if self.interactivity != defaults.interactivity {
+            q.append_pair("choice.at", &number(self.interactivity));
+        }
+        if self.users != defaults.users {
+            q.append_pair("choice.users", &self.users.to_string());
+        }
+        for (kind, price) in &self.prices {
+            q.append_pair(&format!("price.{kind}"), &number(*price));
+        }
+    }
+}
+
 /// What part of the view a chart depends on beyond the common settings, so a control redraws
 /// only what reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -212,6 +297,8 @@ pub enum Scope<'a> {
     Goodput,
     /// The common settings, the goodput SLO and the What-if question.
     WhatIf,
+    /// The common settings and the "Which configuration?" controls.
+    Choice,
 }
 
 /// The whole view: which reports, which statistic, which limits, which theme.
@@ -238,6 +325,8 @@ pub struct ViewState {
     pub timeline_metric: TimelineMetric,
     /// The What-if section's question.
     pub what_if: WhatIfChoice,
+    /// The "Which configuration?" section's controls.
+    pub choice: ChoiceView,
 }
 
 /// The timeline's metric before the reader picks one: TTFT shows warm-up and a filling cache.
@@ -258,6 +347,7 @@ impl Default for ViewState {
             timeline: None,
             timeline_metric: DEFAULT_TIMELINE_METRIC,
             what_if: WhatIfChoice::default(),
+            choice: ChoiceView::default(),
         }
     }
 }
@@ -292,6 +382,7 @@ impl ViewState {
                 key if key
                     .strip_prefix("wi.")
                     .is_some_and(|k| state.what_if.read(k, value)) => {}
+                key if state.choice.read(key, value) => {}
                 key => {
                     if let Some((use_case, kind)) = threshold_key(key) {
                         if let Some(v) = non_negative(value) {
@@ -364,6 +455,7 @@ impl ViewState {
             q.append_pair("timeline_metric", self.timeline_metric.key());
         }
         self.what_if.write(&mut q);
+        self.choice.write(&mut q);
         q.finish()
     }
 
@@ -389,6 +481,10 @@ impl ViewState {
             what_if: match scope {
                 Scope::WhatIf => self.what_if.clone(),
                 _ => WhatIfChoice::default(),
+            },
+            choice: match scope {
+                Scope::Choice => self.choice.clone(),
+                _ => ChoiceView::default(),
             },
             ..self.clone()
         }
@@ -542,6 +638,16 @@ mod tests {
                 gpu: Some("h200".into()),
                 gpus: Some(2),
             },
+            choice: ChoiceView {
+                scenario: Some("rag qa".into()),
+                y: Figure::UsdPerMillion,
+                x: Figure::E2e,
+                interactivity: 35.5,
+                users: 500,
+                prices: [("H100".to_string(), 2.5), ("RTX Pro 6000".to_string(), 1.9)]
+                    .into_iter()
+                    .collect(),
+            },
             ..ViewState::default()
         };
         let preset = Thresholds {
@@ -556,6 +662,29 @@ mod tests {
         assert_eq!(ViewState::from_query(&format!("?{query}")), state);
         assert!(query.contains("uc.general_chatbot.ttft=4"), "{query}");
         assert!(query.contains("stat=p99&"), "{query}");
+        assert!(
+            query.contains(
+                "choice.y=cost&choice.x=e2e&choice.at=35.5&choice.users=500&price.H100=2.5"
+            ),
+            "{query}"
+        );
+    }
+
+    /// The section's controls leave the address at their defaults, refuse what they cannot
+    /// show (a y figure as x, a price below zero), and stay out of the other sections' view.
+    #[test]
+    fn the_choice_controls_round_trip_and_scope() {
+        let s = ViewState::from_query(
+            "choice.y=e2e&choice.x=cost&price.H100=-2&choice.users=0&choice.at=0&choice.nope=1",
+        );
+        assert_eq!(s, ViewState::default());
+        let s = ViewState::from_query("choice.y=energy&price.B200=6&stat=p90");
+        assert_eq!(s.choice.y, Figure::JoulesPerToken);
+        assert_eq!(s.scoped(Scope::Common).to_query(), "stat=p90");
+        assert_eq!(
+            s.scoped(Scope::Choice).to_query(),
+            "stat=p90&choice.y=energy&price.B200=6"
+        );
     }
 
     #[test]

@@ -76,6 +76,15 @@ pub enum Command {
     Man(ManArgs),
 }
 
+/// A positive, finite number of `unit`: the parser behind the options that take a duration or
+/// a speed.
+pub fn positive(text: &str, unit: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("\"{text}\" is not a positive number of {unit}")),
+    }
+}
+
 /// A value parser for one of `all`, spelt as `name` gives (and explained by `help`, in
 /// `--help`): the enums below the command line name their own values, so the options that
 /// take them (`--modes`, `--api`, `--engine`, `--connection-reuse`) derive from them.

@@ -1,9 +1,10 @@
-//! Writes `data/schema/report.schema.json` and `record.schema.json` from the types.
+//! Writes `data/schema/report.schema.json`, `record.schema.json` and `summary.schema.json`
+//! from the types.
 //! Run: `cargo run -p infermeter-report --example write_schema`.
 
 use std::path::Path;
 
-use infermeter_report::json_schema::{record_schema, report_schema};
+use infermeter_report::json_schema::{record_schema, report_schema, summary_schema};
 
 fn main() {
     let dir =
@@ -15,6 +16,7 @@ fn main() {
     for (file, schema) in [
         ("report.schema.json", report_schema()),
         ("record.schema.json", record_schema()),
+        ("summary.schema.json", summary_schema()),
     ] {
         let path = dir.join(file);
         std::fs::write(&path, schema).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));

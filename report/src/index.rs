@@ -1,12 +1,13 @@
-//! `data/index.json`: the list of reports the viewer's landing page offers. One type reads it
+//! `data/index.json`: the list of reports the viewer's landing page offers, and the comparisons
+//! of them it opens in one go. One type reads it
 //! (the viewer, the bundled data's tests) and writes it (`infermeter view`), so the file means
 //! the same everywhere.
 //!
 //! As written: `{"reports": [{"path": …, "title": …, "synthetic": …}, …]}`, paths relative to
 //! the index file. As read, leniently (an index written by hand or another tool): a bare list
 //! instead of the object, an entry that is only a path, `url` or `file` for `path`, and
-//! `description`, `model`, `gpu` and `engine` shown beside the title; an entry without a path
-//! is skipped. [`ReportIndex::check_paths`] holds a published index to stricter paths.
+//! `description`, `model`, `gpu`, `engine` and `note` shown beside the title; an entry without
+//! a path is skipped, and so is a comparison without a title or paths. [`ReportIndex::check_paths`] holds a published index to stricter paths.
 
 use std::collections::BTreeSet;
 
@@ -19,6 +20,9 @@ use thiserror::Error;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ReportIndex {
     pub reports: Vec<IndexEntry>,
+    /// Reports opened together, compared (the landing page links each).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub comparisons: Vec<ComparisonEntry>,
 }
 
 /// One report of the list.
@@ -38,6 +42,19 @@ pub struct IndexEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine: Option<String>,
     /// True when the report was not measured on real hardware.
+    #[serde(default)]
+    pub synthetic: bool,
+    /// What a reader of the file should know, e.g. why it cannot be measured again here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Reports the landing page opens compared: the first is the main one.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ComparisonEntry {
+    pub title: String,
+    /// Paths of listed reports, two or more.
+    pub paths: Vec<String>,
     #[serde(default)]
     pub synthetic: bool,
 }
@@ -61,6 +78,12 @@ pub enum IndexError {
         path: String,
         message: &'static str,
     },
+    #[error("comparisons[{position}] \"{title}\": {message}")]
+    BadComparison {
+        position: usize,
+        title: String,
+        message: String,
+    },
 }
 
 impl ReportIndex {
@@ -79,13 +102,21 @@ impl ReportIndex {
                 .ok_or(IndexError::NoList)?,
             _ => return Err(IndexError::NotAnIndex),
         };
+        let comparisons = value
+            .get("comparisons")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(ComparisonEntry::read)
+            .collect();
         Ok(ReportIndex {
             reports: list.iter().filter_map(IndexEntry::read).collect(),
+            comparisons,
         })
     }
 
-    /// Checks each path is relative, stays inside the data folder and appears once, as a
-    /// published index's must.
+    /// Checks each path is relative, stays inside the data folder and appears once, and each
+    /// comparison names two or more of the reports listed, as a published index's must.
     pub fn check_paths(&self) -> Result<(), IndexError> {
         let mut seen = BTreeSet::new();
         for (position, entry) in self.reports.iter().enumerate() {
@@ -105,6 +136,21 @@ impl ReportIndex {
             }
             if !seen.insert(entry.path.as_str()) {
                 return Err(bad("is listed twice"));
+            }
+        }
+        for (position, comparison) in self.comparisons.iter().enumerate() {
+            let bad = |message: String| IndexError::BadComparison {
+                position,
+                title: comparison.title.clone(),
+                message,
+            };
+            if comparison.paths.len() < 2 {
+                return Err(bad("compares fewer than two reports".into()));
+            }
+            if let Some(unlisted) = comparison.paths.iter().find(|p| !seen.contains(p.as_str())) {
+                return Err(bad(format!(
+                    "names \"{unlisted}\", which is not among the reports listed"
+                )));
             }
         }
         Ok(())
@@ -136,6 +182,7 @@ impl IndexEntry {
             model: text("model"),
             gpu: text("gpu"),
             engine: text("engine"),
+            note: text("note"),
             synthetic: entry
                 .get("synthetic")
                 .and_then(Value::as_bool)
@@ -151,13 +198,40 @@ impl IndexEntry {
         }
     }
 
-    /// What the index says about the report besides its title: "A run · Model · H100 · vLLM".
+    /// What the index says about the report besides its title: "A run · Model · H100 · vLLM",
+    /// then its note.
     pub fn detail(&self) -> Option<String> {
-        let parts: Vec<&str> = [&self.description, &self.model, &self.gpu, &self.engine]
-            .into_iter()
-            .filter_map(|p| p.as_deref())
-            .collect();
+        let parts: Vec<&str> = [
+            &self.description,
+            &self.model,
+            &self.gpu,
+            &self.engine,
+            &self.note,
+        ]
+        .into_iter()
+        .filter_map(|p| p.as_deref())
+        .collect();
         (!parts.is_empty()).then(|| parts.join(" · "))
+    }
+}
+
+impl ComparisonEntry {
+    /// One comparison as read: a title and its paths (strings), else nothing.
+    fn read(entry: &Value) -> Option<ComparisonEntry> {
+        Some(ComparisonEntry {
+            title: entry.get("title")?.as_str()?.to_string(),
+            paths: entry
+                .get("paths")?
+                .as_array()?
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
+            synthetic: entry
+                .get("synthetic")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        })
     }
 }
 
@@ -200,6 +274,11 @@ mod tests {
                 synthetic: true,
                 ..IndexEntry::default()
             }],
+            comparisons: vec![ComparisonEntry {
+                title: "A vs B".into(),
+                paths: vec!["reports/1-a.json".into(), "reports/2-b.json".into()],
+                synthetic: false,
+            }],
         };
         assert_eq!(ReportIndex::parse(&index.to_json()).unwrap(), index);
         // Unset fields are left out.
@@ -222,6 +301,31 @@ mod tests {
             (vec![entry(" ")], "is empty"),
         ] {
             let text = format!(r#"{{"reports":[{}]}}"#, paths.join(","));
+            let err = ReportIndex::parse(&text)
+                .unwrap()
+                .check_paths()
+                .unwrap_err();
+            assert!(err.to_string().contains(expected), "{err}");
+        }
+    }
+
+    #[test]
+    fn comparisons_name_listed_reports() {
+        let reports = r#""reports":[{"path":"a.json","title":"A"},{"path":"b.json","title":"B","note":"why"}]"#;
+        let ok = ReportIndex::parse(&format!(
+            r#"{{{reports},"comparisons":[{{"title":"A vs B","paths":["a.json","b.json"]}},{{"title":"no paths"}}]}}"#
+        ))
+        .unwrap();
+        assert_eq!(ok.comparisons.len(), 1);
+        assert_eq!(ok.comparisons[0].paths, ["a.json", "b.json"]);
+        assert_eq!(ok.reports[1].note.as_deref(), Some("why"));
+        assert_eq!(ok.reports[1].detail().as_deref(), Some("why"));
+        ok.check_paths().unwrap();
+        for (paths, expected) in [
+            (r#"["a.json"]"#, "fewer than two"),
+            (r#"["a.json","c.json"]"#, "\"c.json\", which is not among"),
+        ] {
+            let text = format!(r#"{{{reports},"comparisons":[{{"title":"T","paths":{paths}}}]}}"#);
             let err = ReportIndex::parse(&text)
                 .unwrap()
                 .check_paths()

@@ -14,6 +14,7 @@ pub mod presets;
 pub mod pretty_json;
 pub mod schema;
 pub mod stats;
+pub mod summary;
 pub mod validate;
 
 pub use load::{load_report, LoadError};

@@ -3,6 +3,7 @@
 //! chart is tested natively. Each chart is named once, in [`registry`].
 
 pub mod capacity;
+pub mod choice;
 pub mod deep_dive;
 pub mod fastest;
 pub mod goodput;
@@ -30,42 +31,7 @@ pub struct Source<'a> {
     pub analysis: Analysis<'a>,
 }
 
-/// Labels for reports shown together: the GPU ("2x RTX Pro 6000"), then the model when two
-/// reports share a GPU, then a number when even that is ambiguous.
-pub fn report_labels(reports: &[Report]) -> Vec<String> {
-    let gpu = |r: &Report| {
-        let hw = &r.metadata.hardware;
-        if hw.gpu_count > 1 {
-            format!("{}x {}", hw.gpu_count, hw.gpu_model)
-        } else {
-            hw.gpu_model.clone()
-        }
-    };
-    let mut labels: Vec<String> = reports.iter().map(gpu).collect();
-    let duplicated =
-        |labels: &[String], i: usize| labels.iter().filter(|l| **l == labels[i]).count() > 1;
-    let with_model: Vec<String> = (0..reports.len())
-        .map(|i| {
-            if duplicated(&labels, i) {
-                format!("{} · {}", labels[i], reports[i].metadata.model.id)
-            } else {
-                labels[i].clone()
-            }
-        })
-        .collect();
-    labels = with_model;
-    (0..labels.len())
-        .map(|i| {
-            if duplicated(&labels, i) {
-                format!("{} ({})", labels[i], i + 1)
-            } else {
-                labels[i].clone()
-            }
-        })
-        .collect()
-}
-
-/// Pairs reports with their labels (`labels` from [`report_labels`]).
+/// Pairs reports with their labels (`labels` from the report crate's `report_labels`).
 pub fn sources<'a>(reports: &'a [Report], labels: &'a [String]) -> Vec<Source<'a>> {
     reports
         .iter()
@@ -195,6 +161,8 @@ pub fn plot(x: plot::XAxis, y: Vec<YAxis>, view: &ViewState) -> Plot {
         thresholds: Vec::new(),
         cursor: view.at,
         theme: view.theme,
+        item_tooltip: false,
+        marker_x: None,
     }
 }
 
@@ -208,6 +176,7 @@ mod tests {
     use super::registry::{chart_by_id, chart_csv, chart_list, plot_by_id, CHARTS, FASTEST_DECODE};
     use super::test_support::*;
     use super::*;
+    use infermeter_report::analysis::labels::report_labels;
 
     const HOSTILE: &str = "<img src=x onerror=alert(1)>";
 
@@ -279,16 +248,11 @@ mod tests {
         b.metadata.hardware.gpu_count = 2;
         let reports = [a.clone(), b];
         let labels = report_labels(&reports);
-        assert_eq!(labels[1], "2x NVIDIA H200");
+        assert_eq!(labels[1], "2x H200");
         let p = with_all_sources(&reports, |s| fastest::decode(s, &ViewState::default()));
         assert_eq!(p.lines.len(), 2 * peak_scenarios(&a));
         assert!(p.lines[0].name.starts_with(&format!("{} · ", labels[0])));
-        assert!(p
-            .lines
-            .last()
-            .unwrap()
-            .name
-            .starts_with("2x NVIDIA H200 · "));
+        assert!(p.lines.last().unwrap().name.starts_with("2x H200 · "));
         let same = report_labels(&[a.clone(), a.clone()]);
         assert_ne!(same[0], same[1]);
     }

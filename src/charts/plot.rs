@@ -31,6 +31,10 @@ pub enum XAxis {
     Turn,
     /// Seconds since the level started (a timeline): linear.
     Seconds,
+    /// Each user's output tokens per second (a Pareto chart): linear.
+    Interactivity,
+    /// End-to-end latency in seconds (a Pareto chart's second view): linear.
+    E2eLatency,
 }
 
 impl XAxis {
@@ -42,13 +46,18 @@ impl XAxis {
             XAxis::Users => "Simultaneous users",
             XAxis::Turn => "Turn",
             XAxis::Seconds => "Seconds since the level started",
+            XAxis::Interactivity => "Interactivity (tok/s per user)",
+            XAxis::E2eLatency => "End-to-end latency (s)",
         }
     }
 
-    /// Loads and contexts double from point to point and read best on a log2 axis; turns and
-    /// seconds step evenly.
+    /// Loads and contexts double from point to point and read best on a log2 axis; turns,
+    /// seconds, speeds and latencies step evenly.
     pub fn is_log(self) -> bool {
-        !matches!(self, XAxis::Turn | XAxis::Seconds)
+        !matches!(
+            self,
+            XAxis::Turn | XAxis::Seconds | XAxis::Interactivity | XAxis::E2eLatency
+        )
     }
 
     /// A value on this axis as the page writes it: "32", or "32,768" input tokens.
@@ -115,6 +124,16 @@ pub struct Line {
     /// Per point (by index; empty: none), its sample count when it is a percentile resting on
     /// too few samples (`Stat::is_indicative`): drawn hollow, and the tooltip says so.
     pub indicative: Vec<Option<u64>>,
+    /// Per point (by index; empty: none): a short label drawn above it (a level's load).
+    pub point_labels: Vec<String>,
+    /// Per point (by index; empty: none): drawn faint (a point off a Pareto frontier).
+    pub faded: Vec<bool>,
+    /// Per point (by index): the lines an item tooltip shows for it ([`Plot::item_tooltip`]).
+    pub details: Vec<Vec<String>>,
+    /// Drawn over the other lines to mark some of their points (a Pareto frontier): wide,
+    /// half-transparent, in the text colour, without symbols of its own, and silent, so the
+    /// pointer reaches the points under it.
+    pub overlay: bool,
 }
 
 impl Line {
@@ -130,6 +149,10 @@ impl Line {
             band: None,
             input_tokens: None,
             indicative: Vec::new(),
+            point_labels: Vec::new(),
+            faded: Vec::new(),
+            details: Vec::new(),
+            overlay: false,
         }
     }
 
@@ -174,6 +197,11 @@ pub struct Plot {
     /// Concurrency of the interpolation cursor, when set and the x axis is a concurrency.
     pub cursor: Option<u32>,
     pub theme: Theme,
+    /// The tooltip names the hovered point alone with its [`Line::details`], instead of
+    /// listing every line at the hovered x (points of different lines rarely share an x).
+    pub item_tooltip: bool,
+    /// A dotted vertical line at this x (display units), with its label: a target.
+    pub marker_x: Option<(f64, String)>,
 }
 
 /// Name of the series carrying the threshold lines (also its legend entry).
@@ -234,6 +262,16 @@ impl Plot {
         // legend entry shows or hides them all, and hiding a line leaves them.
         series.extend(carrier_axis.into_iter().map(|a| self.threshold_series(a)));
         series.extend(self.cursor_series());
+        series.extend(self.marker_series());
+        let tooltip = if self.item_tooltip {
+            Tooltip::new()
+                .trigger(Trigger::Item)
+                .formatter(self.point_formatter().as_str())
+        } else {
+            Tooltip::new()
+                .trigger(Trigger::Axis)
+                .formatter(self.tooltip_formatter().as_str())
+        };
         ChartOption {
             // No animation: slider and selector updates redraw at once (ECharts' update and
             // mark-line entry animations held each change back by up to a second), and a
@@ -244,12 +282,7 @@ impl Plot {
                 .iter()
                 .map(|&c| Color::from(c))
                 .collect(),
-            tooltip: Some(
-                Tooltip::new()
-                    .trigger(Trigger::Axis)
-                    .background_color(colors.tooltip_background)
-                    .formatter(self.tooltip_formatter().as_str()),
-            ),
+            tooltip: Some(tooltip.background_color(colors.tooltip_background)),
             // `contain_label` keeps tick labels inside but not axis titles: leave room for the
             // rotated y title(s) ("… (tok/s)") beyond the 48 px name gap, and the x title below.
             grid: Some(
@@ -282,6 +315,9 @@ impl Plot {
         self.lines
             .iter()
             .map(|line| {
+                if line.overlay {
+                    return self.theme.colors().text;
+                }
                 let band = line
                     .band
                     .as_deref()
@@ -412,16 +448,7 @@ impl Plot {
             .iter()
             .enumerate()
             .map(|(i, &(x, y))| match (&line.band, line.kind) {
-                // An indicative point is drawn hollow: the line's colour as its ring only.
-                (None, _) if line.indicative_at(i).is_some() => DataPoint::from(
-                    DataPointItem::new(vec![x, y]).item_style(
-                        ItemStyle::new()
-                            .color(self.theme.colors().background)
-                            .border_color(color)
-                            .border_width(2),
-                    ),
-                ),
-                (None, _) => DataPoint::from(vec![x, y]),
+                (None, _) => self.plain_point(line, i, (x, y), color),
                 (Some(_), LineKind::BandUpper) => {
                     let base = lower
                         .and_then(|l| l.points.iter().find(|p| p.0 == x))
@@ -432,6 +459,16 @@ impl Plot {
             })
             .collect();
         let dash = line.dash();
+        let mut style = LineStyle::new();
+        if dash != Dash::Solid {
+            style = style.type_(match dash {
+                Dash::Dotted => LineStyleType::Dotted,
+                _ => LineStyleType::Dashed,
+            });
+        }
+        if line.overlay {
+            style = style.width(6).opacity(OVERLAY_OPACITY);
+        }
         let mut series = LineSeries::new()
             .name(line.name.as_str())
             .y_axis_index(line.axis as f64)
@@ -449,11 +486,22 @@ impl Plot {
             // Explicit, so the HTML legend shows the same colour.
             .item_style(ItemStyle::new().color(color))
             .data(data);
-        if dash != Dash::Solid {
-            series = series.line_style(LineStyle::new().type_(match dash {
-                Dash::Dotted => LineStyleType::Dotted,
-                _ => LineStyleType::Dashed,
-            }));
+        if dash != Dash::Solid || line.overlay {
+            series = series.line_style(style);
+        }
+        if line.overlay {
+            series = series.symbol(Symbol::None).silent(true);
+        }
+        if !line.point_labels.is_empty() {
+            // `{b}` is each point's name: its label (plain_point).
+            series = series.label(
+                Label::new()
+                    .show(true)
+                    .formatter("{b}")
+                    .position(LabelPosition::Top)
+                    .color(self.theme.colors().muted)
+                    .font_size(10),
+            );
         }
         if let Some(band) = &line.band {
             series = series
@@ -473,6 +521,35 @@ impl Plot {
             series = series.mark_point(points);
         }
         series
+    }
+
+    /// A point of a plain line: plain `[x, y]`, or with its label (as the point's name), drawn
+    /// hollow when only indicative (the line's colour as its ring only), faint when faded.
+    fn plain_point(&self, line: &Line, i: usize, (x, y): (f64, f64), color: &str) -> DataPoint {
+        let label = line.point_labels.get(i).filter(|l| !l.is_empty());
+        let faded = line.faded.get(i).copied().unwrap_or(false);
+        let hollow = line.indicative_at(i).is_some();
+        if label.is_none() && !faded && !hollow {
+            return DataPoint::from(vec![x, y]);
+        }
+        let mut item = DataPointItem::new(vec![x, y]);
+        if let Some(label) = label {
+            item = item.name(label.as_str());
+        }
+        let mut style = ItemStyle::new();
+        if hollow {
+            style = style
+                .color(self.theme.colors().background)
+                .border_color(color)
+                .border_width(2);
+        }
+        if faded {
+            style = style.opacity(FADED_OPACITY);
+        }
+        if hollow || faded {
+            item = item.item_style(style);
+        }
+        DataPoint::from(item)
     }
 
     fn threshold_series(&self, axis: usize) -> LineSeries {
@@ -498,26 +575,16 @@ impl Plot {
                 )
             })
             .collect();
-        LineSeries::new()
-            .name(THRESHOLD_SERIES)
+        let style = LineStyle::new()
+            .type_(LineStyleType::Dashed)
+            .width(2)
+            .color(THRESHOLD_COLOR);
+        mark_lines(THRESHOLD_SERIES, style, lines)
             .y_axis_index(axis as f64)
-            .data(Vec::<Vec<f64>>::new())
             .line_style(
                 LineStyle::new()
                     .type_(LineStyleType::Dashed)
                     .color(colors.text),
-            )
-            .mark_line(
-                MarkLine::new()
-                    .silent(true)
-                    .symbol(vec![Symbol::None, Symbol::None])
-                    .line_style(
-                        LineStyle::new()
-                            .type_(LineStyleType::Dashed)
-                            .width(2)
-                            .color(THRESHOLD_COLOR),
-                    )
-                    .data(lines),
             )
     }
 
@@ -555,25 +622,45 @@ impl Plot {
             "{at} ({})",
             if measured { "measured" } else { "interpolated" }
         );
-        Some(
-            LineSeries::new()
-                .name("Cursor")
-                .data(Vec::<Vec<f64>>::new())
-                .mark_line(
-                    MarkLine::new()
-                        .silent(true)
-                        .symbol(vec![Symbol::None, Symbol::None])
-                        .line_style(
-                            LineStyle::new()
-                                .type_(LineStyleType::Dotted)
-                                .color(self.theme.colors().muted),
-                        )
-                        .data(vec![MarkLineVariant::Simple(
-                            MarkLineData::new()
-                                .x_axis(f64::from(at))
-                                .label(Label::new().formatter(label.as_str())),
-                        )]),
-                ),
+        let style = LineStyle::new()
+            .type_(LineStyleType::Dotted)
+            .color(self.theme.colors().muted);
+        let line = MarkLineData::new()
+            .x_axis(f64::from(at))
+            .label(Label::new().formatter(label.as_str()));
+        Some(mark_lines(
+            "Cursor",
+            style,
+            vec![MarkLineVariant::Simple(line)],
+        ))
+    }
+
+    /// Dotted vertical line at [`Plot::marker_x`], labelled.
+    fn marker_series(&self) -> Option<LineSeries> {
+        let (x, label) = self.marker_x.as_ref()?;
+        let style = LineStyle::new()
+            .type_(LineStyleType::Dotted)
+            .width(2)
+            .color(THRESHOLD_COLOR);
+        let line = MarkLineData::new().x_axis(*x).label(
+            Label::new()
+                .formatter(label.as_str())
+                .color(self.theme.colors().text),
+        );
+        Some(mark_lines(
+            MARKER_SERIES,
+            style,
+            vec![MarkLineVariant::Simple(line)],
+        ))
+    }
+
+    /// Tooltip of the hovered point alone: its line's name and its [`Line::details`], escaped
+    /// by the function (public/infermeter-echarts.js) like every tooltip.
+    fn point_formatter(&self) -> String {
+        let texts: Vec<&Vec<Vec<String>>> = self.lines.iter().map(|l| &l.details).collect();
+        format!(
+            "{POINT_FORMATTER}:{}",
+            serde_json::json!({ "texts": texts })
         )
     }
 
@@ -664,6 +751,29 @@ const X_AXIS_PAD_STEPS: f64 = 0.25;
 const LOG2_LABEL_FORMATTER: &str = "infermeter:log2-label";
 /// Followed by `:` and the arguments as a JSON object.
 const TOOLTIP_FORMATTER: &str = "infermeter:tooltip";
+/// The item tooltip's formatter, followed by `:` and its arguments.
+const POINT_FORMATTER: &str = "infermeter:point";
+/// Name of the series carrying the vertical marker.
+const MARKER_SERIES: &str = "Target";
+/// Opacity of a faded point: visible, yet clearly behind the others.
+const FADED_OPACITY: f64 = 0.3;
+/// Opacity of an overlay line: the lines under it show through.
+const OVERLAY_OPACITY: f64 = 0.3;
+
+/// A series without data carrying silent mark lines drawn in `style`: threshold lines, the
+/// cursor, a target.
+fn mark_lines(name: &str, style: LineStyle, lines: Vec<MarkLineVariant>) -> LineSeries {
+    LineSeries::new()
+        .name(name)
+        .data(Vec::<Vec<f64>>::new())
+        .mark_line(
+            MarkLine::new()
+                .silent(true)
+                .symbol(vec![Symbol::None, Symbol::None])
+                .line_style(style)
+                .data(lines),
+        )
+}
 
 /// The monotone-curve estimate of `line` at concurrency `at`; `None` outside its measured range.
 fn estimate_at(line: &Line, at: u32) -> Option<Estimate> {
@@ -748,6 +858,8 @@ mod tests {
             thresholds: Vec::new(),
             cursor: None,
             theme: Theme::Light,
+            item_tooltip: false,
+            marker_x: None,
         }
     }
 

@@ -13,7 +13,8 @@ use infermeter_report::analysis::use_cases::{targets, CapacityTarget};
 use super::option::ChartOption;
 use super::plot::Plot;
 use super::{
-    capacity, deep_dive, fastest, goodput, power, scale_up, throughput, users, what_if, Source,
+    capacity, choice, deep_dive, fastest, goodput, power, scale_up, throughput, users, what_if,
+    Source,
 };
 use crate::findings::{self as words, Finding};
 use crate::state::{Scope, ViewState};
@@ -32,6 +33,15 @@ pub struct Chart {
     /// what it shows, as the goodput section does from the reader's SLO).
     pub finding: Option<Finding>,
 }
+
+pub const CHOICE_FRONTIER: Chart = Chart {
+    id: "choice.frontier",
+    title: "Pareto Frontier",
+    intro: "Each point is one measured load of one configuration: how fast each user's answer streams (interactivity, across) against the output each GPU produces (up). More users per GPU cost each of them speed. The bold line is the Pareto frontier: the points no other configuration or load beats on both at once; faded points are beaten by some point of the frontier. Pick what goes up (cost per million tokens, energy) and whether latency goes across.",
+    caption: "One curve per configuration, each point labelled with its load; the frontier across every configuration of the scenario, and the target interactivity as a dotted line. Cost is GPU rental only; energy is measured GPU power only.",
+    plot: choice::frontier,
+    finding: None,
+};
 
 pub const FASTEST_DECODE: Chart = Chart {
     id: "fastest.decode",
@@ -315,7 +325,8 @@ pub const WHAT_IF_CHARTS: [&Chart; 4] = [
 ];
 
 /// Every chart with a fixed id, in page order.
-pub const CHARTS: [&Chart; 29] = [
+pub const CHARTS: [&Chart; 30] = [
+    &CHOICE_FRONTIER,
     &FASTEST_DECODE,
     &FASTEST_ITL,
     &FASTEST_SCALING,
@@ -372,6 +383,8 @@ pub fn scope_of(id: &str) -> Scope<'_> {
         Scope::Goodput
     } else if WHAT_IF_CHARTS.iter().any(|c| c.id == id) {
         Scope::WhatIf
+    } else if id == CHOICE_FRONTIER.id {
+        Scope::Choice
     } else {
         Scope::Common
     }

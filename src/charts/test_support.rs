@@ -5,7 +5,8 @@ use infermeter_report::{load_report, LoadMode, Report};
 use serde_json::Value;
 
 use super::plot::{Plot, THRESHOLD_SERIES};
-use super::{report_labels, sources, Source};
+use super::{sources, Source};
+use infermeter_report::analysis::labels::report_labels;
 
 /// The synthetic sample report shipped in `data/reports/`.
 pub fn sample() -> Report {

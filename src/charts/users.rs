@@ -216,7 +216,7 @@ mod tests {
         b.metadata.hardware.gpu_model = "NVIDIA H200".into();
         let p = with_all_sources(&[a, b], |s| ttft_by_turn(s, &ViewState::default()));
         assert_eq!(p.lines.len(), 4);
-        assert!(p.lines[2].name.starts_with("NVIDIA H200 · Chat"));
+        assert!(p.lines[2].name.starts_with("H200 · Chat"));
         assert_eq!(p.lines[0].shows, p.lines[2].shows);
         let t = with_all_sources(
             &[sessions_sample(), {

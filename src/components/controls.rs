@@ -20,11 +20,12 @@ pub fn ThemeToggle(view_state: RwSignal<ViewState>) -> impl IntoView {
     }
 }
 
-/// A labelled number input for one setting of the view: it shows `value`, and each number typed
+/// A labelled number input for one setting of the view: it shows `value` (empty when it is not
+/// a number: a setting with no value yet), and each number typed
 /// that `accept`s goes to `set` at once (anything else, such as a half-typed "0.", waits).
 #[component]
 pub fn NumberField(
-    label: &'static str,
+    #[prop(into)] label: String,
     #[prop(into)] testid: String,
     /// The input's `min` and `step` attributes.
     min: &'static str,
@@ -37,7 +38,7 @@ pub fn NumberField(
         <label class="control">
             <span>{label}</span>
             <input type="number" min=min step=step data-testid=testid
-                prop:value=move || format_number(value())
+                prop:value=move || Some(value()).filter(|v| v.is_finite()).map(format_number).unwrap_or_default()
                 on:input=move |ev| {
                     if let Ok(v) = event_target_value(&ev).parse::<f64>() {
                         if v.is_finite() && accept(v) {

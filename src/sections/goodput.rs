@@ -86,13 +86,25 @@ impl BoundSlider {
 }
 
 /// The main report's own SLO: where the sliders start.
-fn base_slo(ctx: ReportContext) -> Slo {
+pub(crate) fn base_slo(ctx: ReportContext) -> Slo {
     ctx.reports
         .with(|r| r.first().map(report_slo))
         .unwrap_or(infermeter_report::analysis::goodput::DEFAULT_SLO)
 }
 
-/// A bound's slider; `prefix` keeps the ids of the sections that show one apart.
+/// The SLO's sliders and target: one SLO, set here or in another section that judges by it
+/// ("Which configuration?"); `prefix` keeps each copy's element ids apart.
+#[component]
+pub(crate) fn SloControls(prefix: &'static str) -> impl IntoView {
+    view! {
+        <div class="sliders" data-testid=format!("{prefix}-controls")>
+            {SLIDERS.into_iter().map(|spec| view! { <Slider spec prefix /> }).collect_view()}
+            <TargetSelect prefix />
+        </div>
+        <p class="muted">"A slider at its rightmost position removes that bound."</p>
+    }
+}
+
 #[component]
 pub(crate) fn Slider(spec: BoundSlider, prefix: &'static str) -> impl IntoView {
     let ctx = context();
@@ -119,7 +131,7 @@ pub(crate) fn Slider(spec: BoundSlider, prefix: &'static str) -> impl IntoView {
 }
 
 #[component]
-fn TargetSelect() -> impl IntoView {
+fn TargetSelect(prefix: &'static str) -> impl IntoView {
     let ctx = context();
     let base = base_slo(ctx);
     let current = move || ctx.view.with(|v| v.slo(base).target);
@@ -131,7 +143,7 @@ fn TargetSelect() -> impl IntoView {
     view! {
         <label class="control">
             <span>"Target"</span>
-            <select data-testid="goodput-target"
+            <select data-testid=format!("{prefix}-target")
                 on:change=move |ev| {
                     if let Ok(t) = event_target_value(&ev).parse::<f64>() {
                         ctx.view.update(|v| v.slo.set_target(&base, t));
@@ -208,11 +220,7 @@ pub fn GoodputSection() -> impl IntoView {
                 <p class="muted" data-testid="goodput-absent">{why}</p>
             }).collect_view()}
             <Show when=has_any>
-                <div class="sliders" data-testid="goodput-controls">
-                    {SLIDERS.into_iter().map(|spec| view! { <Slider spec prefix=GOODPUT.id /> }).collect_view()}
-                    <TargetSelect />
-                </div>
-                <p class="muted">"A slider at its rightmost position removes that bound."</p>
+                <SloControls prefix=GOODPUT.id />
                 <p><strong data-testid="goodput-slo">
                     {move || goodput.with(|g| g.as_ref().map(|(slo, _)| judged_by(slo)))}
                 </strong></p>

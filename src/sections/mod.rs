@@ -13,6 +13,7 @@ use crate::findings::{for_each_report, Finding, Findings};
 use crate::state::{ReportContext, Scope, ViewState};
 
 pub mod capacity;
+pub mod choice;
 pub mod deep_dive;
 pub mod fastest;
 pub mod goodput;
@@ -34,6 +35,10 @@ pub struct SectionInfo {
     pub title: &'static str,
 }
 
+pub const CHOICE: SectionInfo = SectionInfo {
+    id: "choice",
+    title: "Which Configuration?",
+};
 pub const SCENARIOS: SectionInfo = SectionInfo {
     id: "scenarios",
     title: "What Do the Scenarios Represent?",
@@ -92,7 +97,8 @@ pub const EXPERIENCE: SectionInfo = SectionInfo {
 };
 
 /// The sections the table of contents links to, in page order.
-const TOC: [&SectionInfo; 14] = [
+const TOC: [&SectionInfo; 15] = [
+    &CHOICE,
     &SCENARIOS,
     &GLOSSARY,
     &FASTEST,
@@ -127,6 +133,7 @@ pub fn leading_sections() -> impl IntoView {
         <header::HeaderSection />
         <header::HighlightsSection />
         <TableOfContents />
+        <choice::ChoiceSection />
         <scenarios::ScenariosSection />
         <scenarios::GlossarySection />
         <fastest::FastestSection />
@@ -231,6 +238,7 @@ pub(crate) fn scoped_view(ctx: ReportContext, scope: Scope) -> Signal<ViewState>
         }
         Scope::Goodput => Memo::new(move |_| ctx.view.with(|v| v.scoped(Scope::Goodput))).into(),
         Scope::WhatIf => Memo::new(move |_| ctx.view.with(|v| v.scoped(Scope::WhatIf))).into(),
+        Scope::Choice => Memo::new(move |_| ctx.view.with(|v| v.scoped(Scope::Choice))).into(),
     }
 }
 

@@ -91,6 +91,9 @@ fn UsersServedTable(label: Option<String>, table: UsersTable) -> impl IntoView {
                 </tbody>
             </table>
         </TableScroll>
+        {table.gains.into_iter().map(|gain| view! {
+            <p class="finding" data-testid="caching-gain">{gain}</p>
+        }).collect_view()}
     }
 }
 

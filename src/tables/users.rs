@@ -2,7 +2,7 @@
 //! case whose context holds the conversation (then the scenario's default limits), one column
 //! per cache use measured. The figures are `report::analysis::sessions::users_served`'.
 
-use infermeter_report::analysis::sessions::{users_served, ScenarioUsersServed};
+use infermeter_report::analysis::sessions::{caching_gains, users_served, ScenarioUsersServed};
 use infermeter_report::CacheUse;
 
 use crate::charts::Source;
@@ -28,6 +28,8 @@ pub struct UsersTable {
     /// Column headings after the use case and its limits: "Caching allowed", ...
     pub columns: Vec<String>,
     pub rows: Vec<UsersRow>,
+    /// How many users caching adds, where the series with caching defeated reached the limits.
+    pub gains: Vec<String>,
 }
 
 /// Users served in `source` under the reader's limits (the use-case sliders) and statistic.
@@ -74,7 +76,11 @@ fn table(served: &[ScenarioUsersServed]) -> UsersTable {
             None => "Caching not set".to_string(),
         })
         .collect();
-    UsersTable { columns, rows }
+    UsersTable {
+        columns,
+        rows,
+        gains: caching_gains(served).iter().map(|g| g.sentence()).collect(),
+    }
 }
 
 #[cfg(test)]

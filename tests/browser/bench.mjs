@@ -1,6 +1,8 @@
 // Viewer benchmark (prints figures; not a test): shipped gzip weight, page load to first chart
 // drawn with where that time goes (a first visit, and a reader coming back in the same browser
-// profile), and slider move to redrawn chart. Run after scripts/build-viewer.sh:
+// profile), slider move to redrawn chart, and the same for the bundled comparison of four
+// reports with its "Which configuration?" section (first chart; target and SLO sliders to
+// redrawn chart and ranking table). Run after scripts/build-viewer.sh:
 //   node tests/browser/bench.mjs
 // To see how a slower machine would fare, BENCH_CPU_SLOWDOWN=2 slows each page's main thread
 // twofold (Chromium's CPU throttling, as in DevTools), the viewer's and ECharts alone's alike.
@@ -14,6 +16,8 @@ import { gzipSync } from 'node:zlib';
 import { chartsDrawn, distDir, launchBrowser, launchProfile, newPage, percentile } from './support.mjs';
 
 const SAMPLE = 'data/reports/sample-synthetic.json';
+const INDEX = JSON.parse(readFileSync(new URL('../../data/index.json', import.meta.url), 'utf8'));
+const COMPARISON = INDEX.comparisons[0].paths.map((p) => `data/${p}`);
 const LOADS = 15;
 // Repeat visits: rounds of a fresh browser profile each, visited this many times.
 const PROFILES = 5;
@@ -243,7 +247,65 @@ try {
     `p95 ${fmt(percentile(timings.rendered, 95))} over ${MOVES} moves (target p95 <= 16 ms)`);
   console.log(`slider move -> update animation done ('finished'): p50 ${fmt(percentile(timings.finished, 50))}, ` +
     `p95 ${fmt(percentile(timings.finished, 95))}`);
+  await page.close();
+  await benchComparison(server.url, browser);
 } finally {
   await browser.close();
   serverProcess.kill();
+}
+
+/// The bundled comparison: page load to first chart (fresh contexts), then the "Which
+/// configuration?" sliders: the target interactivity (moves the Pareto chart's target line and
+/// the table's figures at it) and the SLO's TTFT bound (re-ranks the table).
+async function benchComparison(url, browser) {
+  const [main, ...rest] = COMPARISON;
+  const address = `${url}?report=${encodeURIComponent(main)}${rest.map((r) => `&compare=${encodeURIComponent(r)}`).join('')}`;
+  const loads = [];
+  for (let i = 0; i < LOADS; i++) {
+    const page = await benchPage(browser);
+    await page.goto(address);
+    loads.push(await firstChartDrawn(page));
+    await page.close();
+  }
+  const warm = loads.slice(1);
+  console.log(`bundled comparison (${COMPARISON.length} reports): page load -> first chart drawn: ` +
+    `median ${fmt(percentile(warm, 50))}, max ${fmt(Math.max(...warm))} over ${warm.length} warm loads; ` +
+    `first load ${fmt(loads[0])} (target <= 500 ms)`);
+  const { page } = await newPage(browser);
+  await page.goto(address);
+  await chartsDrawn(page);
+  await page.waitForFunction(() => performance.getEntriesByName('infermeter:update-warmed').length);
+  await page.getByTestId('choice-ranking').scrollIntoViewIfNeeded();
+  for (const [testid, chart] of [['choice-interactivity', true], ['choice-slider-ttft', false]]) {
+    const times = await page.evaluate(async ([id, withChart, moves]) => {
+      const input = document.querySelector(`[data-testid="${id}"]`);
+      const table = document.querySelector('[data-testid="choice-ranking"]');
+      const host = document.querySelector('[data-chart-id="choice.frontier"] .chart-canvas');
+      const instance = window.echarts.getInstanceByDom(host);
+      const [min, max] = [Number(input.min), Number(input.max)];
+      const out = [];
+      for (let i = 0; i < moves; i++) {
+        const v = min + ((max - min) * ((i * 7) % moves)) / moves;
+        const tableDone = new Promise((ok) => {
+          const observer = new MutationObserver(() => { observer.disconnect(); ok(performance.now()); });
+          observer.observe(table, { subtree: true, childList: true, characterData: true });
+          // A move that changes no cell of the table: the chart alone counts.
+          setTimeout(() => { observer.disconnect(); ok(null); }, 500);
+        });
+        const drawn = withChart
+          ? new Promise((ok) => instance.on('rendered', function once() { instance.off('rendered', once); ok(performance.now()); }))
+          : Promise.resolve(null);
+        const t0 = performance.now();
+        input.value = String(v);
+        input.dispatchEvent(new Event('input', { bubbles: true }));
+        const [a, b] = await Promise.all([tableDone, drawn]);
+        const ends = [a, b].filter((t) => t !== null);
+        if (ends.length) out.push(Math.max(...ends) - t0);
+      }
+      return out;
+    }, [testid, chart, MOVES]);
+    console.log(`  ${testid} move -> ${chart ? 'chart and ranking table' : 'ranking table'} redrawn: ` +
+      `p50 ${fmt(percentile(times, 50))}, p95 ${fmt(percentile(times, 95))} over ${times.length} moves that changed them (target p95 <= 16 ms)`);
+  }
+  await page.close();
 }

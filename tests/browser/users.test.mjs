@@ -116,6 +116,23 @@ describe('users section', () => {
     assertClean(problems);
   });
 
+  test('the bundled chat sessions reach their limit with caching defeated; the page says what caching adds', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl('data/reports/sim-chat-sessions.json'));
+    await chartsDrawn(page);
+    const section = page.getByTestId('section-users');
+    await section.scrollIntoViewIfNeeded();
+    // Under some use case's limits the users with caching defeated stop meeting them: how
+    // many users caching adds is stated (report crate: sessions::caching_gains).
+    const gains = await section.getByTestId('caching-gain').allInnerTexts();
+    assert.ok(gains.length > 0, 'a caching gain is stated');
+    for (const gain of gains) {
+      assert.match(gain, /^Within the limits of .+, prefix caching adds (at least )?\d+ users? to Chat session: (≥ )?\d+ with it( \(every level tested passes\))?, \d+ without\.$/);
+    }
+    assert.ok(gains.some((g) => !/adds (at least )?0 users/.test(g)), gains.join('\n'));
+    assertClean(problems);
+  });
+
   test('a report without sessions has no Users section and no contents entry', async () => {
     const { page, problems } = await newPage(browser);
     await page.goto(reportUrl(SAMPLE));

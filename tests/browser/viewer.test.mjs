@@ -13,8 +13,9 @@ import {
 } from './support.mjs';
 
 const SAMPLE = 'data/reports/sample-synthetic.json';
-const SECTIONS = ['header', 'highlights', 'scenarios', 'glossary', 'fastest', 'scale-up',
-  'throughput', 'capacity', 'goodput', 'what-if', 'deep-dive', 'measurements', 'power', 'methodology', 'experience'];
+const SECTIONS = ['header', 'highlights', 'choice', 'scenarios', 'glossary', 'fastest', 'scale-up',
+  'throughput', 'capacity', 'goodput', 'what-if', 'deep-dive', 'measurements', 'power', 'methodology',
+  'experience'];
 const malformedDir = new URL('../malformed/', import.meta.url).pathname;
 const MALFORMED = readdirSync(malformedDir).filter((f) => f.endsWith('.json')).sort();
 const XSS = '<img src=x onerror=alert(1)>';
@@ -126,6 +127,13 @@ describe('every bundled report', () => {
       await chartsDrawn(page);
       assert.ok((await page.getByTestId('chart').count()) >= 10);
       assert.equal(await page.getByTestId('error-panel').count(), 0);
+      // A report measured on the simulator keeps each request's figures: goodput judges it.
+      const report = JSON.parse(readFileSync(new URL(`../../data/${entry.path}`, import.meta.url), 'utf8'));
+      if (report.metadata.engine.name === 'infermeter-sim') {
+        const goodput = page.getByTestId('section-goodput');
+        assert.equal(await goodput.getByTestId('goodput-absent').count(), 0, 'no "not available" note');
+        assert.ok(await goodput.locator('[data-testid^="goodput-card-"]').count() > 0, 'goodput cards');
+      }
       assertClean(problems);
     });
   }

@@ -244,10 +244,7 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<ExitCode>
 }
 
 fn parse_slice(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!("\"{s}\" is not a positive number of seconds")),
-    }
+    crate::cli::positive(s, "seconds")
 }
 
 fn parse_label(s: &str) -> Result<(String, String), String> {
@@ -269,10 +266,7 @@ fn parse_start(text: &str) -> Result<SystemTime, String> {
 }
 
 fn positive_seconds(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(s) if s.is_finite() && s > 0.0 => Ok(s),
-        _ => Err(format!("\"{text}\" is not a positive number of seconds")),
-    }
+    crate::cli::positive(text, "seconds")
 }
 
 #[cfg(test)]

@@ -1,18 +1,30 @@
-//! `infermeter summary` and `infermeter validate`: read a report and say what it holds.
+//! `infermeter summary` and `infermeter validate`: read reports and say what they hold.
+
+mod choice;
 
 use std::path::{Path, PathBuf};
 
+use infermeter_report::analysis::configuration::{self, ConfigurationOptions};
 use infermeter_report::analysis::format::{format_number, with_unit};
-use infermeter_report::analysis::goodput::{load_unit, report_slo, slo_text, GoodputFindings};
+use infermeter_report::analysis::goodput::{
+    load_unit, report_slo, slo_text, GoodputFindings, DEFAULT_SLO,
+};
+use infermeter_report::analysis::labels::report_labels;
+use infermeter_report::analysis::sessions::{caching_gains, users_served};
 use infermeter_report::analysis::{findings, FindingsOptions};
+use infermeter_report::summary::{Summary, SummaryReport, SUMMARY_FORMAT};
 use infermeter_report::{load_report, LoadError, Report, RunStatus};
 
 use crate::output::report_files;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct SummaryArgs {
-    pub report: PathBuf,
-    /// Machine-readable output: every figure the report page states, as JSON.
+    /// Report files. Several are compared: "which configuration?" ranks them, and the first
+    /// is the main one (its recorded SLO is the default).
+    #[arg(required = true, num_args = 1..)]
+    pub reports: Vec<PathBuf>,
+    /// Machine-readable output: every figure the report page states, as JSON (its shape is
+    /// versioned by `format`; JSON Schema in data/schema/summary.schema.json).
     #[arg(long)]
     pub json: bool,
     /// Which figure of each distribution to read, as the viewer's Statistic selector: mean,
@@ -29,6 +41,21 @@ pub struct SummaryArgs {
     /// recorded, else TTFT 5 s and TPOT 50 ms for 95% of requests).
     #[arg(long, value_name = "SPEC", value_parser = crate::suite::spec::parse_slo)]
     pub slo: Option<infermeter_report::Slo>,
+    /// GPU rental prices, dollars per GPU-hour by GPU kind, e.g. `H100=2.5,H200=3.4` (default:
+    /// the dated on-demand prices the summary states; a kind without one gets no cost).
+    #[arg(long, value_name = "KIND=USD,...", value_parser = infermeter_report::analysis::cost::parse_gpu_prices)]
+    pub usd_per_gpu_hour: Option<std::collections::BTreeMap<String, f64>>,
+    /// Users to serve: the replicas and GPUs each configuration needs for this many.
+    #[arg(long, default_value_t = infermeter_report::analysis::configuration::DEFAULT_USERS, value_parser = clap::value_parser!(u32).range(1..))]
+    pub users: u32,
+    /// Target interactivity, output tokens per second per user: throughput and cost are also
+    /// read there on each configuration's curve.
+    #[arg(long, value_name = "TOK_S", default_value_t = infermeter_report::analysis::configuration::DEFAULT_INTERACTIVITY, value_parser = parse_speed)]
+    pub interactivity: f64,
+}
+
+fn parse_speed(s: &str) -> Result<f64, String> {
+    crate::cli::positive(s, "tokens per second")
 }
 
 fn parse_stat(s: &str) -> Result<infermeter_report::Stat, String> {
@@ -46,10 +73,15 @@ pub struct ValidateArgs {
     pub report: PathBuf,
 }
 
-/// `infermeter summary`: prints the report's summary.
+/// `infermeter summary`: prints the reports' summary.
 pub fn print(args: &SummaryArgs) -> anyhow::Result<()> {
-    let report = read_report(&args.report).map_err(anyhow::Error::msg)?;
-    println!("{}", summary(&report, args));
+    let reports = args
+        .reports
+        .iter()
+        .map(|path| read_report(path))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(anyhow::Error::msg)?;
+    println!("{}", summaries(&reports, args));
     Ok(())
 }
 
@@ -106,21 +138,57 @@ fn describe(path: &Path, e: &LoadError) -> String {
     }
 }
 
-/// The summary of a report: the findings the report page states (its highlight cards, key
-/// findings and safe queue depths, goodput under the SLO) as text, or every figure as JSON
-/// (`--json`: the report crate's `Findings`, serialised as it is). Figures are written by the
-/// report crate's formatter, so "6.18 s" on the page is "6.18 s" here.
-pub fn summary(report: &Report, args: &SummaryArgs) -> String {
-    let options = FindingsOptions {
+/// The summary of the reports given: each one's findings, then which configuration serves
+/// the users under the SLO for the least money across them ([`choice`]); or,
+/// with `--json`, every figure as the report crate's [`Summary`] (versioned by its `format`).
+fn summaries(reports: &[Report], args: &SummaryArgs) -> String {
+    let labels = report_labels(reports);
+    let main_slo = reports.first().map_or(DEFAULT_SLO, report_slo);
+    let mut choice = ConfigurationOptions::new(args.slo.unwrap_or(main_slo));
+    choice.stat = args.stat;
+    choice.prices = args.usd_per_gpu_hour.clone().unwrap_or_default();
+    choice.users = args.users;
+    choice.interactivity = args.interactivity;
+    let configuration = configuration::findings(reports, &labels, &choice);
+    if args.json {
+        let summary = Summary {
+            format: SUMMARY_FORMAT.into(),
+            reports: reports
+                .iter()
+                .zip(&args.reports)
+                .zip(&labels)
+                .map(|((report, file), label)| SummaryReport {
+                    file: file.display().to_string(),
+                    label: label.clone(),
+                    findings: findings(report, &options(report, args)),
+                })
+                .collect(),
+            configuration,
+        };
+        return serde_json::to_string_pretty(&summary).expect("a summary serialises");
+    }
+    let mut blocks: Vec<String> = reports.iter().map(|r| summary(r, args)).collect();
+    blocks.push(choice::lines(&configuration).join("\n"));
+    blocks.join("\n\n")
+}
+
+/// What one report's findings are computed under: the flags, and its own recorded SLO unless
+/// `--slo` sets one.
+fn options(report: &Report, args: &SummaryArgs) -> FindingsOptions {
+    FindingsOptions {
         stat: args.stat,
         queue_ttft_s: args.ttft_threshold,
         usd_per_kwh: args.usd_per_kwh,
         slo: Some(args.slo.unwrap_or_else(|| report_slo(report))),
-    };
-    let f = findings(report, &options);
-    if args.json {
-        return serde_json::to_string_pretty(&f).expect("findings serialise");
     }
+}
+
+/// One report's findings as the report page states them (its highlight cards, key findings and
+/// safe queue depths, goodput under the SLO), as text. Figures are written by the report
+/// crate's formatter, so "6.18 s" on the page is "6.18 s" here.
+fn summary(report: &Report, args: &SummaryArgs) -> String {
+    let options = options(report, args);
+    let f = findings(report, &options);
     let mut lines = vec![format!(
         "{} ({})",
         report.display_title(),
@@ -154,6 +222,10 @@ pub fn summary(report: &Report, args: &SummaryArgs) -> String {
     // Session labels name use cases and can be long: labelled() keeps a space before the figure.
     for (label, text) in f.sessions.lines() {
         lines.push(labelled(&label, &text));
+    }
+    let served = users_served(report, args.stat, &|_, preset| preset);
+    for gain in caching_gains(&served) {
+        lines.push(labelled("Caching adds", &gain.sentence()));
     }
     if let Some(goodput) = &f.goodput {
         lines.extend(goodput_lines(goodput));

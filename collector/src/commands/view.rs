@@ -93,6 +93,7 @@ pub async fn start(args: ViewArgs) -> anyhow::Result<RunningView> {
     let files = read_reports(&args.reports)?;
     let index = ReportIndex {
         reports: files.iter().map(index_entry).collect(),
+        comparisons: Vec::new(),
     }
     .to_json();
     let first = format!("data/reports/{}", files[0].name);
@@ -187,6 +188,7 @@ fn index_entry(file: &ReportFile) -> IndexEntry {
         model: Some(meta.model.id.clone()),
         gpu: Some(meta.hardware.gpu_label()),
         engine: Some(meta.engine.name.clone()),
+        note: None,
         synthetic: meta.synthetic,
     }
 }

@@ -1,14 +1,17 @@
-//! `infermeter summary` prints the report page's findings: its JSON is the report crate's
+//! `infermeter summary` prints the report page's findings: its JSON holds the report crate's
 //! `Findings` as they are, for every bundled report and test fixture and every statistic the
-//! page offers, and its text states the same figures.
+//! page offers, in a versioned shape that validates against data/schema/summary.schema.json;
+//! its text states the same figures, and ranks compared reports by what serving the users
+//! under the SLO costs.
 
 use std::path::PathBuf;
 
 use infermeter_report::analysis::goodput::report_slo;
 use infermeter_report::analysis::{findings, FindingsOptions};
+use infermeter_report::summary::SUMMARY_FORMAT;
 use infermeter_report::{load_report, Report, Stat};
 
-use crate::common::{infermeter, manifest_dir};
+use crate::common::{infermeter, manifest_dir, out_dir};
 
 /// Every report the viewer is tested on: the bundled ones and the browser tests' fixtures.
 fn reports() -> Vec<(PathBuf, Report)> {
@@ -46,13 +49,16 @@ async fn summary_json_is_the_findings_of_every_report_and_statistic() {
             .await;
             assert!(out.status.success(), "{path:?} {stat:?}: {out:?}");
             let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(printed["format"], SUMMARY_FORMAT);
+            assert_eq!(printed["reports"][0]["file"], path.to_str().unwrap());
+            let printed = &printed["reports"][0]["findings"];
             let options = FindingsOptions {
                 stat,
                 slo: Some(report_slo(&report)),
                 ..FindingsOptions::default()
             };
             let expected = serde_json::to_value(findings(&report, &options)).unwrap();
-            assert_eq!(printed, expected, "{path:?} at {stat:?}");
+            assert_eq!(*printed, expected, "{path:?} at {stat:?}");
         }
     }
 }
@@ -123,5 +129,128 @@ async fn summary_text_states_the_power_figures() {
     assert!(
         text.contains(" W, $") && text.contains(" tok/J  ("),
         "{text}"
+    );
+}
+
+/// `summary --json` of one report, and of several compared with every option set, validates
+/// against the JSON Schema the repository publishes.
+#[tokio::test]
+async fn summary_json_validates_against_its_published_schema() {
+    let schema_path = manifest_dir().join("../data/schema/summary.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&schema_path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let all: Vec<String> = reports()
+        .into_iter()
+        .map(|(p, _)| p.to_str().unwrap().to_string())
+        .collect();
+    let mut several = all.clone();
+    several.extend(
+        [
+            "--json",
+            "--usd-per-gpu-hour",
+            "H100=2.5,RTX Pro 6000=1.8",
+            "--users",
+            "300",
+            "--interactivity",
+            "35",
+        ]
+        .map(String::from),
+    );
+    for args in [vec![all[0].clone(), "--json".into()], several] {
+        let mut full = vec!["summary".to_string()];
+        full.extend(args);
+        let out = infermeter(&full, &[]).await;
+        assert!(out.status.success(), "{out:?}");
+        let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&printed)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "schema violations: {errors:#?}");
+        assert_eq!(printed["format"], SUMMARY_FORMAT);
+    }
+}
+
+/// The sample on an H100 and a copy on an H200 whose requests all start in a third of the
+/// time: without a TTFT bound both hold every tested level and the cheaper GPU-hour wins; with
+/// a tight bound the H200 holds many more users per replica and wins; a dearer H100 loses
+/// even without the bound.
+#[tokio::test]
+async fn the_ranking_flips_with_the_slo_and_the_price() {
+    let dir = out_dir("summary-ranking-flips");
+    let (_, sample) = reports()
+        .into_iter()
+        .find(|(p, _)| p.ends_with("sample-synthetic.json"))
+        .expect("the sample report");
+    let mut faster = sample.clone();
+    faster.metadata.hardware.gpu_model = "NVIDIA H200".into();
+    for level in faster.series.iter_mut().flat_map(|s| s.levels.iter_mut()) {
+        let columns = level
+            .per_request
+            .as_mut()
+            .expect("the sample has per-request figures");
+        for (e2e, ttft) in columns.e2e.iter_mut().zip(columns.ttft.iter_mut()) {
+            *e2e -= *ttft * 2 / 3;
+            *ttft /= 3;
+        }
+    }
+    let (h100, h200) = (dir.join("h100.json"), dir.join("h200.json"));
+    for (path, report) in [(&h100, &sample), (&h200, &faster)] {
+        std::fs::write(path, serde_json::to_string(report).unwrap()).unwrap();
+    }
+    let cheapest = |extra: &'static [&'static str]| {
+        let (h100, h200) = (h100.clone(), h200.clone());
+        async move {
+            let mut args = vec![
+                "summary".to_string(),
+                h100.display().to_string(),
+                h200.display().to_string(),
+            ];
+            args.extend(extra.iter().map(|a| a.to_string()));
+            let out = infermeter(&args, &[]).await;
+            assert!(out.status.success(), "{out:?}");
+            let text = String::from_utf8(out.stdout).unwrap();
+            let mut lines = text
+                .lines()
+                .skip_while(|l| *l != "Chatbot (peak): cheapest meeting the SLO");
+            let header = lines
+                .nth(1)
+                .unwrap_or_else(|| panic!("no Chatbot ranking:\n{text}"));
+            assert!(
+                header.trim_start().starts_with("Rank  Configuration"),
+                "{header}"
+            );
+            let first: Vec<String> = lines
+                .next()
+                .unwrap()
+                .trim()
+                .split("  ")
+                .filter(|c| !c.is_empty())
+                .map(|c| c.trim().to_string())
+                .collect();
+            (first[0].clone(), first[1].clone())
+        }
+    };
+    let loose = cheapest(&["--slo", "tpot=50ms"]).await;
+    assert_eq!(loose, ("1".to_string(), "H100".to_string()));
+    let tight = cheapest(&["--slo", "ttft=0.3s,tpot=50ms"]).await;
+    assert_eq!(tight, ("1".to_string(), "H200".to_string()));
+    let dear = cheapest(&["--slo", "tpot=50ms", "--usd-per-gpu-hour", "H100=5"]).await;
+    assert_eq!(dear.1, "H200");
+    let bad = infermeter(
+        &[
+            "summary",
+            h100.to_str().unwrap(),
+            "--usd-per-gpu-hour",
+            "H100",
+        ],
+        &[],
+    )
+    .await;
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("is not KIND=DOLLARS"),
+        "{bad:?}"
     );
 }

@@ -493,7 +493,7 @@ pub fn slo_text(slo: &Slo) -> String {
 }
 
 /// One measured level against the SLO.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct LevelGoodput {
     pub concurrency: u32,
     /// [`level_load`].
@@ -506,7 +506,7 @@ pub struct LevelGoodput {
 }
 
 /// One series against the SLO.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct SeriesGoodput {
     pub scenario: String,
     pub scenario_name: String,
@@ -518,7 +518,7 @@ pub struct SeriesGoodput {
 
 /// Goodput of every series of a report under one SLO: what the viewer's goodput section plots
 /// and `infermeter summary` prints.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct GoodputFindings {
     pub slo: Slo,
     /// Series with per-request columns, in report order (scenarios, then peak, burst, rate).

@@ -1,8 +1,10 @@
 //! Every derived figure: interpolation, scaling, capacity, queue depth, cost, goodput under a
-//! service-level objective, and the [`findings`] the page and `infermeter summary` state. The collector and the viewer both read
-//! reports through these functions.
+//! service-level objective, the [`findings`] the page and `infermeter summary` state, and the
+//! [`configuration`] decision across compared reports (with their short [`labels`]). The
+//! collector and the viewer both read reports through these functions.
 
 pub mod capacity;
+pub mod configuration;
 pub mod cost;
 pub mod coverage;
 pub mod describe;
@@ -10,6 +12,7 @@ pub mod findings;
 pub mod format;
 pub mod goodput;
 pub mod interpolate;
+pub mod labels;
 pub mod metric;
 pub mod queue;
 pub mod scaling;

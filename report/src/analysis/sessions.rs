@@ -3,6 +3,7 @@
 //! the cache-hit ratio by load, what caching saved, and how a replay kept to its trace. The
 //! viewer's Users section and `infermeter summary` word and plot these; they derive nothing.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::capacity::{capacity, Capacity, Thresholds};
@@ -18,7 +19,7 @@ use crate::schema::{
 use crate::stats::Stat;
 
 /// Every session scenario and trace replay of a report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct SessionFindings {
     /// Session scenarios with a users or sessions series, in report order.
     pub scenarios: Vec<SessionScenario>,
@@ -95,7 +96,7 @@ impl SessionFindings {
 }
 
 /// One session scenario's figures.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct SessionScenario {
     pub scenario: String,
     pub scenario_name: String,
@@ -118,7 +119,7 @@ pub struct SessionScenario {
 }
 
 /// One series (mode and cache use) of a session scenario, level by level.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct SessionSeries {
     pub mode: LoadMode,
     pub cache: Option<CacheUse>,
@@ -126,7 +127,7 @@ pub struct SessionSeries {
 }
 
 /// One level of a session series at the reader's statistic.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct SessionLevelFigures {
     /// Users (users mode), or the most sessions active at once (sessions mode).
     pub load: u32,
@@ -148,7 +149,7 @@ pub struct SessionLevelFigures {
 }
 
 /// One turn index at one level.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct TurnFigures {
     pub turn: u32,
     pub ok: u64,
@@ -160,7 +161,7 @@ pub struct TurnFigures {
 }
 
 /// Users a series serves under one set of limits.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct UsersServed {
     /// Use-case id, or the scenario's id for the default limits.
     pub id: String,
@@ -174,7 +175,7 @@ pub struct UsersServed {
 }
 
 /// A later turn's TTFT with the prefix cache allowed and defeated, at one load.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct CachingEffect {
     pub mode: LoadMode,
     pub load: u32,
@@ -571,7 +572,7 @@ pub type Limits<'a> = &'a dyn Fn(&str, Thresholds) -> Thresholds;
 
 /// One session scenario's users served under limits the reader may have moved (the use-case
 /// sliders): the page's users-served table.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ScenarioUsersServed {
     pub scenario: String,
     pub scenario_name: String,
@@ -601,6 +602,76 @@ pub fn users_served(report: &Report, stat: Stat, limits: Limits) -> Vec<Scenario
                 scenario_name: scenario.name.clone(),
                 served: scenario_users_served(scenario, &series, last, stat, limits),
             })
+        })
+        .collect()
+}
+
+/// How many more users the prefix cache lets a session scenario serve under one set of limits,
+/// where the users series with caching defeated reached those limits.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct CachingGain {
+    pub scenario_name: String,
+    /// The use case, or "<scenario> (default limits)".
+    pub limits_name: String,
+    /// Users served with caching allowed (whole users, read between levels where needed).
+    pub allowed: u32,
+    /// Every level tested with caching allowed met the limits: `allowed` is a lower bound.
+    pub allowed_is_bound: bool,
+    pub defeated: u32,
+}
+
+impl CachingGain {
+    /// "Within the limits of General Chatbot, prefix caching adds 96 users to Chat session: 160
+    /// with it, 64 without." With a bound: "adds at least 96 users: ≥ 160 with it (every level
+    /// tested passes), 64 without."
+    pub fn sentence(&self) -> String {
+        let gain = self.allowed.saturating_sub(self.defeated);
+        let noun = if gain == 1 { "user" } else { "users" };
+        let (at_least, with) = if self.allowed_is_bound {
+            (
+                "at least ",
+                format!("≥ {} with it (every level tested passes)", self.allowed),
+            )
+        } else {
+            ("", format!("{} with it", self.allowed))
+        };
+        format!(
+            "Within the limits of {}, prefix caching adds {at_least}{gain} {noun} to {}: {with}, {} without.",
+            self.limits_name,
+            self.scenario_name,
+            self.defeated
+        )
+    }
+}
+
+/// For every limits under which the series with caching defeated stopped meeting them (and met
+/// them at its lowest level), the users caching adds.
+pub fn caching_gains(served: &[ScenarioUsersServed]) -> Vec<CachingGain> {
+    let users = |c: &Capacity| c.estimate.map(|e| e.concurrency);
+    served
+        .iter()
+        .flat_map(|scenario| {
+            let of = move |cache: CacheUse, id: &str| {
+                scenario
+                    .served
+                    .iter()
+                    .find(|u| u.cache == Some(cache) && u.id == id)
+            };
+            scenario
+                .served
+                .iter()
+                .filter(|u| u.cache == Some(CacheUse::Defeated))
+                .filter_map(move |defeated| {
+                    let allowed = of(CacheUse::Allowed, &defeated.id)?;
+                    defeated.capacity.first_breach?;
+                    Some(CachingGain {
+                        scenario_name: scenario.scenario_name.clone(),
+                        limits_name: defeated.name.clone(),
+                        allowed: users(&allowed.capacity)?,
+                        allowed_is_bound: allowed.capacity.first_breach.is_none(),
+                        defeated: users(&defeated.capacity)?,
+                    })
+                })
         })
         .collect()
 }
@@ -699,7 +770,7 @@ fn caching_effect(series: &[&Series], stat: Stat) -> Vec<CachingEffect> {
 }
 
 /// A replayed trace's figures.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct TraceReplay {
     pub scenario: String,
     pub scenario_name: String,
@@ -708,7 +779,7 @@ pub struct TraceReplay {
 }
 
 /// One replay speed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct TraceLevelFigures {
     pub speed: Option<f64>,
     /// Most requests in flight.
@@ -865,6 +936,34 @@ mod tests {
         r.scenarios[0].input_tokens = 1224;
         r.scenarios[0].session = Some(chat_shape());
         r
+    }
+
+    /// TTFT within 5 s: the defeated series passes at 8 users and fails at 64 (10 s), the
+    /// allowed one passes throughout (4 s), so caching adds at least the difference.
+    #[test]
+    fn caching_gain_where_the_defeated_series_reaches_the_limits() {
+        let limits = |_: &str, _: Thresholds| Thresholds {
+            max_ttft_s: Some(5.0),
+            ..Thresholds::default()
+        };
+        assert!(caching_gains(&users_served(&session_report(), Stat::Mean, &limits)).is_empty());
+        let mut r = session_report();
+        r.series[0].levels[2].metrics.ttft_s = Some(Distribution::constant(10.0));
+        let gains = caching_gains(&users_served(&r, Stat::Mean, &limits));
+        let g = gains.last().expect("the default limits at least");
+        assert_eq!(g.limits_name, "Scenario chat (default limits)");
+        assert!(g.allowed_is_bound);
+        assert_eq!(g.allowed, 64);
+        assert!((8..64).contains(&g.defeated), "{g:?}");
+        assert_eq!(
+            g.sentence(),
+            format!(
+                "Within the limits of Scenario chat (default limits), prefix caching adds at least {} \
+                 users to Scenario chat: ≥ 64 with it (every level tested passes), {} without.",
+                64 - g.defeated,
+                g.defeated
+            )
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! A level over time: the series a timeline chart draws, one point per slice of
 //! [`crate::schema::Timeline`], so warm-up, drift and a filling cache show.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::describe;
@@ -9,7 +10,7 @@ use crate::schema::{Level, LoadMode, Report, Series, TimelineSlice};
 use crate::stats::Stat;
 
 /// A figure read from each slice of a level's timeline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TimelineMetric {
     /// Successful requests finished per second.
@@ -108,7 +109,7 @@ pub fn timeline_points(level: &Level, metric: TimelineMetric, stat: Stat) -> Vec
 }
 
 /// A level that has a timeline, as the level picker lists it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct TimelineLevel {
     /// Stable within a report and across reports of one suite: `<scenario>.<mode>[.<cache>].<n>`,
     /// `n` the level's load (peak, burst, users) or its position in its series (1-based).

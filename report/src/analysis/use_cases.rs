@@ -3,6 +3,7 @@
 //! is judged on its peak sweep, or, for a session scenario, on its users series (caching
 //! allowed where measured), so its capacity is in users.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::capacity::Thresholds;
@@ -12,7 +13,7 @@ use crate::schema::{CacheUse, LoadMode, Report, Series};
 
 /// A workload checked against limits: a preset use case matched to one of the report's
 /// scenarios, or one of the report's own scenarios with default limits.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct CapacityTarget {
     /// Use-case id (or the scenario id for a report's own scenario); URL and test-id key.
     pub id: String,

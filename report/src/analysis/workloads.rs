@@ -1,13 +1,14 @@
 //! Which workloads a report ran, as its header says them: "request sweeps (peak, burst), Chat
 //! sessions (users 1–64, caching allowed and defeated), trace replay (sample-mooncake, 1×)".
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::format::format_number;
 use crate::schema::{CacheUse, LoadMode, Report, Series};
 
 /// One kind of workload a report ran.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Workload {
     /// Single requests of fixed shapes, under these modes (peak, burst, rate), in that order.

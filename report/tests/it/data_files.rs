@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use infermeter_report::analysis::goodput::{self, report_slo};
 use infermeter_report::analysis::{findings, Analysis, FindingsOptions, Metric};
 use infermeter_report::index::ReportIndex;
 use infermeter_report::{load_report, LoadMode, Stat};
@@ -75,6 +76,47 @@ fn index_lists_every_report_with_its_synthetic_flag() {
         let report = load_report(&read(&data.join(&entry.path))).expect("listed report loads");
         assert_eq!(entry.synthetic, report.metadata.synthetic, "{}", entry.path);
     }
+}
+
+/// Every report measured on the simulator keeps each request's figures, so its Goodput section
+/// and the configuration ranking can judge it by any SLO; a report measured on a GPU without
+/// them says in the index why it is not measured again (there is no GPU here). Comparisons
+/// name reports the index lists, each with per-request figures.
+#[test]
+fn simulated_reports_carry_per_request_columns() {
+    let data = super::data_dir();
+    let index = ReportIndex::parse(&read(&data.join("index.json"))).expect("index parses");
+    for entry in &index.reports {
+        let report = load_report(&read(&data.join(&entry.path))).expect("listed report loads");
+        let levels: Vec<_> = report.series.iter().flat_map(|s| &s.levels).collect();
+        let without = levels.iter().filter(|l| l.per_request.is_none()).count();
+        if report.metadata.engine.name == "infermeter-sim" {
+            assert_eq!(
+                without,
+                0,
+                "{}: {without} of {} levels without per-request figures",
+                entry.path,
+                levels.len()
+            );
+            let g = goodput::findings(&report, &report_slo(&report));
+            assert!(
+                g.absent.is_none() && !g.series.is_empty(),
+                "{}: {:?}",
+                entry.path,
+                g.absent
+            );
+        } else if without > 0 && !report.metadata.hardware.gpu_model.starts_with("CPU") {
+            assert!(
+                entry.note.as_deref().is_some_and(|n| n.contains("GPU")),
+                "{} has no per-request figures and its index entry does not say why",
+                entry.path
+            );
+        }
+    }
+    assert!(
+        !index.comparisons.is_empty(),
+        "the bundled comparison is listed"
+    );
 }
 
 #[test]

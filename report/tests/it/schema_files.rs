@@ -1,6 +1,6 @@
 //! The committed JSON Schemas match the types.
 
-use infermeter_report::json_schema::{record_schema, report_schema};
+use infermeter_report::json_schema::{record_schema, report_schema, summary_schema};
 
 fn assert_current(file: &str, generated: String) {
     let path = super::data_dir().join("schema").join(file);
@@ -15,4 +15,5 @@ fn assert_current(file: &str, generated: String) {
 fn committed_schemas_are_current() {
     assert_current("report.schema.json", report_schema());
     assert_current("record.schema.json", record_schema());
+    assert_current("summary.schema.json", summary_schema());
 }

@@ -1,6 +1,7 @@
 //! Figures by context length (peak mode): each concurrency's values across the scenarios'
 //! input lengths, as the deep dive draws them, and what the reports read from them.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{located_points, Located, Range};
@@ -9,7 +10,7 @@ use crate::schema::{LoadMode, Report};
 use crate::stats::Stat;
 
 /// One concurrency's values by context length, ascending input tokens.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ContextLine {
     pub concurrency: u32,
     pub points: Vec<Located>,
@@ -51,7 +52,7 @@ pub fn by_context(report: &Report, metric: Metric, stat: Stat) -> Vec<ContextLin
 /// A single-user figure (peak mode, one request) at the shortest and at the longest context
 /// measured: how the experience changes with context, as the reports' key findings give it
 /// ("381 ms (1K context) → 109.9 s (256K context)").
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ContextSpan {
     pub shortest: Located,
     /// The same as `shortest` when one context was measured.
@@ -60,7 +61,7 @@ pub struct ContextSpan {
 
 /// System throughput along the highest concurrency's line, and where adding requests stops
 /// paying: from which context up it gives no more than the lowest concurrency (reference 003).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ContextThroughput {
     /// The lowest concurrency measured.
     pub lowest: u32,
@@ -73,14 +74,14 @@ pub struct ContextThroughput {
 }
 
 /// The peak prefill speed of one concurrency and the context it peaks at.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct PrefillPeak {
     pub concurrency: u32,
     pub at: Located,
 }
 
 /// The figures by context length of one report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ContextFindings {
     pub single_user_ttft: Option<ContextSpan>,
     pub single_user_decode: Option<ContextSpan>,

@@ -13,6 +13,7 @@ pub mod headline;
 pub mod power;
 pub mod throughput;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::cost::DEFAULT_USD_PER_KWH;
@@ -36,7 +37,7 @@ pub use throughput::{
 
 /// What the reader chose that the figures depend on: the statistic of each distribution, the
 /// TTFT limit of the safe queue depths, the electricity price and the SLO goodput is judged by.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
 pub struct FindingsOptions {
     pub stat: Stat,
     /// Seconds.
@@ -62,7 +63,7 @@ impl Default for FindingsOptions {
 
 /// A figure (stored unit: seconds, tok/s, a fraction for efficiency) and the level it was
 /// measured at.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Located {
     pub value: f64,
     /// Scenario id.
@@ -125,7 +126,7 @@ impl Located {
 
 /// The lowest and the highest value of one metric over a set of levels (each scenario's under
 /// one mode, or those measured at one load); on a tie the first in report order keeps it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Range {
     pub metric: Metric,
     pub low: Located,
@@ -133,7 +134,7 @@ pub struct Range {
 }
 
 /// Where a range sits against a limit below which a value is good (a latency).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Against {
     AllWithin,
@@ -245,7 +246,7 @@ pub fn range_at_top_load(
 }
 
 /// The burst-mode figures of "When to Scale Up".
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct BurstFindings {
     pub ttft: Option<Range>,
     pub itl: Option<Range>,
@@ -255,7 +256,7 @@ pub struct BurstFindings {
 }
 
 /// The deepest queue of one scenario's burst series whose TTFT stays within the limit.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ScenarioDepth {
     pub scenario: String,
     pub scenario_name: String,
@@ -299,7 +300,7 @@ impl BurstFindings {
 }
 
 /// The peak-mode figures of "When Am I the Fastest?" and of the deep dive's charts by context.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct PeakFindings {
     /// Per-user decode speed: its top is the Peak Decode Speed card.
     pub decode: Option<Range>,
@@ -335,7 +336,7 @@ impl PeakFindings {
 }
 
 /// Requests of every outcome over all levels.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
 pub struct RequestTotals {
     pub ok: u64,
     pub total: u64,
@@ -358,7 +359,7 @@ impl RequestTotals {
 }
 
 /// Every figure of one report under the reader's choices.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Findings {
     pub options: FindingsOptions,
     pub requests: RequestTotals,

@@ -1,6 +1,7 @@
 //! GPU power (peak mode): the highest draw and what it costs an hour, the most energy-efficient
 //! level, the cheapest million tokens, and every level that recorded power.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{located_points, lowest, range, Located};
@@ -11,7 +12,7 @@ use crate::schema::{LoadMode, Report};
 use crate::stats::Stat;
 
 /// Power and throughput of one measured level, with what its electricity costs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct PowerLevel {
     /// The draw, W, all GPUs: the mean over the level (the maximum for [`Stat::Max`]).
     pub draw: Located,
@@ -44,7 +45,7 @@ pub fn levels(report: &Report, stat: Stat, usd_per_kwh: f64) -> Vec<PowerLevel> 
 }
 
 /// The power figures of one report; all `None` (and no levels) when it recorded no power.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct PowerFindings {
     /// The highest draw, W.
     pub highest_draw: Option<Located>,

@@ -2,6 +2,7 @@
 //! efficiency), the highest in any mode, its growth with concurrency, the single / mid / max
 //! table and each scenario's top level.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{highest, located_points, Located};
@@ -12,7 +13,7 @@ use crate::schema::{LoadMode, Report};
 use crate::stats::Stat;
 
 /// The peak-mode level (exactly N requests in flight) with the highest system throughput.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct PeakThroughput {
     /// System output tok/s there.
     pub at: Located,
@@ -25,7 +26,7 @@ pub struct PeakThroughput {
 
 /// How many times system throughput grows from the lowest to the highest concurrency measured
 /// ("2.7× from 1 to 5 concurrent requests"), in the series of the peak.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Growth {
     pub scenario: String,
     pub scenario_name: String,
@@ -35,7 +36,7 @@ pub struct Growth {
 }
 
 /// Which row of the throughput table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Condition {
     Lowest,
@@ -44,7 +45,7 @@ pub enum Condition {
 }
 
 /// One row of the throughput table: the best of any scenario at one concurrency.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ThroughputRow {
     pub condition: Condition,
     pub concurrency: u32,
@@ -54,7 +55,7 @@ pub struct ThroughputRow {
 }
 
 /// The throughput figures of one report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ThroughputFindings {
     pub peak: Option<PeakThroughput>,
     /// The highest in any mode, burst included (queued requests can push it above the peak
@@ -69,7 +70,7 @@ pub struct ThroughputFindings {
 
 /// One scenario's system throughput at the highest concurrency it measured: how throughput
 /// falls with context, as reference 003's rows per context length show it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ScenarioTop {
     pub at: Located,
     pub tokens_per_hour: f64,

@@ -1,0 +1,603 @@
+//! "Cheapest meeting the SLO": for each compared report, the highest load whose requests meet
+//! the goodput SLO at its target share ([`max_load_under`]), what one replica then delivers
+//! per GPU and per dollar, and what serving N users takes (replicas = ⌈N / users per
+//! replica⌉), ranked cheapest first. Each figure says its basis: a measured level, read between
+//! two, or a bound where every tested level passed.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::operating::{AtTarget, Figure, OperatingPoint, SeriesPoints};
+use crate::analysis::cost::{cost_per_hour_from_gpu_hours, cost_per_million_tokens};
+use crate::analysis::format::format_number;
+use crate::analysis::goodput::{max_load_under, MaxLoad};
+use crate::analysis::interpolate::MonotoneCurve;
+use crate::schema::{LoadMode, Report, Slo};
+
+/// How a figure at the SLO's load was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// At a measured level.
+    Measured,
+    /// Read on the monotone curves between two measured levels.
+    Interpolated,
+    /// Every tested level met the SLO: the figures are the highest level's, and more load may
+    /// fit (so users per replica is at least, and replicas at most, what is stated).
+    Bound,
+}
+
+/// One replica at the highest load meeting the SLO.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AtSlo {
+    pub load: f64,
+    pub basis: Basis,
+    pub throughput_per_gpu: f64,
+    /// GPU rental only; `None` without a price.
+    pub usd_per_million: Option<f64>,
+    /// GPU power only; `None` where power was not measured.
+    pub joules_per_token: Option<f64>,
+}
+
+/// What serving `users` takes at the SLO's load per replica.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Replicas {
+    pub users: u32,
+    pub users_per_replica: u32,
+    /// ⌈users / users_per_replica⌉.
+    pub replicas: u32,
+    pub gpus: u32,
+    /// GPU rental for all of them; `None` without a price.
+    pub usd_per_hour: Option<f64>,
+    /// True when users per replica is a lower bound (every tested level passed): replicas,
+    /// GPUs and cost are then at most these.
+    pub at_most: bool,
+}
+
+/// One compared report in a scenario's ranking.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Ranked {
+    pub report: usize,
+    pub label: String,
+    pub gpu_kind: String,
+    pub gpus_per_replica: u32,
+    pub usd_per_gpu_hour: Option<f64>,
+    /// `None` when the series has no per-request figures to judge the SLO by.
+    pub max_load: Option<MaxLoad>,
+    /// `None` when no tested level meets the SLO (or it cannot be judged).
+    pub at_slo: Option<AtSlo>,
+    /// `None` when the mode's load does not count users (rate, burst) or the SLO is not met.
+    pub replicas: Option<Replicas>,
+    /// Throughput per GPU and cost at the target interactivity.
+    pub throughput_at_target: Option<AtTarget>,
+    pub cost_at_target: Option<AtTarget>,
+    /// 1 is the cheapest; `None` for a report that cannot meet the SLO at any tested level.
+    pub rank: Option<u32>,
+}
+
+/// The compared reports of one scenario, cheapest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ScenarioRanking {
+    pub scenario: String,
+    pub scenario_name: String,
+    pub mode: LoadMode,
+    pub rows: Vec<Ranked>,
+}
+
+/// What a ranking is computed under, beside the reports.
+#[derive(Debug, Clone, Copy)]
+pub struct RankingInputs<'a> {
+    pub reports: &'a [&'a Report],
+    pub labels: &'a [String],
+    /// Every compared series (`operating::series_points`).
+    pub series: &'a [SeriesPoints],
+    /// Dollars per GPU-hour of each report.
+    pub prices: &'a [Option<f64>],
+    pub slo: &'a Slo,
+    pub users: u32,
+    pub interactivity: f64,
+}
+
+impl RankingInputs<'_> {
+    /// The ranking of `scenario`: one row per report that measured it.
+    pub fn rank(&self, scenario: &str) -> ScenarioRanking {
+        let mut rows: Vec<Ranked> = Vec::new();
+        let mut name = String::new();
+        let mut mode = LoadMode::Peak;
+        for s in self.series.iter().filter(|s| s.scenario == scenario) {
+            name.clone_from(&s.scenario_name);
+            mode = s.mode;
+            rows.push(self.row(s));
+        }
+        rows.sort_by(|a, b| {
+            let (ka, kb) = (order(a), order(b));
+            ka.0.cmp(&kb.0)
+                .then(ka.1.total_cmp(&kb.1))
+                .then(ka.2.total_cmp(&kb.2))
+                .then(a.report.cmp(&b.report))
+        });
+        let mut next = 1;
+        for row in &mut rows {
+            if order(row).0 < UNRANKED {
+                row.rank = Some(next);
+                next += 1;
+            }
+        }
+        ScenarioRanking {
+            scenario: scenario.to_string(),
+            scenario_name: name,
+            mode,
+            rows,
+        }
+    }
+
+    fn row(&self, s: &SeriesPoints) -> Ranked {
+        let report = self.reports[s.report];
+        let price = self.prices.get(s.report).copied().flatten();
+        let max_load = report
+            .series
+            .iter()
+            .find(|r| r.scenario == s.scenario && r.mode == s.mode)
+            .and_then(|series| max_load_under(series, self.slo));
+        let at_slo = max_load.and_then(|m| at_slo(&s.points, &m, s.gpus, price));
+        let counts_users = matches!(s.mode, LoadMode::Peak | LoadMode::Users);
+        let replicas = at_slo
+            .filter(|_| counts_users)
+            .map(|a| replicas(&a, self.users, s.gpus, price));
+        Ranked {
+            report: s.report,
+            label: self.labels.get(s.report).cloned().unwrap_or_default(),
+            gpu_kind: crate::analysis::cost::gpu_kind(&report.metadata.hardware.gpu_model),
+            gpus_per_replica: s.gpus,
+            usd_per_gpu_hour: price,
+            max_load,
+            at_slo,
+            replicas,
+            throughput_at_target: AtTarget::read(
+                &s.points,
+                self.interactivity,
+                Figure::ThroughputPerGpu,
+            ),
+            cost_at_target: AtTarget::read(&s.points, self.interactivity, Figure::UsdPerMillion),
+            rank: None,
+        }
+    }
+}
+
+/// Rows ranked in tiers: by the cost of N users, then by the cost of a million tokens (no
+/// users to count), then unpriced by throughput per GPU, then those that fail.
+const UNRANKED: u8 = 3;
+
+fn order(row: &Ranked) -> (u8, f64, f64) {
+    let per_million = row.at_slo.and_then(|a| a.usd_per_million);
+    match (
+        row.at_slo,
+        row.replicas.and_then(|r| r.usd_per_hour),
+        per_million,
+    ) {
+        (None, _, _) => (UNRANKED, 0.0, 0.0),
+        (Some(_), Some(per_hour), m) => (0, per_hour, m.unwrap_or(f64::INFINITY)),
+        (Some(_), None, Some(m)) => (1, m, 0.0),
+        (Some(a), None, None) => (2, -a.throughput_per_gpu, 0.0),
+    }
+}
+
+/// The figures of one replica at `max_load`; `None` when no tested level meets the SLO.
+fn at_slo(
+    points: &[OperatingPoint],
+    max_load: &MaxLoad,
+    gpus: u32,
+    price: Option<f64>,
+) -> Option<AtSlo> {
+    let (load, basis) = match *max_load {
+        MaxLoad::NonePass { .. } => return None,
+        MaxLoad::AllPass { highest } => (highest, Basis::Bound),
+        MaxLoad::Between { load, passing, .. } if load > passing => (load, Basis::Interpolated),
+        MaxLoad::Between { passing, .. } => (passing, Basis::Measured),
+    };
+    let along = |figure: fn(&OperatingPoint) -> Option<f64>| {
+        let xy: Vec<(f64, f64)> = points
+            .iter()
+            .filter_map(|p| Some((p.load, figure(p)?)))
+            .collect();
+        MonotoneCurve::new(&xy)?.at(load).map(|e| e.value)
+    };
+    let throughput_per_gpu = along(|p| Some(p.throughput_per_gpu))?;
+    let tok_s = throughput_per_gpu * f64::from(gpus);
+    Some(AtSlo {
+        load,
+        basis,
+        throughput_per_gpu,
+        usd_per_million: price
+            .and_then(|p| cost_per_million_tokens(cost_per_hour_from_gpu_hours(p, gpus), tok_s)),
+        joules_per_token: along(|p| p.power_per_gpu_w)
+            .and_then(|w| crate::analysis::cost::joules_per_token(w * f64::from(gpus), tok_s)),
+    })
+}
+
+fn replicas(at: &AtSlo, users: u32, gpus: u32, price: Option<f64>) -> Replicas {
+    // Whole users: a replica holding 11.7 users holds 11.
+    let users_per_replica = (at.load.floor() as u32).max(1);
+    let replicas = users.div_ceil(users_per_replica);
+    let total_gpus = replicas * gpus;
+    Replicas {
+        users,
+        users_per_replica,
+        replicas,
+        gpus: total_gpus,
+        usd_per_hour: price.map(|p| cost_per_hour_from_gpu_hours(p, total_gpus)),
+        at_most: at.basis == Basis::Bound,
+    }
+}
+
+/// How the table and `infermeter summary` write a row, so they read alike.
+impl Ranked {
+    /// "1", or "—" for a report that cannot meet the SLO.
+    pub fn rank_text(&self) -> String {
+        self.rank.map_or("—".into(), |r| r.to_string())
+    }
+
+    /// The highest load meeting the SLO: "≥ 32", "≈ 19", "16", "< 1", or "n/a".
+    pub fn load_text(&self) -> String {
+        self.max_load.map_or("n/a".into(), |m| m.value_text())
+    }
+
+    /// How the load was read, and where the other figures come from.
+    pub fn basis_text(&self) -> String {
+        let Some(max_load) = self.max_load else {
+            return "no per-request figures to judge the SLO by".into();
+        };
+        match self.at_slo {
+            Some(AtSlo {
+                basis: Basis::Bound,
+                load,
+                ..
+            }) => format!(
+                "every tested level passes; figures at {}, the highest tested",
+                format_number(load)
+            ),
+            _ => max_load.note(),
+        }
+    }
+
+    pub fn throughput_text(&self) -> String {
+        self.at_slo.map_or("—".into(), |a| {
+            Figure::ThroughputPerGpu.text(a.throughput_per_gpu)
+        })
+    }
+
+    pub fn cost_text(&self) -> String {
+        match (self.at_slo, self.usd_per_gpu_hour) {
+            (Some(a), Some(_)) => a
+                .usd_per_million
+                .map_or("—".into(), |c| Figure::UsdPerMillion.text(c)),
+            (Some(_), None) => "no price".into(),
+            (None, _) => "—".into(),
+        }
+    }
+
+    pub fn energy_text(&self) -> String {
+        self.at_slo
+            .and_then(|a| a.joules_per_token)
+            .map_or("—".into(), |j| Figure::JoulesPerToken.text(j))
+    }
+
+    fn bounded(&self, text: String) -> String {
+        match self.replicas {
+            Some(r) if r.at_most => format!("≤ {text}"),
+            _ => text,
+        }
+    }
+
+    /// Replicas for the users: "4", "≤ 4", "—".
+    pub fn replicas_text(&self) -> String {
+        self.replicas
+            .map_or("—".into(), |r| self.bounded(r.replicas.to_string()))
+    }
+
+    pub fn gpus_text(&self) -> String {
+        self.replicas
+            .map_or("—".into(), |r| self.bounded(r.gpus.to_string()))
+    }
+
+    /// GPU rental for the users, an hour: "$10.76", "≤ $10.76", "no price", "—".
+    pub fn usd_per_hour_text(&self) -> String {
+        match self.replicas {
+            Some(r) => r.usd_per_hour.map_or("no price".into(), |c| {
+                self.bounded(format!("${}", format_number(c)))
+            }),
+            None => "—".into(),
+        }
+    }
+
+    /// Throughput per GPU at the target interactivity.
+    pub fn throughput_at_target_text(&self) -> String {
+        self.throughput_at_target
+            .map_or("—".into(), |a| a.text(Figure::ThroughputPerGpu))
+    }
+
+    pub fn cost_at_target_text(&self) -> String {
+        match (self.cost_at_target, self.usd_per_gpu_hour) {
+            (Some(a), _) => a.text(Figure::UsdPerMillion),
+            (None, None) => "no price".into(),
+            (None, Some(_)) => "—".into(),
+        }
+    }
+
+    /// Every cell of the row in table order (see [`COLUMNS`]).
+    pub fn cells(&self) -> [String; 12] {
+        [
+            self.rank_text(),
+            self.label.clone(),
+            self.load_text(),
+            self.throughput_text(),
+            self.cost_text(),
+            self.energy_text(),
+            self.replicas_text(),
+            self.gpus_text(),
+            self.usd_per_hour_text(),
+            self.throughput_at_target_text(),
+            self.cost_at_target_text(),
+            self.basis_text(),
+        ]
+    }
+}
+
+/// The ranking table's column headings, as the page and `infermeter summary` print them.
+pub const COLUMNS: [&str; 12] = [
+    "Rank",
+    "Configuration",
+    "Most users meeting the SLO",
+    "Throughput per GPU",
+    "$ per M tokens",
+    "J per token",
+    "Replicas",
+    "GPUs",
+    "$ per hour",
+    "Throughput at target",
+    "$ per M at target",
+    "Basis",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::super::operating::series_points;
+    use super::*;
+    use crate::analysis::testing::{level, report, series};
+    use crate::schema::{to_ticks, RequestColumns};
+    use crate::stats::Stat;
+
+    /// A request column set where the first `met` of 100 requests start within 1 s and the rest
+    /// at 3 s: a 2 s TTFT bound passes `met` percent.
+    fn columns(met: usize) -> RequestColumns {
+        let mut c = RequestColumns {
+            stall_gap: 1_000,
+            ..RequestColumns::default()
+        };
+        for i in 0..100 {
+            let ttft = if i < met { 1.0 } else { 3.0 };
+            c.status.push(RequestColumns::OK);
+            c.ttft.push(to_ticks(ttft));
+            c.e2e.push(to_ticks(ttft + 1.0));
+            c.output_tokens.push(10);
+            c.max_gap.push(0);
+            c.stalls.push(0);
+            c.jitter.push(0);
+        }
+        c
+    }
+
+    /// A one-scenario report on `gpus` × `gpu`: `(users, decode tok/s, share meeting 2 s)`.
+    fn deployment(gpu: &str, gpus: u32, levels: &[(u32, f64, usize)]) -> Report {
+        let mut s = series(
+            "chat",
+            LoadMode::Peak,
+            &levels
+                .iter()
+                .map(|&(n, d, _)| (n, 0.5, d))
+                .collect::<Vec<_>>(),
+        );
+        for (l, &(_, _, met)) in s.levels.iter_mut().zip(levels) {
+            l.per_request = Some(columns(met));
+        }
+        let mut r = report(&["chat"], vec![s]);
+        r.metadata.hardware.gpu_model = gpu.into();
+        r.metadata.hardware.gpu_count = gpus;
+        r
+    }
+
+    fn ttft_within(seconds: f64, target: f64) -> Slo {
+        Slo {
+            max_ttft_s: Some(seconds),
+            target,
+            ..Slo::default()
+        }
+    }
+
+    fn rank(reports: &[Report], prices: &[Option<f64>], slo: &Slo, users: u32) -> ScenarioRanking {
+        let labels = crate::analysis::labels::report_labels(reports);
+        let refs: Vec<&Report> = reports.iter().collect();
+        let series = series_points(&refs, LoadMode::Peak, Stat::Mean, prices);
+        RankingInputs {
+            reports: &refs,
+            labels: &labels,
+            series: &series,
+            prices,
+            slo,
+            users,
+            interactivity: 20.0,
+        }
+        .rank("chat")
+    }
+
+    /// Known answers: 8 users pass (100%), 16 fail (80%): the curve crosses 95% at 11 users
+    /// (goodput's own test). 100 users over 11 per replica: 10 replicas of 1 GPU at $2 = $20/h.
+    #[test]
+    fn replicas_and_cost_for_n_users() {
+        let r = deployment(
+            "NVIDIA H100",
+            1,
+            &[(4, 50.0, 100), (8, 40.0, 100), (16, 25.0, 80)],
+        );
+        let ranking = rank(&[r], &[Some(2.0)], &ttft_within(2.0, 0.95), 100);
+        let row = &ranking.rows[0];
+        assert_eq!(row.rank, Some(1));
+        let at = row.at_slo.unwrap();
+        assert_eq!((at.load, at.basis), (11.0, Basis::Interpolated));
+        // Throughput per GPU between 320 (8 × 40) and 400 (16 × 25), on the monotone curve.
+        assert!(at.throughput_per_gpu > 320.0 && at.throughput_per_gpu < 400.0);
+        let expected_cost = 2.0 / (at.throughput_per_gpu * 3600.0) * 1e6;
+        assert!((at.usd_per_million.unwrap() - expected_cost).abs() < 1e-12);
+        let rep = row.replicas.unwrap();
+        assert_eq!(
+            (
+                rep.users_per_replica,
+                rep.replicas,
+                rep.gpus,
+                rep.usd_per_hour,
+                rep.at_most
+            ),
+            (11, 10, 10, Some(20.0), false)
+        );
+        assert_eq!(row.load_text(), "≈ 11");
+        assert_eq!(row.basis_text(), "between measured 8 and 16");
+        assert_eq!(row.usd_per_hour_text(), "$20");
+        // 110 users need exactly 10 replicas; 111 need 11.
+        let exact = rank(&[row_report()], &[Some(2.0)], &ttft_within(2.0, 0.95), 110);
+        assert_eq!(exact.rows[0].replicas.unwrap().replicas, 10);
+        let one_more = rank(&[row_report()], &[Some(2.0)], &ttft_within(2.0, 0.95), 111);
+        assert_eq!(one_more.rows[0].replicas.unwrap().replicas, 11);
+    }
+
+    fn row_report() -> Report {
+        deployment(
+            "NVIDIA H100",
+            1,
+            &[(4, 50.0, 100), (8, 40.0, 100), (16, 25.0, 80)],
+        )
+    }
+
+    /// Every level passes: the highest is a bound, so replicas and cost are "at most".
+    #[test]
+    fn a_bound_when_every_level_passes() {
+        let r = deployment("NVIDIA H200", 2, &[(8, 40.0, 100), (32, 20.0, 100)]);
+        let ranking = rank(&[r], &[Some(3.0)], &ttft_within(2.0, 0.95), 100);
+        let row = &ranking.rows[0];
+        assert_eq!(row.at_slo.unwrap().basis, Basis::Bound);
+        // 32 users × 20 tok/s over 2 GPUs.
+        assert_eq!(row.at_slo.unwrap().throughput_per_gpu, 320.0);
+        let rep = row.replicas.unwrap();
+        assert_eq!((rep.replicas, rep.gpus, rep.at_most), (4, 8, true));
+        assert_eq!(row.replicas_text(), "≤ 4");
+        assert_eq!(row.usd_per_hour_text(), "≤ $24");
+        assert_eq!(row.load_text(), "≥ 32");
+        assert_eq!(
+            row.basis_text(),
+            "every tested level passes; figures at 32, the highest tested"
+        );
+        assert_eq!(row.throughput_text(), "320 tok/s per GPU");
+        assert_eq!(row.gpu_kind, "H200");
+    }
+
+    /// The cheaper GPU wins at a loose SLO and loses at a tight one: A ($2/h) meets a 95% share
+    /// at every level (16 users), B ($3/h) up to 12 users; at a 99% share A holds only 3 users
+    /// (97% at 8 misses it) and B 9.
+    #[test]
+    fn the_ranking_flips_with_the_slo_and_the_price() {
+        let a = deployment(
+            "NVIDIA H100",
+            1,
+            &[(1, 60.0, 100), (8, 40.0, 97), (16, 30.0, 96)],
+        );
+        let b = deployment(
+            "NVIDIA H200",
+            1,
+            &[(1, 70.0, 100), (8, 50.0, 100), (16, 35.0, 90)],
+        );
+        let reports = [a, b];
+        let prices = [Some(2.0), Some(3.0)];
+        let order =
+            |r: &ScenarioRanking| r.rows.iter().map(|r| r.label.clone()).collect::<Vec<_>>();
+        let per_replica = |r: &Ranked| r.replicas.unwrap().users_per_replica;
+        // A: 64 users over ≥ 16 per replica, at most 4 × $2 = $8; B: 6 × $3 = $18.
+        let loose = rank(&reports, &prices, &ttft_within(2.0, 0.95), 64);
+        assert_eq!(order(&loose), ["H100", "H200"]);
+        assert_eq!(
+            (per_replica(&loose.rows[0]), per_replica(&loose.rows[1])),
+            (16, 12)
+        );
+        assert_eq!(loose.rows[0].usd_per_hour_text(), "≤ $8");
+        assert_eq!(loose.rows[1].usd_per_hour_text(), "$18");
+        // A: 22 replicas × $2 = $44; B: 8 × $3 = $24.
+        let tight = rank(&reports, &prices, &ttft_within(2.0, 0.99), 64);
+        assert_eq!(order(&tight), ["H200", "H100"]);
+        assert_eq!(
+            (per_replica(&tight.rows[0]), per_replica(&tight.rows[1])),
+            (9, 3)
+        );
+        assert_eq!(tight.rows[1].usd_per_hour_text(), "$44");
+        // At the loose SLO, A costs more once its GPU-hour is dearer than $18 / 4 = $4.50.
+        let dear = rank(
+            &reports,
+            &[Some(6.5), Some(3.0)],
+            &ttft_within(2.0, 0.95),
+            64,
+        );
+        assert_eq!(order(&dear), ["H200", "H100"]);
+    }
+
+    /// A report that misses the SLO even at its lowest load is listed last, unranked; one
+    /// without a price comes after the priced ones.
+    #[test]
+    fn failing_and_unpriced_reports_come_last() {
+        let fails = deployment("NVIDIA A100", 1, &[(1, 20.0, 50), (2, 15.0, 10)]);
+        let unpriced = deployment("NVIDIA L40S", 1, &[(1, 30.0, 100), (2, 25.0, 100)]);
+        let priced = deployment("NVIDIA H100", 1, &[(1, 60.0, 100), (2, 50.0, 100)]);
+        let ranking = rank(
+            &[fails, unpriced, priced],
+            &[Some(1.0), None, Some(2.0)],
+            &ttft_within(2.0, 0.95),
+            10,
+        );
+        let ranks: Vec<(String, Option<u32>)> = ranking
+            .rows
+            .iter()
+            .map(|r| (r.label.clone(), r.rank))
+            .collect();
+        assert_eq!(
+            ranks,
+            [
+                ("H100".to_string(), Some(1)),
+                ("L40S".to_string(), Some(2)),
+                ("A100".to_string(), None)
+            ]
+        );
+        assert_eq!(ranking.rows[1].usd_per_hour_text(), "no price");
+        assert_eq!(ranking.rows[2].load_text(), "< 1");
+        assert_eq!(ranking.rows[2].rank_text(), "—");
+        assert_eq!(ranking.rows[2].cells().len(), COLUMNS.len());
+    }
+
+    #[test]
+    fn without_per_request_figures_nothing_is_judged() {
+        let r = report(
+            &["chat"],
+            vec![series(
+                "chat",
+                LoadMode::Peak,
+                &[(1, 0.1, 50.0), (2, 0.1, 45.0)],
+            )],
+        );
+        let ranking = rank(&[r], &[Some(2.0)], &ttft_within(2.0, 0.95), 10);
+        let row = &ranking.rows[0];
+        assert_eq!((row.max_load, row.rank), (None, None));
+        assert_eq!(row.load_text(), "n/a");
+        assert_eq!(
+            row.basis_text(),
+            "no per-request figures to judge the SLO by"
+        );
+        // The target interactivity is read all the same: 20 tok/s is below both levels.
+        assert!(row.throughput_at_target.is_some());
+        let _ = level(1, 0.1, 1.0);
+    }
+}
