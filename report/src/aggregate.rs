@@ -147,8 +147,14 @@ fn request_columns(trials: &[Trial<'_>]) -> RequestColumns {
         stall_gap,
         ..RequestColumns::default()
     };
+    // Input lengths only where requests were asked lengths of their own: a fixed-length
+    // scenario's column would repeat one number.
+    let varied = measured.iter().any(|(_, r)| r.asked.is_some());
     let mut gaps: Vec<u32> = Vec::new();
     for (_, r) in measured {
+        if varied {
+            columns.input_tokens.push(r.input_tokens.unwrap_or(0));
+        }
         columns.status.push(match r.outcome {
             Outcome::Ok => RequestColumns::OK,
             Outcome::Incomplete { .. } => RequestColumns::INCOMPLETE,

@@ -7,6 +7,7 @@ pub mod aggregate;
 pub mod analysis;
 pub mod index;
 pub mod inline;
+pub mod lengths;
 pub mod json_schema;
 pub mod load;
 pub mod presets;

@@ -14,8 +14,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::stats::Distribution;
 
+mod prompts;
 mod workload;
 
+pub use prompts::*;
 pub use workload::*;
 
 /// Version of the report format written by this build. Semver: a reader accepts any
@@ -28,7 +30,8 @@ pub use workload::*;
 /// `Level::sessions`), trace replay (`trace` mode), reasoning (`first_answer_s`,
 /// `reasoning_tokens`), `Level::prompt_cache` and `Level::timeline` (#25). 1.3.0 (optional):
 /// `ShardLevel::cache`, so that sharded users and session-arrival levels keep their cache use
-/// (#32).
+/// (#32); prompt files and length distributions (#36): `Scenario::prompts`, `Scenario::lengths`,
+/// `RequestRecord::asked` and the per-request column `RequestColumns::input_tokens`.
 pub const SCHEMA_VERSION: &str = "1.3.0";
 
 /// One benchmark run: what was measured, on what, and every measured level.
@@ -320,6 +323,13 @@ pub struct Scenario {
     /// A replayed trace (trace mode): `input_tokens` and `output_tokens` are its means.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceSource>,
+    /// Where the prompts came from, when a file (since 1.3.0): ShareGPT, JSONL or text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompts: Option<PromptSource>,
+    /// How each request's lengths were drawn, when they vary (since 1.3.0): `input_tokens` and
+    /// `output_tokens` are then the means of what the run asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lengths: Option<LengthPlan>,
 }
 
 /// How load was applied.
@@ -486,6 +496,10 @@ pub struct RequestColumns {
     pub jitter: Vec<u32>,
     /// The pause beyond which a gap counts as a stall, ticks.
     pub stall_gap: u32,
+    /// Input tokens (0 when unknown), since 1.3.0: only for levels whose requests were asked
+    /// lengths of their own (a prompt file or drawn lengths); absent (empty) otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub input_tokens: Vec<u32>,
 }
 
 impl RequestColumns {
@@ -505,9 +519,12 @@ impl RequestColumns {
         self.status.is_empty()
     }
 
-    /// The columns by name with their lengths, for the validator.
-    pub fn column_lengths(&self) -> [(&'static str, usize); 7] {
-        [
+    /// The columns by name with their lengths, for the validator (an optional column that is
+    /// absent is not listed).
+    pub fn column_lengths(&self) -> Vec<(&'static str, usize)> {
+        let optional = (!self.input_tokens.is_empty())
+            .then_some(("input_tokens", self.input_tokens.len()));
+        let mut lengths = vec![
             ("status", self.status.len()),
             ("ttft", self.ttft.len()),
             ("e2e", self.e2e.len()),
@@ -515,7 +532,9 @@ impl RequestColumns {
             ("max_gap", self.max_gap.len()),
             ("stalls", self.stalls.len()),
             ("jitter", self.jitter.len()),
-        ]
+        ];
+        lengths.extend(optional);
+        lengths
     }
 }
 
@@ -750,6 +769,9 @@ pub struct RequestRecord {
     /// The shard that sent it, in a sharded run (see [`Sharding`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<u32>,
+    /// What it was asked, where its scenario has a prompt file or drawn lengths (since 1.3.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked: Option<AskedLengths>,
 }
 
 /// A run whose load came from several client processes, each sending its share of every level
@@ -1112,6 +1134,7 @@ impl RequestRecord {
             response_id: None,
             retried: None,
             shard: None,
+            asked: None,
         }
     }
 }
