@@ -159,6 +159,10 @@ impl Requests {
             (scenario.input_tokens, scenario.output_tokens) = pool.means();
             if let Some(source) = &mut scenario.prompts {
                 source.used = pool.count() as u64;
+                // A text file holds the prompts cut from it.
+                if source.kind == infermeter_report::PromptKind::Text {
+                    source.available = source.used;
+                }
                 source.filtered_out = pool.filtered_out;
             }
         }

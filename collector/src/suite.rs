@@ -516,14 +516,13 @@ mod tests {
     fn bad_suites_are_explained() {
         let err = Suite::load("no-such-suite").unwrap_err().to_string();
         assert!(err.contains("built-in"), "{err}");
-        let suite: Suite = Suite::parse(
+        let err = Suite::parse(
             "name='x'\n[[scenario]]\nid='a'\nname='A'\ninput_tokens=1\noutput_tokens=0\n[burst]\nlevels=[1]",
-        "test", std::path::Path::new("."))
-        .unwrap();
-        assert!(suite
-            .check()
-            .unwrap_err()
-            .to_string()
-            .contains("output_tokens"));
+            "test",
+            std::path::Path::new("."),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("scenario \"a\": output_tokens"), "{err}");
     }
 }

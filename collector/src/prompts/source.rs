@@ -201,7 +201,8 @@ impl PromptFile {
     }
 
     fn read_sharegpt(&mut self, text: &str, malformed: Malformed) -> Result<(), SourceError> {
-        let conversations = json_array(text).map_err(|(line, m)| self.error(line, m))?;
+        // The first problem in the file's order: a conversation before broken JSON is judged.
+        let (conversations, broken) = json_array(text);
         for (line, value) in conversations {
             match sharegpt_entry(line, &value) {
                 Ok(entry) => self.entries.push(entry),
@@ -213,6 +214,9 @@ impl PromptFile {
                     ))
                 }
             }
+        }
+        if let Some((line, message)) = broken {
+            return Err(self.error(line, message));
         }
         if self.entries.is_empty() {
             return Err(SourceError::Empty {
@@ -275,9 +279,16 @@ fn line_at(text: &str, at: usize) -> usize {
         + 1
 }
 
-/// The elements of a JSON array, each with the line it starts on; or the line of the first
-/// problem and what it is.
-fn json_array(text: &str) -> Result<Vec<(usize, Value)>, (usize, String)> {
+/// The elements of a JSON array, each with the line it starts on, up to the first problem; and
+/// that problem's line and what it is.
+fn json_array(text: &str) -> (Vec<(usize, Value)>, Option<(usize, String)>) {
+    let mut items = Vec::new();
+    let broken = json_elements(text, &mut items).err();
+    (items, broken)
+}
+
+/// Pushes the elements of the JSON array `text` onto `items` until the first problem.
+fn json_elements(text: &str, items: &mut Vec<(usize, Value)>) -> Result<(), (usize, String)> {
     let bytes = text.as_bytes();
     let skip_space = |mut at: usize| {
         while at < bytes.len() && bytes[at].is_ascii_whitespace() {
@@ -295,9 +306,8 @@ fn json_array(text: &str) -> Result<Vec<(usize, Value)>, (usize, String)> {
         return Err((line_at(text, at), what));
     }
     at = skip_space(at + 1);
-    let mut items = Vec::new();
     if bytes.get(at) == Some(&b']') {
-        return Ok(items);
+        return Ok(());
     }
     loop {
         let start = at;
@@ -313,7 +323,7 @@ fn json_array(text: &str) -> Result<Vec<(usize, Value)>, (usize, String)> {
         at = skip_space(start + stream.byte_offset());
         match bytes.get(at) {
             Some(b',') => at = skip_space(at + 1),
-            Some(b']') => return Ok(items),
+            Some(b']') => return Ok(()),
             _ => {
                 return Err((
                     line_at(text, at),
