@@ -8,7 +8,9 @@
 
 use serde::Serialize;
 
-use crate::schema::LengthDistribution;
+use crate::schema::{
+    LengthDistribution, LengthPlan, Level, PromptSource, RequestColumns, SampleOrder,
+};
 use crate::stats::percentile_sorted;
 
 /// Strata of the fine grid [`LengthDistribution::moments`] averages over.
@@ -139,6 +141,46 @@ impl LengthDistribution {
     }
 }
 
+impl LengthPlan {
+    /// "input uniform 32–256, output normal mean 24, stddev 6 (clipped to 4–∞), enforced".
+    pub fn text(&self) -> String {
+        format!(
+            "input {}, output {}, {}",
+            self.input.text(),
+            self.output.text(),
+            self.output_stop.label()
+        )
+    }
+}
+
+impl PromptSource {
+    /// "ShareGPT sharegpt.json (sha256 dd6995c58c96), 16 of 40 prompts, shuffled (seed 7),
+    /// filters input ≤ 400".
+    pub fn text(&self) -> String {
+        let mut text = format!(
+            "{} {} (sha256 {}), {} of {} prompts",
+            self.kind.label(),
+            self.file,
+            self.sha256.get(..12).unwrap_or(&self.sha256),
+            self.used,
+            self.available
+        );
+        if self.order == SampleOrder::Shuffle {
+            text.push_str(&format!(", shuffled (seed {})", self.seed));
+        }
+        if self.replacement {
+            text.push_str(", with replacement");
+        }
+        if !self.filters.is_empty() {
+            text.push_str(&format!(", filters {}", self.filters.text()));
+        }
+        if self.filtered_out > 0 {
+            text.push_str(&format!(" ({} set aside)", self.filtered_out));
+        }
+        text
+    }
+}
+
 /// What lengths a level's requests had: their mean, spread and the 5th to 95th percentile, as
 /// the measurements table and `infermeter summary` state them.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -195,6 +237,41 @@ impl Spread {
         let spread_off = self.count >= 30
             && (self.stddev - stddev).abs() > (0.25 * stddev).max(3.0 * stddev / (2.0 * n).sqrt()).max(2.0);
         (self.mean - mean).abs() > mean_slack || spread_off
+    }
+}
+
+/// The lengths a level's successful requests had, where its scenario asked lengths of their
+/// own (a prompt file or drawn lengths): what the measurements table, `infermeter summary` and
+/// the viewer's length charts read. From the level's per-request columns.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LevelLengths {
+    pub input: Spread,
+    pub output: Spread,
+}
+
+impl LevelLengths {
+    /// `None` for a level of fixed lengths (no input column) or without a successful request.
+    pub fn of(level: &Level) -> Option<LevelLengths> {
+        let columns = level.per_request.as_ref()?;
+        if columns.input_tokens.len() != columns.len() {
+            return None;
+        }
+        let ok = || {
+            (0..columns.len()).filter(|&i| columns.status[i] == RequestColumns::OK)
+        };
+        Some(LevelLengths {
+            input: Spread::of(ok().map(|i| columns.input_tokens[i]))?,
+            output: Spread::of(ok().map(|i| columns.output_tokens[i]))?,
+        })
+    }
+
+    /// "input mean 144 (p5–p95 41–240), output mean 24 (p5–p95 16–33)".
+    pub fn text(&self) -> String {
+        format!(
+            "input {}, output {}",
+            self.input.text(),
+            self.output.text()
+        )
     }
 }
 
@@ -379,6 +456,32 @@ mod tests {
         // Four requests of a wide distribution do not make a miss by themselves.
         let few = Spread::of([150, 400, 850, 300]).unwrap();
         assert!(!few.misses(mean, sd), "{few:?}");
+    }
+
+    #[test]
+    fn a_level_of_varied_lengths_states_them() {
+        let mut level: Level = serde_json::from_str(
+            r#"{"concurrency": 1, "duration_s": 1, "requests": {"ok": 3, "errored": 1, "incomplete": 0},
+                "metrics": {}, "system_output_tok_s": 1}"#,
+        )
+        .unwrap();
+        assert!(LevelLengths::of(&level).is_none());
+        let columns = RequestColumns {
+            status: vec![0, 0, 2, 0],
+            output_tokens: vec![10, 20, 0, 30],
+            input_tokens: vec![100, 300, 5, 200],
+            ..RequestColumns::default()
+        };
+        level.per_request = Some(RequestColumns {
+            input_tokens: Vec::new(),
+            ..columns.clone()
+        });
+        assert!(LevelLengths::of(&level).is_none(), "fixed lengths");
+        level.per_request = Some(columns);
+        let lengths = LevelLengths::of(&level).unwrap();
+        assert_eq!((lengths.input.count, lengths.input.mean), (3, 200.0));
+        assert_eq!(lengths.output.mean, 20.0);
+        assert!(lengths.text().starts_with("input mean 200 (p5–p95 110–290), output mean 20"));
     }
 
     #[test]

@@ -214,6 +214,22 @@ async fn prompt_files_drive_a_run_billed_as_counted_and_repeatable() {
         .collect();
     assert!(chat_outputs.iter().all(|o| (6..36).contains(o)));
 
+    // The summary states each prompt file, the lengths asked and those each level realised.
+    let out = infermeter(&["summary", first.to_str().unwrap()], &[]).await;
+    assert!(out.status.success(), "{}", text(&out));
+    let summary = String::from_utf8_lossy(&out.stdout);
+    for expected in [
+        "Prompts ShareGPT",
+        "ShareGPT sharegpt.json (sha256 ",
+        "16 of 40 prompts, shuffled (seed 7), filters input ≤ 400",
+        "Lengths asked Text",
+        "input uniform 32–256, output normal mean 24, stddev 6",
+        "Lengths Text",
+        "peak 3 concurrent: input mean ",
+    ] {
+        assert!(summary.contains(expected), "no {expected:?} in\n{summary}");
+    }
+
     // The same seed: the same prompts in the same order.
     let second = dir.join("second.json");
     run(&sim.base_url(), &suite, &second, &[]).await;
