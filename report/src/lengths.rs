@@ -9,7 +9,8 @@
 use serde::Serialize;
 
 use crate::schema::{
-    LengthDistribution, LengthPlan, Level, PromptSource, RequestColumns, SampleOrder,
+    LengthDistribution, LengthPlan, Level, PromptSource, Report, RequestColumns, SampleOrder,
+    TICK_S,
 };
 use crate::stats::percentile_sorted;
 
@@ -252,16 +253,10 @@ pub struct LevelLengths {
 impl LevelLengths {
     /// `None` for a level of fixed lengths (no input column) or without a successful request.
     pub fn of(level: &Level) -> Option<LevelLengths> {
-        let columns = level.per_request.as_ref()?;
-        if columns.input_tokens.len() != columns.len() {
-            return None;
-        }
-        let ok = || {
-            (0..columns.len()).filter(|&i| columns.status[i] == RequestColumns::OK)
-        };
+        let requests = LevelLengths::requests(level);
         Some(LevelLengths {
-            input: Spread::of(ok().map(|i| columns.input_tokens[i]))?,
-            output: Spread::of(ok().map(|i| columns.output_tokens[i]))?,
+            input: Spread::of(requests.iter().map(|r| r.input))?,
+            output: Spread::of(requests.iter().map(|r| r.output))?,
         })
     }
 
@@ -273,6 +268,64 @@ impl LevelLengths {
             self.output.text()
         )
     }
+
+    /// The level's successful requests, each with its lengths and latencies, in the order
+    /// sent; none for a level of fixed lengths.
+    pub fn requests(level: &Level) -> Vec<RequestLengths> {
+        let Some(columns) = level.per_request.as_ref() else {
+            return Vec::new();
+        };
+        if columns.input_tokens.len() != columns.len() {
+            return Vec::new();
+        }
+        (0..columns.len())
+            .filter(|&i| columns.status[i] == RequestColumns::OK)
+            .map(|i| RequestLengths {
+                input: columns.input_tokens[i],
+                output: columns.output_tokens.get(i).copied().unwrap_or(0),
+                // A hand-edited file's short column reads as 0, never a panic.
+                ttft_s: f64::from(columns.ttft.get(i).copied().unwrap_or(0)) * TICK_S,
+                e2e_s: f64::from(columns.e2e.get(i).copied().unwrap_or(0)) * TICK_S,
+            })
+            .collect()
+    }
+
+    /// Whether any level of `report` had varied lengths: the page then shows their charts.
+    pub fn exist_in(report: &Report) -> bool {
+        report
+            .series
+            .iter()
+            .flat_map(|s| &s.levels)
+            .any(|l| LevelLengths::of(l).is_some())
+    }
+}
+
+/// One successful request of a level of varied lengths.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RequestLengths {
+    pub input: u32,
+    pub output: u32,
+    pub ttft_s: f64,
+    pub e2e_s: f64,
+}
+
+/// A histogram of `lengths` in at most `bins` equal bins of whole tokens: each bin's middle and
+/// how many lengths fell in it, empty bins included (their zero draws the shape).
+pub fn histogram(lengths: &[u32], bins: usize) -> Vec<(f64, u32)> {
+    let (Some(&lo), Some(&hi)) = (lengths.iter().min(), lengths.iter().max()) else {
+        return Vec::new();
+    };
+    let span = u64::from(hi - lo) + 1;
+    let width = span.div_ceil(bins.max(1) as u64).max(1);
+    let mut counts = vec![0u32; span.div_ceil(width) as usize];
+    for &v in lengths {
+        counts[(u64::from(v - lo) / width) as usize] += 1;
+    }
+    counts
+        .into_iter()
+        .enumerate()
+        .map(|(i, n)| (lo as f64 + (i as f64 + 0.5) * width as f64 - 0.5, n))
+        .collect()
 }
 
 /// The log-space parameters (mu, sigma) of a lognormal with this mean and standard deviation.
@@ -468,6 +521,8 @@ mod tests {
         assert!(LevelLengths::of(&level).is_none());
         let columns = RequestColumns {
             status: vec![0, 0, 2, 0],
+            ttft: vec![100, 300, 0, 200],
+            e2e: vec![1000, 3000, 0, 2000],
             output_tokens: vec![10, 20, 0, 30],
             input_tokens: vec![100, 300, 5, 200],
             ..RequestColumns::default()
@@ -482,6 +537,24 @@ mod tests {
         assert_eq!((lengths.input.count, lengths.input.mean), (3, 200.0));
         assert_eq!(lengths.output.mean, 20.0);
         assert!(lengths.text().starts_with("input mean 200 (p5–p95 110–290), output mean 20"));
+        let requests = LevelLengths::requests(&level);
+        assert_eq!(requests.len(), 3);
+        assert_eq!((requests[2].input, requests[2].output), (200, 30));
+        assert!((requests[2].ttft_s - 0.02).abs() < 1e-12 && (requests[2].e2e_s - 0.2).abs() < 1e-12);
+    }
+
+    #[test]
+    fn histograms_count_every_length_once() {
+        assert!(histogram(&[], 10).is_empty());
+        let h = histogram(&[10, 11, 12, 19, 30], 3);
+        // 21 lengths from 10 to 30 in bins of 7: 10–16, 17–23, 24–30.
+        assert_eq!(h, vec![(13.0, 3), (20.0, 1), (27.0, 1)]);
+        let one = histogram(&[5, 5], 20);
+        assert_eq!(one, vec![(5.0, 2)]);
+        let many: Vec<u32> = (0..2000).collect();
+        let h = histogram(&many, 24);
+        assert!(h.len() <= 24);
+        assert_eq!(h.iter().map(|b| b.1).sum::<u32>(), 2000);
     }
 
     #[test]

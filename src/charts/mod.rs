@@ -6,6 +6,7 @@ pub mod capacity;
 pub mod deep_dive;
 pub mod fastest;
 pub mod goodput;
+pub mod lengths;
 pub mod option;
 pub mod plot;
 pub mod power;

@@ -31,6 +31,12 @@ pub enum XAxis {
     Turn,
     /// Seconds since the level started (a timeline): linear.
     Seconds,
+    /// One request's input tokens (requests of varied lengths): linear.
+    RequestInput,
+    /// One request's output tokens: linear.
+    RequestOutput,
+    /// Tokens of a request, input or output (length histograms): linear.
+    RequestTokens,
 }
 
 impl XAxis {
@@ -42,13 +48,23 @@ impl XAxis {
             XAxis::Users => "Simultaneous users",
             XAxis::Turn => "Turn",
             XAxis::Seconds => "Seconds since the level started",
+            XAxis::RequestInput => "Input tokens of the request",
+            XAxis::RequestOutput => "Output tokens of the request",
+            XAxis::RequestTokens => "Tokens per request",
         }
     }
 
     /// Loads and contexts double from point to point and read best on a log2 axis; turns and
     /// seconds step evenly.
     pub fn is_log(self) -> bool {
-        !matches!(self, XAxis::Turn | XAxis::Seconds)
+        !matches!(
+            self,
+            XAxis::Turn
+                | XAxis::Seconds
+                | XAxis::RequestInput
+                | XAxis::RequestOutput
+                | XAxis::RequestTokens
+        )
     }
 
     /// A value on this axis as the page writes it: "32", or "32,768" input tokens.
@@ -89,6 +105,9 @@ pub enum LineKind {
     BandLower,
     /// Upper edge of a band, stacked on the lower edge of the same `band` group.
     BandUpper,
+    /// Points alone, unjoined: one per request. Each point's tooltip text is its `notes`
+    /// entry (the value with its unit and what the request was).
+    Points,
 }
 
 /// One series: display name (raw text, escaped when rendered), y axis index, points in display
@@ -112,6 +131,8 @@ pub struct Line {
     /// Per point (by index; empty: none), its sample count when it is a percentile resting on
     /// too few samples (`Stat::is_indicative`): drawn hollow, and the tooltip says so.
     pub indicative: Vec<Option<u64>>,
+    /// Per point of a [`LineKind::Points`] line, its whole tooltip text.
+    pub notes: Vec<String>,
 }
 
 impl Line {
@@ -127,6 +148,7 @@ impl Line {
             band: None,
             input_tokens: None,
             indicative: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -458,6 +480,11 @@ impl Plot {
         if line.kind == LineKind::BandUpper {
             series = series.area_style(AreaStyle::new().opacity(0.25));
         }
+        if line.kind == LineKind::Points {
+            series = series
+                .symbol_size(5)
+                .line_style(LineStyle::new().opacity(0.0));
+        }
         if let Some(points) = self.cursor_points(line) {
             series = series.mark_point(points);
         }
@@ -572,16 +599,26 @@ impl Plot {
     /// nothing itself. Its output is HTML: the function (public/infermeter-echarts.js) escapes
     /// every string, series names included.
     fn tooltip_formatter(&self) -> String {
+        // A point's note carries its unit.
         let units: Vec<&str> = self
             .lines
             .iter()
-            .map(|l| self.y.get(l.axis).map_or("", |y| y.unit.as_str()))
+            .map(|l| match l.kind {
+                LineKind::Points => "",
+                _ => self.y.get(l.axis).map_or("", |y| y.unit.as_str()),
+            })
             .collect();
         // An interval's edges say nothing of their own: the line's value carries its interval.
         let texts: Vec<Vec<[String; 2]>> = self
             .lines
             .iter()
             .map(|l| match (self.is_interval_edge(l), self.interval_of(l)) {
+                _ if l.kind == LineKind::Points => l
+                    .points
+                    .iter()
+                    .zip(&l.notes)
+                    .map(|(&(x, _), note)| [self.x.value_text(x), note.clone()])
+                    .collect(),
                 (true, _) => Vec::new(),
                 (false, Some((low, high))) => l
                     .points

@@ -373,3 +373,70 @@ async fn shards_send_each_prompt_once_and_merge_into_the_single_run() {
     assert_eq!(totals(&single).0, 12);
     sim.shutdown().await;
 }
+
+/// The simulator's completion tokens per response id: the lengths it generated.
+async fn generated(base_url: &str) -> HashMap<String, u64> {
+    let root = base_url.trim_end_matches("/v1");
+    let log: serde_json::Value = reqwest::get(format!("{root}/infermeter/requests"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let entries = log["requests"].as_array().unwrap().iter();
+    entries
+        .map(|e| {
+            let id = e["id"].as_str().unwrap().to_string();
+            (id, e["completion_tokens"].as_u64().unwrap())
+        })
+        .collect()
+}
+
+/// Acceptance 2 (#36), on the simulator, whose model ends answers where it draws an end of
+/// sequence: natural-stop answers are recorded with the lengths the engine generated, below the
+/// caps asked, and the report says the outputs missed the distribution because of it.
+#[tokio::test(flavor = "multi_thread")]
+async fn natural_stops_are_recorded_with_their_true_lengths() {
+    let sim = start_sim(fast_sim_args()).await;
+    let dir = out_dir("datasets-natural");
+    write_files(&dir);
+    let suite = small_suite(
+        &dir,
+        "name = 'natural'\nwarmup = 1\n[[scenario]]\nid = 'text'\nname = 'Text'\n\
+         input_tokens = { distribution = 'lognormal', mean = 120, stddev = 60, max = 400 }\n\
+         output_tokens = { distribution = 'uniform', min = 800, max = 1000 }\n\
+         output_stop = 'natural'\nprompts = { file = 'book.txt', count = 24 }\n\
+         [burst]\nlevels = [24]\n",
+    );
+    let report_path = dir.join("report.json");
+    run(&sim.base_url(), &suite, &report_path, &[]).await;
+    check_json_schema(&report_path);
+    let generated = generated(&sim.base_url()).await;
+    let records = read_records(&report_path);
+    let measured: Vec<&RequestRecord> = records.iter().filter(|r| !r.warmup).collect();
+    assert_eq!(measured.len(), 24);
+    let mut stopped_early = 0;
+    for r in &measured {
+        let asked = r.asked.unwrap();
+        assert!(asked.natural, "{r:?}");
+        let id = r.response_id.as_deref().unwrap();
+        let output = r.output_tokens.unwrap();
+        assert_eq!(u64::from(output), generated[id], "{r:?}");
+        let chunk_tokens: u32 = r.chunks.iter().map(|c| c.tokens).sum();
+        assert_eq!(chunk_tokens, output, "{r:?}");
+        assert!(output <= asked.output_tokens, "{r:?}");
+        stopped_early += u32::from(output < asked.output_tokens);
+    }
+    // The simulated model's answers average 300 tokens (geometric): about 93% end before 800.
+    assert!(stopped_early >= 16, "{stopped_early} of 24 stopped early");
+    let report = load_report(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("output lengths were") && w.contains("natural stop")),
+        "{:?}",
+        report.warnings
+    );
+    sim.shutdown().await;
+}
