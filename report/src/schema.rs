@@ -325,11 +325,22 @@ pub struct Scenario {
     pub trace: Option<TraceSource>,
     /// Where the prompts came from, when a file (since 1.3.0): ShareGPT, JSONL or text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", serde(deserialize_with = "unread"))]
     pub prompts: Option<PromptSource>,
     /// How each request's lengths were drawn, when they vary (since 1.3.0): `input_tokens` and
     /// `output_tokens` are then the means of what the run asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", serde(deserialize_with = "unread"))]
     pub lengths: Option<LengthPlan>,
+}
+
+/// Skips a field the viewer never reads (wasm32 only): the viewer shows a prompt file's and a
+/// length plan's effects from the levels, and their parsers would weigh about 8 KB of its
+/// download (gzip). `infermeter summary` and the collector read them in full.
+#[cfg(target_arch = "wasm32")]
+fn unread<'de, D: serde::Deserializer<'de>, T>(d: D) -> Result<Option<T>, D::Error> {
+    serde::de::IgnoredAny::deserialize(d)?;
+    Ok(None)
 }
 
 /// How load was applied.
