@@ -328,21 +328,8 @@ impl Suite {
         if self.scenarios.is_empty() {
             return bad("defines no [[scenario]], [[session]] or [trace]".into());
         }
-        let mut ids = std::collections::BTreeSet::new();
-        for s in &self.scenarios {
-            if !ids.insert(&s.id) {
-                return bad(format!("scenario id \"{}\" appears twice", s.id));
-            }
-            // A dataset's lengths are known once its prompts are counted.
-            let dataset = s.lengths.as_ref().is_some_and(|l| {
-                [l.input, l.output].contains(&infermeter_report::LengthDistribution::Dataset)
-            });
-            if !dataset && (s.input_tokens == 0 || s.output_tokens == 0) {
-                return bad(format!(
-                    "scenario \"{}\" needs input_tokens and output_tokens of at least 1",
-                    s.id
-                ));
-            }
+        if let Err(message) = self.check_scenarios() {
+            return bad(message);
         }
         let increasing = workloads::increasing;
         if let Some(search) = &self.search {
@@ -403,6 +390,27 @@ impl Suite {
         }
         if let Err(message) = self.check_workloads() {
             return bad(message);
+        }
+        Ok(())
+    }
+
+    /// Unique scenario ids, and lengths of at least one token (a dataset's are known once its
+    /// prompts are counted).
+    fn check_scenarios(&self) -> Result<(), String> {
+        let mut ids = std::collections::BTreeSet::new();
+        for s in &self.scenarios {
+            if !ids.insert(&s.id) {
+                return Err(format!("scenario id \"{}\" appears twice", s.id));
+            }
+            let dataset = s.lengths.as_ref().is_some_and(|l| {
+                [l.input, l.output].contains(&infermeter_report::LengthDistribution::Dataset)
+            });
+            if !dataset && (s.input_tokens == 0 || s.output_tokens == 0) {
+                return Err(format!(
+                    "scenario \"{}\" needs input_tokens and output_tokens of at least 1",
+                    s.id
+                ));
+            }
         }
         Ok(())
     }

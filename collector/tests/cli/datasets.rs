@@ -305,7 +305,17 @@ async fn run_shards(base_url: &str, suite: &Path, dir: &Path, count: u32) -> Vec
         .collect();
     let runs = files.iter().enumerate().map(|(i, out)| {
         let shard = format!("{i}/{count}");
-        let options = ["--quiet", "--shard", &shard, "--start-at", &start];
+        let options = [
+            "--quiet",
+            "--shard",
+            &shard,
+            "--start-at",
+            &start,
+            "--level-seconds",
+            "3",
+            "--drain-seconds",
+            "2",
+        ];
         let args = run_args(base_url, suite.to_str().unwrap(), out, &options);
         async move { infermeter(&args, &[]).await }
     });
@@ -438,5 +448,48 @@ async fn natural_stops_are_recorded_with_their_true_lengths() {
         "{:?}",
         report.warnings
     );
+    sim.shutdown().await;
+}
+
+/// `--prompts` gives every `[[scenario]]` of a suite a file: a text file cut to each scenario's
+/// fixed lengths, token for token; a JSONL file's own prompts with the scenario's outputs.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_prompts_option_gives_each_scenario_a_file() {
+    let sim = start_sim(fast_sim_args()).await;
+    let dir = out_dir("datasets-option");
+    write_files(&dir);
+    let suite = small_suite(
+        &dir,
+        "name = 'fixed'\nwarmup = 1\n\
+         [[scenario]]\nid = 'short'\nname = 'Short'\ninput_tokens = 64\noutput_tokens = 8\n\
+         [[scenario]]\nid = 'long'\nname = 'Long'\ninput_tokens = 300\noutput_tokens = 16\n\
+         [peak]\nlevels = [1]\nrequests_per_slot = 3\nmin_seconds = 0\n",
+    );
+    let book = format!("{},count=6", dir.join("book.txt").display());
+    let chats = format!("{},count=5", dir.join("chat.jsonl").display());
+    for (file, kind, used) in [(book, PromptKind::Text, 6), (chats, PromptKind::Jsonl, 5)] {
+        let report_path = dir.join(format!("{kind:?}.json"));
+        run(&sim.base_url(), &suite, &report_path, &["--prompts", &file]).await;
+        let report = load_report(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
+        let billed = billed(&sim.base_url()).await;
+        for (scenario, (input, output)) in report.scenarios.iter().zip([(64, 8), (300, 16)]) {
+            let source = scenario.prompts.as_ref().expect("the file of --prompts");
+            assert_eq!((source.kind, source.used), (kind, used));
+            for r in read_records(&report_path)
+                .iter()
+                .filter(|r| !r.warmup && r.scenario == scenario.id)
+            {
+                let asked = r.asked.unwrap();
+                assert!(asked.prompt.is_some(), "{r:?}");
+                if kind == PromptKind::Text {
+                    assert_eq!(asked.input_tokens, input, "{r:?}");
+                }
+                assert_eq!(r.input_tokens, Some(asked.input_tokens), "{r:?}");
+                let id = r.response_id.as_deref().unwrap();
+                assert_eq!(billed[id], u64::from(asked.input_tokens));
+                assert_eq!(r.output_tokens, Some(output), "{r:?}");
+            }
+        }
+    }
     sim.shutdown().await;
 }
