@@ -308,7 +308,9 @@ mod tests {
         let suite: Suite = Suite::parse(
             "name = \"r\"\n[[scenario]]\nid = \"s\"\nname = \"S\"\ninput_tokens = 8\n\
              output_tokens = 8\n[rate]\nrates = [1.0, 2.0]\nduration_s = 1.0\n",
-        "test", std::path::Path::new("."))
+            "test",
+            std::path::Path::new("."),
+        )
         .unwrap();
         let levels = plan(&suite, &[]);
         assert_eq!(levels[1].record_label(), 2);

@@ -236,9 +236,12 @@ impl Suite {
                 continue;
             }
             let table = ScenarioTable::of(scenario, &prompts);
-            *scenario = table
-                .scenario(Some(&prompts))
-                .map_err(|m| SuiteError::Invalid(self.name.clone(), format!("scenario \"{}\": {m}", scenario.id)))?;
+            *scenario = table.scenario(Some(&prompts)).map_err(|m| {
+                SuiteError::Invalid(
+                    self.name.clone(),
+                    format!("scenario \"{}\": {m}", scenario.id),
+                )
+            })?;
             self.sources[i] = Some(prompts.clone());
             used += 1;
         }
@@ -505,7 +508,9 @@ mod tests {
             "name='s'\n[[scenario]]\nid='a'\nname='A'\ninput_tokens=8\noutput_tokens=8\n\
              [peak]\nrequests_per_slot=2\nmin_seconds=0\n\
              [search]\nmode='peak'\nmax=64\nslo='ttft=2s,target=90%'\n",
-        "test", std::path::Path::new("."))
+            "test",
+            std::path::Path::new("."),
+        )
         .unwrap();
         suite.check().unwrap();
         let search = suite.search.as_ref().unwrap();
@@ -514,7 +519,9 @@ mod tests {
         let bad: Suite = Suite::parse(
             "name='s'\n[[scenario]]\nid='a'\nname='A'\ninput_tokens=8\noutput_tokens=8\n\
              [search]\nslo='ttft=soon'\n",
-        "test", std::path::Path::new("."))
+            "test",
+            std::path::Path::new("."),
+        )
         .unwrap();
         let err = bad.check().unwrap_err().to_string();
         assert!(err.contains("[search] slo: ttft=soon"), "{err}");

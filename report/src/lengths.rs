@@ -236,7 +236,10 @@ impl Spread {
         let n = self.count as f64;
         let mean_slack = (0.05 * mean).max(3.0 * stddev / n.sqrt()).max(1.0);
         let spread_off = self.count >= 30
-            && (self.stddev - stddev).abs() > (0.25 * stddev).max(3.0 * stddev / (2.0 * n).sqrt()).max(2.0);
+            && (self.stddev - stddev).abs()
+                > (0.25 * stddev)
+                    .max(3.0 * stddev / (2.0 * n).sqrt())
+                    .max(2.0);
         (self.mean - mean).abs() > mean_slack || spread_off
     }
 }
@@ -262,11 +265,7 @@ impl LevelLengths {
 
     /// "input mean 144 (p5–p95 41–240), output mean 24 (p5–p95 16–33)".
     pub fn text(&self) -> String {
-        format!(
-            "input {}, output {}",
-            self.input.text(),
-            self.output.text()
-        )
+        format!("input {}, output {}", self.input.text(), self.output.text())
     }
 
     /// The level's successful requests, each with its lengths and latencies, in the order
@@ -451,7 +450,10 @@ mod tests {
                 let drawn = distribution.draw(2000, seed).unwrap();
                 assert_eq!(drawn.len(), 2000);
                 let (m, s) = mean_and_stddev(&drawn);
-                assert!((m - mean).abs() <= 0.03 * mean, "{distribution:?}: mean {m}");
+                assert!(
+                    (m - mean).abs() <= 0.03 * mean,
+                    "{distribution:?}: mean {m}"
+                );
                 assert!(
                     (s - stddev).abs() <= 0.03 * stddev.max(1.0),
                     "{distribution:?}: stddev {s}"
@@ -536,11 +538,15 @@ mod tests {
         let lengths = LevelLengths::of(&level).unwrap();
         assert_eq!((lengths.input.count, lengths.input.mean), (3, 200.0));
         assert_eq!(lengths.output.mean, 20.0);
-        assert!(lengths.text().starts_with("input mean 200 (p5–p95 110–290), output mean 20"));
+        assert!(lengths
+            .text()
+            .starts_with("input mean 200 (p5–p95 110–290), output mean 20"));
         let requests = LevelLengths::requests(&level);
         assert_eq!(requests.len(), 3);
         assert_eq!((requests[2].input, requests[2].output), (200, 30));
-        assert!((requests[2].ttft_s - 0.02).abs() < 1e-12 && (requests[2].e2e_s - 0.2).abs() < 1e-12);
+        assert!(
+            (requests[2].ttft_s - 0.02).abs() < 1e-12 && (requests[2].e2e_s - 0.2).abs() < 1e-12
+        );
     }
 
     #[test]

@@ -533,8 +533,8 @@ impl RequestColumns {
     /// The columns by name with their lengths, for the validator (an optional column that is
     /// absent is not listed).
     pub fn column_lengths(&self) -> Vec<(&'static str, usize)> {
-        let optional = (!self.input_tokens.is_empty())
-            .then_some(("input_tokens", self.input_tokens.len()));
+        let optional =
+            (!self.input_tokens.is_empty()).then_some(("input_tokens", self.input_tokens.len()));
         let mut lengths = vec![
             ("status", self.status.len()),
             ("ttft", self.ttft.len()),

@@ -65,14 +65,21 @@ fn note(r: &RequestLengths, seconds: f64) -> String {
 /// Each request's time to first token against its input length: prefill grows with it.
 pub fn ttft_by_input(sources: &[Source], view: &ViewState) -> Plot {
     let y = YAxis::new("Time to first token", "s");
-    by_length(sources, view, XAxis::RequestInput, y, |r| (r.input, r.ttft_s))
+    by_length(sources, view, XAxis::RequestInput, y, |r| {
+        (r.input, r.ttft_s)
+    })
 }
 
 /// Each request's end-to-end latency against its output length: decoding grows with it.
 pub fn e2e_by_output(sources: &[Source], view: &ViewState) -> Plot {
     let y = YAxis::new("End-to-end latency", "s");
-    by_length(sources, view, XAxis::RequestOutput, y, |r| (r.output, r.e2e_s))
+    by_length(sources, view, XAxis::RequestOutput, y, |r| {
+        (r.output, r.e2e_s)
+    })
 }
+
+/// One side of a request's lengths, input or output.
+type Side = fn(&RequestLengths) -> u32;
 
 /// How many requests had each length, input and output, per scenario of varied lengths (its
 /// levels' successful requests together).
@@ -88,8 +95,7 @@ pub fn histograms(sources: &[Source], view: &ViewState) -> Plot {
                 .flat_map(|s| &s.levels)
                 .flat_map(LevelLengths::requests)
                 .collect();
-            let sides: [(&str, fn(&RequestLengths) -> u32); 2] =
-                [("input", |r| r.input), ("output", |r| r.output)];
+            let sides: [(&str, Side); 2] = [("input", |r| r.input), ("output", |r| r.output)];
             for (side, length) in sides {
                 let lengths: Vec<u32> = requests.iter().map(length).collect();
                 let bins = histogram(&lengths, BINS);
@@ -98,7 +104,8 @@ pub fn histograms(sources: &[Source], view: &ViewState) -> Plot {
                 }
                 let points = bins.iter().map(|&(x, n)| (x, f64::from(n))).collect();
                 let shows = format!("{}, {side}", scenario.name);
-                p.lines.push(source_line(sources, source, &shows, 0, points));
+                p.lines
+                    .push(source_line(sources, source, &shows, 0, points));
             }
         }
     }

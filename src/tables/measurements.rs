@@ -315,11 +315,20 @@ mod tests {
         assert_eq!(cells.len(), headings.len());
         assert_eq!(table.row_notes(&table.rows[0]).len(), headings.len());
         assert!(
-            cells.last().unwrap().starts_with("input mean 200 (p5–p95 110–290)"),
+            cells
+                .last()
+                .unwrap()
+                .starts_with("input mean 200 (p5–p95 110–290)"),
             "{cells:?}"
         );
         assert_eq!(table.row_cells(&table.rows[1]).last().unwrap(), "fixed");
         let csv = to_csv(&table, Stat::Mean);
-        assert!(csv.lines().nth(1).unwrap().ends_with("\"input mean 200 (p5–p95 110–290), output mean 20 (p5–p95 11–29)\""), "{csv}");
+        assert!(
+            csv.lines()
+                .nth(1)
+                .unwrap()
+                .ends_with("\"input mean 200 (p5–p95 110–290), output mean 20 (p5–p95 11–29)\""),
+            "{csv}"
+        );
     }
 }

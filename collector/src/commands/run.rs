@@ -12,9 +12,9 @@ use crate::http::adapters::EngineKind;
 use crate::http::api::{Api, ConnectionReuse};
 use crate::http::api_key::KeySource;
 use crate::load::Part;
+use crate::prompts::source::PromptSpec;
 use crate::run::power::PowerSource;
 use crate::run::{self, About, ConfigError, RunConfig, RunEnd, ServerConfig, ShardConfig};
-use crate::prompts::source::PromptSpec;
 use crate::suite::spec::{parse_prompts, parse_slo, SearchSpec};
 use crate::suite::{Suite, SuiteError};
 

@@ -56,7 +56,9 @@ impl TextPieces {
     /// `k` pieces from piece `start` on, round the end.
     fn text(&self, start: usize, k: usize) -> String {
         let n = self.pieces.len();
-        (0..k).map(|i| self.pieces[(start + i) % n].as_str()).collect()
+        (0..k)
+            .map(|i| self.pieces[(start + i) % n].as_str())
+            .collect()
     }
 }
 
@@ -123,7 +125,13 @@ impl PromptBuilder {
         }
         let (pieces, tokens, exact) = below;
         let (body, tokens, exact) = self
-            .top_up(prefix, text.text(start, pieces), (tokens, exact), target, counting)
+            .top_up(
+                prefix,
+                text.text(start, pieces),
+                (tokens, exact),
+                target,
+                counting,
+            )
             .await?;
         Ok(Cut {
             text: format!("{prefix}{body}"),

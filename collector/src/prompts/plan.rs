@@ -227,7 +227,9 @@ impl PromptPlan {
         let mut pools = Vec::with_capacity(suite.scenarios.len());
         for (s, selection) in suite.scenarios.iter().zip(selections) {
             if let Some(selection) = selection {
-                pools.push(Some(selection.build(&builder, driver, api, &placeholder).await?));
+                pools.push(Some(
+                    selection.build(&builder, driver, api, &placeholder).await?,
+                ));
                 templates.push(None);
                 continue;
             }
@@ -298,7 +300,9 @@ impl PromptPlan {
             serial % 1_000 * LEVEL_REQUESTS + number % LEVEL_REQUESTS,
         );
         let Some(t) = &self.templates[scenario] else {
-            let pool = self.pools[scenario].as_ref().expect("a scenario without a body has a pool");
+            let pool = self.pools[scenario]
+                .as_ref()
+                .expect("a scenario without a body has a pool");
             return pool.prepare(number, &id);
         };
         let mut body = Vec::with_capacity(t.head.len() + id.len() + t.tail.len());
@@ -338,7 +342,8 @@ async fn select(
 /// before it and after.
 pub(crate) fn split_at_id(body: Vec<u8>, placeholder: &str) -> (Vec<u8>, Vec<u8>) {
     let marker = format!("[{placeholder}]");
-    let id_at = find(&body, marker.as_bytes()).expect("the id placeholder survives JSON encoding") + 1;
+    let id_at =
+        find(&body, marker.as_bytes()).expect("the id placeholder survives JSON encoding") + 1;
     let tail = body[id_at + placeholder.len()..].to_vec();
     let mut head = body;
     head.truncate(id_at);

@@ -173,9 +173,10 @@ impl Selection {
             shuffle(&mut order, spec.seed);
         }
         let wanted = spec.count.map(|c| c as usize);
-        let drawn = plan
-            .output
-            .draw(wanted.unwrap_or(order.len()).max(1), plan.seed ^ OUTPUT_SALT);
+        let drawn = plan.output.draw(
+            wanted.unwrap_or(order.len()).max(1),
+            plan.seed ^ OUTPUT_SALT,
+        );
         let filters = spec.filters();
         let counted = stream::iter(order.iter().copied())
             .map(|i| async move { (i, entry_lengths(builder, &file.entries[i]).await) })
@@ -238,15 +239,22 @@ impl Selection {
         context: Option<u64>,
     ) -> Result<(), PoolError> {
         let mean = plan.input.moments().map_or(1.0, |(m, _)| m.max(1.0));
-        let k = source
-            .and_then(|s| s.spec.count)
-            .map_or_else(|| ((DRAW_TOKENS / mean) as usize).clamp(MIN_DRAWS, MAX_DRAWS), |c| c.max(1) as usize);
+        let k = source.and_then(|s| s.spec.count).map_or_else(
+            || ((DRAW_TOKENS / mean) as usize).clamp(MIN_DRAWS, MAX_DRAWS),
+            |c| c.max(1) as usize,
+        );
         let inputs = plan.input.draw(k, plan.seed);
         let outputs = plan.output.draw(k, plan.seed ^ OUTPUT_SALT);
         let (Some(inputs), Some(outputs)) = (inputs, outputs) else {
-            return Err(self.invalid("lengths \"as the dataset says\" need a ShareGPT or JSONL prompt file".into()));
+            return Err(self.invalid(
+                "lengths \"as the dataset says\" need a ShareGPT or JSONL prompt file".into(),
+            ));
         };
-        let longest = inputs.iter().zip(&outputs).map(|(i, o)| u64::from(*i) + u64::from(*o)).max();
+        let longest = inputs
+            .iter()
+            .zip(&outputs)
+            .map(|(i, o)| u64::from(*i) + u64::from(*o))
+            .max();
         if let (Some(longest), Some(context)) = (longest, context) {
             if longest > context {
                 return Err(self.invalid(format!("its lengths reach {longest} tokens of input and output together, more than the model's context of {context} tokens; lower the input or output lengths (or their max)")));
@@ -411,7 +419,13 @@ impl Pool {
     pub fn means(&self) -> (u32, u32) {
         let n = self.prompts.len().max(1) as f64;
         let mean = |f: fn(&AskedLengths) -> u32| {
-            (self.prompts.iter().map(|p| f64::from(f(&p.asked))).sum::<f64>() / n).round() as u32
+            (self
+                .prompts
+                .iter()
+                .map(|p| f64::from(f(&p.asked)))
+                .sum::<f64>()
+                / n)
+                .round() as u32
         };
         (mean(|a| a.input_tokens), mean(|a| a.output_tokens))
     }

@@ -354,7 +354,9 @@ fn sharegpt_entry(line: usize, value: &Value) -> Result<Entry, String> {
     let first = turns
         .iter()
         .position(|(from, value)| HUMAN.contains(&from.as_str()) && !value.trim().is_empty())
-        .ok_or("the conversation has no human turn (\"from\": \"human\" with a non-empty \"value\")")?;
+        .ok_or(
+            "the conversation has no human turn (\"from\": \"human\" with a non-empty \"value\")",
+        )?;
     let answer = turns[first + 1..]
         .iter()
         .find(|(from, _)| MODEL.contains(&from.as_str()))
@@ -440,7 +442,11 @@ mod tests {
             err.contains("d.json line 2") && err.contains("no human turn"),
             "{err}"
         );
-        let err = read("d.json", "[\n {\"conversations\": [{\"from\": \"human\", \"value\": \"q\"}]},\n {\"x\": 1 2}\n]").unwrap_err();
+        let err = read(
+            "d.json",
+            "[\n {\"conversations\": [{\"from\": \"human\", \"value\": \"q\"}]},\n {\"x\": 1 2}\n]",
+        )
+        .unwrap_err();
         assert!(
             err.contains("d.json line 3") && err.contains("not valid JSON"),
             "{err}"
@@ -456,10 +462,16 @@ mod tests {
             "{err}"
         );
         let err = read("p.jsonl", "{\"other\": 1}\n").unwrap_err();
-        assert!(err.contains("line 1") && err.contains("\"prompt\""), "{err}");
+        assert!(
+            err.contains("line 1") && err.contains("\"prompt\""),
+            "{err}"
+        );
         for (name, body) in [("e.json", ""), ("e.jsonl", "\n\n"), ("e.txt", "  \n")] {
             let err = read(name, body).unwrap_err();
-            assert!(err.contains(name) && (err.contains("empty") || err.contains("no prompt")), "{err}");
+            assert!(
+                err.contains(name) && (err.contains("empty") || err.contains("no prompt")),
+                "{err}"
+            );
         }
         let err = read("m.json", "[]").unwrap_err();
         assert!(err.contains("holds no prompt"), "{err}");

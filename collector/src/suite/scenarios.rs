@@ -237,7 +237,9 @@ mod tests {
 
     #[test]
     fn lengths_are_counts_or_distributions() {
-        let fixed = table("input_tokens = 512\noutput_tokens = 64").scenario(None).unwrap();
+        let fixed = table("input_tokens = 512\noutput_tokens = 64")
+            .scenario(None)
+            .unwrap();
         assert_eq!((fixed.input_tokens, fixed.output_tokens), (512, 64));
         assert!(fixed.lengths.is_none() && fixed.prompts.is_none());
         let drawn = table(
@@ -264,7 +266,8 @@ mod tests {
         assert!(e.contains("whole number of tokens"), "{e}");
         let e = err("input_tokens = { distribution = 'uniform', min = 9 }\noutput_tokens = 8");
         assert!(e.contains("input_tokens") && e.contains("max"), "{e}");
-        let e = err("input_tokens = { distribution = 'uniform', min = 9, max = 2 }\noutput_tokens = 8");
+        let e =
+            err("input_tokens = { distribution = 'uniform', min = 9, max = 2 }\noutput_tokens = 8");
         assert!(e.contains("min <= max"), "{e}");
         let e = err("input_tokens = 'dataset'\noutput_tokens = 8");
         assert!(e.contains("ShareGPT or JSONL"), "{e}");
@@ -294,7 +297,10 @@ mod tests {
             .read(dir.path())
             .unwrap_err()
             .to_string();
-        assert!(err.contains("prompts:") && err.contains("sideways"), "{err}");
+        assert!(
+            err.contains("prompts:") && err.contains("sideways"),
+            "{err}"
+        );
         let err = table("prompts = 'missing.jsonl'")
             .read(dir.path())
             .unwrap_err()

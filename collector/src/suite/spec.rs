@@ -328,12 +328,20 @@ mod tests {
 
     #[test]
     fn prompts_specs_are_a_file_and_settings() {
-        let spec = parse_prompts("data/sg.json,order=shuffle,seed=3,count=500,max_input=1024,replacement=true").unwrap();
+        let spec = parse_prompts(
+            "data/sg.json,order=shuffle,seed=3,count=500,max_input=1024,replacement=true",
+        )
+        .unwrap();
         assert_eq!(spec.file, std::path::PathBuf::from("data/sg.json"));
-        assert_eq!((spec.seed, spec.count, spec.max_input), (3, Some(500), Some(1024)));
+        assert_eq!(
+            (spec.seed, spec.count, spec.max_input),
+            (3, Some(500), Some(1024))
+        );
         assert!(spec.replacement);
         assert_eq!(spec.order, infermeter_report::SampleOrder::Shuffle);
-        assert!(parse_prompts("order=shuffle").unwrap_err().contains("a file first"));
+        assert!(parse_prompts("order=shuffle")
+            .unwrap_err()
+            .contains("a file first"));
         let err = parse_prompts("a.json,colour=blue").unwrap_err();
         assert!(err.contains("colour"), "{err}");
         let err = parse_prompts("a.json,count=many").unwrap_err();

@@ -24,7 +24,9 @@ const VOCABULARY: [&str; 24] = [
 ];
 
 fn prose(seed: u64, words: usize) -> String {
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     let mut text = Vec::with_capacity(words);
     for i in 0..words {
         state = state
@@ -139,7 +141,11 @@ fn sent_order(records: &[RequestRecord]) -> BTreeMap<String, Vec<u64>> {
     measured.sort_by(|a, b| a.sent_s.total_cmp(&b.sent_s));
     let mut order: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     for r in measured {
-        let prompt = r.asked.expect("asked lengths").prompt.expect("a file's prompt");
+        let prompt = r
+            .asked
+            .expect("asked lengths")
+            .prompt
+            .expect("a file's prompt");
         order.entry(r.scenario.clone()).or_default().push(prompt);
     }
     order
@@ -203,7 +209,10 @@ async fn prompt_files_drive_a_run_billed_as_counted_and_repeatable() {
     }
     for (scenario, lengths) in &input_lengths {
         let distinct: std::collections::BTreeSet<_> = lengths.iter().collect();
-        assert!(distinct.len() >= 3, "{scenario}: varied lengths {lengths:?}");
+        assert!(
+            distinct.len() >= 3,
+            "{scenario}: varied lengths {lengths:?}"
+        );
     }
     assert!(input_lengths["text"].iter().all(|n| (32..=256).contains(n)));
     // The JSONL file's own output lengths.
@@ -282,7 +291,12 @@ async fn bad_prompt_files_are_refused_before_anything_is_sent() {
         );
         let suite = small_suite(&dir, &suite);
         let report = dir.join(format!("{file}.report.json"));
-        let args = run_args(&sim.base_url(), suite.to_str().unwrap(), &report, &["--quiet"]);
+        let args = run_args(
+            &sim.base_url(),
+            suite.to_str().unwrap(),
+            &report,
+            &["--quiet"],
+        );
         let out = infermeter(&args, &[]).await;
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{file}: {}", text(&out));

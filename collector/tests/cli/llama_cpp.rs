@@ -339,8 +339,12 @@ async fn llama_cpp_cpu_matches_its_own_timings() {
 /// never emits its end of sequence under greedy decoding, so its answers run to the caps.)
 async fn natural_stop(server: &LlamaServer, tokenizer: &str) {
     let dir = out_dir("llama-cpp-natural");
-    let words = ["the", "river", "ran", "past", "old", "mills", "and", "quiet", "farms."];
-    let text: Vec<&str> = (0..4000).map(|i| words[(i * 7 + i / 5) % words.len()]).collect();
+    let words = [
+        "the", "river", "ran", "past", "old", "mills", "and", "quiet", "farms.",
+    ];
+    let text: Vec<&str> = (0..4000)
+        .map(|i| words[(i * 7 + i / 5) % words.len()])
+        .collect();
     std::fs::write(dir.join("book.txt"), text.join(" ")).unwrap();
     let suite = "name = 'llama-natural'\nwarmup = 1\n[[scenario]]\nid = 'book'\nname = 'Book'\n\
         input_tokens = { distribution = 'uniform', min = 32, max = 200 }\n\
@@ -386,4 +390,3 @@ async fn natural_stop(server: &LlamaServer, tokenizer: &str) {
         assert_eq!(params["ignore_eos"], false, "{params}");
     }
 }
-

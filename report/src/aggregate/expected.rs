@@ -5,7 +5,9 @@
 use std::collections::BTreeSet;
 
 use crate::lengths::Spread;
-use crate::schema::{CacheUse, Level, LengthDistribution, OutputStop, Outcome, RequestRecord, Scenario};
+use crate::schema::{
+    CacheUse, LengthDistribution, Level, Outcome, OutputStop, RequestRecord, Scenario,
+};
 
 /// Tokens a chat template may add to a session's first turn (system and user message, the
 /// assistant's opening): ChatML adds 13, Llama-style templates about 15.
@@ -136,6 +138,9 @@ pub fn warnings(
     warnings
 }
 
+/// A request's length asked and the length it got, on one side (input or output).
+type AskedAndGot = fn(&RequestRecord) -> Option<(u32, u32)>;
+
 /// Warnings where a level's lengths miss the distributions its scenario asked (`ok`: its
 /// successful requests): too few requests to follow a wide distribution, a server that cut
 /// prompts or answers, or answers the model ended before the lengths asked (natural stop).
@@ -149,7 +154,7 @@ fn drawn_lengths(label: &str, scenario: &Scenario, ok: &[&RequestRecord]) -> Vec
         .copied()
         .filter(|r| r.asked.is_some() && r.session.is_none())
         .collect();
-    let sides: [(&str, &LengthDistribution, fn(&RequestRecord) -> Option<(u32, u32)>); 2] = [
+    let sides: [(&str, &LengthDistribution, AskedAndGot); 2] = [
         ("input", &plan.input, |r| {
             Some((r.asked?.input_tokens, r.input_tokens?))
         }),
@@ -167,9 +172,7 @@ fn drawn_lengths(label: &str, scenario: &Scenario, ok: &[&RequestRecord]) -> Vec
             continue;
         };
         // A dataset's lengths are the ones its requests were asked.
-        let (mean, stddev) = distribution
-            .moments()
-            .unwrap_or((drawn.mean, drawn.stddev));
+        let (mean, stddev) = distribution.moments().unwrap_or((drawn.mean, drawn.stddev));
         if !realised.misses(mean, stddev) {
             continue;
         }

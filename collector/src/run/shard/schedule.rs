@@ -97,7 +97,9 @@ mod tests {
             "name = \"s\"\nwarmup = 1\n[[scenario]]\nid = \"a\"\nname = \"A\"\ninput_tokens = 8\n\
              output_tokens = 8\n[peak]\nlevels = [1, 2]\n[burst]\nlevels = [4]\n\
              [rate]\nrates = [1.0]\nduration_s = 3.0\n",
-        "test", std::path::Path::new("."))
+            "test",
+            std::path::Path::new("."),
+        )
         .unwrap();
         let levels = plan(&suite, &[]);
         let timing = Timing {
