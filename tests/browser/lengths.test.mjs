@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 
 import { assertClean, browser, reportUrl, useBrowser } from './harness.mjs';
-import { chartSettled, chartsDrawn, newPage, pointPosition } from './support.mjs';
+import {
+  chartSettled, chartsDrawn, drawnSeries, newPage, pointPosition,
+} from './support.mjs';
 
 const LENGTHS = 'fixtures/browser/fixtures/lengths.json';
 const SAMPLE = 'data/reports/sample-synthetic.json';
@@ -15,16 +17,6 @@ const CHARTS = ['lengths.ttft', 'lengths.e2e', 'lengths.histogram'];
 const REPORT = JSON.parse(readFileSync(new URL('./fixtures/lengths.json', import.meta.url), 'utf8'));
 
 useBrowser();
-
-/// The series of chart `id` as drawn: name and `[x, y]` points.
-function drawnSeries(page, id) {
-  return page.evaluate((cid) => {
-    const host = document.querySelector(`[data-chart-id="${cid}"] .chart-canvas`);
-    return window.echarts.getInstanceByDom(host).getOption().series
-      .filter((s) => (s.data ?? []).length > 0)
-      .map((s) => ({ name: s.name, data: s.data.map((d) => d.value ?? d) }));
-  }, id);
-}
 
 describe('varied request lengths', () => {
   test('latency by request length and the histograms render; hovering a request names its lengths', async () => {

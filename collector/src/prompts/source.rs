@@ -279,16 +279,19 @@ fn line_at(text: &str, at: usize) -> usize {
         + 1
 }
 
+/// A problem of a file and the line it is on.
+type LineProblem = (usize, String);
+
 /// The elements of a JSON array, each with the line it starts on, up to the first problem; and
 /// that problem's line and what it is.
-fn json_array(text: &str) -> (Vec<(usize, Value)>, Option<(usize, String)>) {
+fn json_array(text: &str) -> (Vec<(usize, Value)>, Option<LineProblem>) {
     let mut items = Vec::new();
     let broken = json_elements(text, &mut items).err();
     (items, broken)
 }
 
 /// Pushes the elements of the JSON array `text` onto `items` until the first problem.
-fn json_elements(text: &str, items: &mut Vec<(usize, Value)>) -> Result<(), (usize, String)> {
+fn json_elements(text: &str, items: &mut Vec<(usize, Value)>) -> Result<(), LineProblem> {
     let bytes = text.as_bytes();
     let skip_space = |mut at: usize| {
         while at < bytes.len() && bytes[at].is_ascii_whitespace() {

@@ -159,7 +159,7 @@ impl ScenarioTable {
             output_tokens: mean_of(&output),
             session: None,
             trace: None,
-            prompts: prompts.map(|p| source(p)),
+            prompts: prompts.map(source),
             lengths: (!fixed).then_some(plan),
         })
     }

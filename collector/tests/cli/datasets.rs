@@ -6,8 +6,7 @@
 //! single run's totals.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::path::Path;
 
 use infermeter_report::{
     load_report, LengthDistribution, LoadMode, Outcome, PromptKind, RequestRecord, RunStatus,
@@ -15,6 +14,7 @@ use infermeter_report::{
 use infermeter_sim::SimArgs;
 
 use crate::common::*;
+use crate::shards::run_shards;
 
 /// Words of the test's prose: a small vocabulary, deterministic for a seed.
 const VOCABULARY: [&str; 24] = [
@@ -106,22 +106,7 @@ fn write_files(dir: &Path) {
 
 /// The simulator's billed prompt tokens per response id.
 async fn billed(base_url: &str) -> HashMap<String, u64> {
-    let root = base_url.trim_end_matches("/v1");
-    let log: serde_json::Value = reqwest::get(format!("{root}/infermeter/requests"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    log["requests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            let id = e["id"].as_str().unwrap().to_string();
-            (id, e["prompt_tokens"].as_u64().unwrap())
-        })
-        .collect()
+    served_by_id(base_url, "prompt_tokens").await
 }
 
 async fn run(base_url: &str, suite: &Path, report: &Path, extra: &[&str]) {
@@ -310,35 +295,6 @@ async fn bad_prompt_files_are_refused_before_anything_is_sent() {
     sim.shutdown().await;
 }
 
-/// Runs shards 0 to `count - 1` of one run on one start time; their reports.
-async fn run_shards(base_url: &str, suite: &Path, dir: &Path, count: u32) -> Vec<PathBuf> {
-    let start = SystemTime::now() + Duration::from_secs(6);
-    let start = chrono::DateTime::<chrono::Utc>::from(start).to_rfc3339();
-    let files: Vec<PathBuf> = (0..count)
-        .map(|i| dir.join(format!("shard-{i}.json")))
-        .collect();
-    let runs = files.iter().enumerate().map(|(i, out)| {
-        let shard = format!("{i}/{count}");
-        let options = [
-            "--quiet",
-            "--shard",
-            &shard,
-            "--start-at",
-            &start,
-            "--level-seconds",
-            "3",
-            "--drain-seconds",
-            "2",
-        ];
-        let args = run_args(base_url, suite.to_str().unwrap(), out, &options);
-        async move { infermeter(&args, &[]).await }
-    });
-    for out in futures::future::join_all(runs).await {
-        assert!(out.status.success(), "{}", text(&out));
-    }
-    files
-}
-
 /// Acceptance 4 (#36): three shards of a burst of 12 over a shuffled ShareGPT file send twelve
 /// different prompts, the single run's twelve, and merge into its totals.
 #[tokio::test(flavor = "multi_thread")]
@@ -352,7 +308,8 @@ async fn shards_send_each_prompt_once_and_merge_into_the_single_run() {
          prompts = { file = 'sharegpt.json', order = 'shuffle', seed = 11, count = 20 }\n\
          [burst]\nlevels = [12]\n",
     );
-    let shards = run_shards(&sim.base_url(), &suite, &dir, 3).await;
+    let steps = ["--level-seconds", "3", "--drain-seconds", "2"];
+    let shards = run_shards(&sim.base_url(), suite.to_str().unwrap(), &dir, 3, &steps).await;
     let merged = dir.join("merged.json");
     let mut args = vec!["merge".to_string()];
     args.extend(shards.iter().map(|f| f.to_str().unwrap().to_string()));
@@ -398,24 +355,6 @@ async fn shards_send_each_prompt_once_and_merge_into_the_single_run() {
     sim.shutdown().await;
 }
 
-/// The simulator's completion tokens per response id: the lengths it generated.
-async fn generated(base_url: &str) -> HashMap<String, u64> {
-    let root = base_url.trim_end_matches("/v1");
-    let log: serde_json::Value = reqwest::get(format!("{root}/infermeter/requests"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let entries = log["requests"].as_array().unwrap().iter();
-    entries
-        .map(|e| {
-            let id = e["id"].as_str().unwrap().to_string();
-            (id, e["completion_tokens"].as_u64().unwrap())
-        })
-        .collect()
-}
-
 /// Acceptance 2 (#36), on the simulator, whose model ends answers where it draws an end of
 /// sequence: natural-stop answers are recorded with the lengths the engine generated, below the
 /// caps asked, and the report says the outputs missed the distribution because of it.
@@ -435,7 +374,7 @@ async fn natural_stops_are_recorded_with_their_true_lengths() {
     let report_path = dir.join("report.json");
     run(&sim.base_url(), &suite, &report_path, &[]).await;
     check_json_schema(&report_path);
-    let generated = generated(&sim.base_url()).await;
+    let generated = served_by_id(&sim.base_url(), "completion_tokens").await;
     let records = read_records(&report_path);
     let measured: Vec<&RequestRecord> = records.iter().filter(|r| !r.warmup).collect();
     assert_eq!(measured.len(), 24);

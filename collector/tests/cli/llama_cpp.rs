@@ -373,12 +373,7 @@ async fn natural_stop(server: &LlamaServer, tokenizer: &str) {
         assert!(output <= asked.output_tokens, "{r:?}");
     }
     let root = server.base_url.trim_end_matches("/v1");
-    let slots: serde_json::Value = reqwest::get(format!("{root}/slots"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let slots = get_json(&format!("{root}/slots")).await;
     let used: Vec<&serde_json::Value> = slots
         .as_array()
         .unwrap()
