@@ -219,13 +219,14 @@ mod tests {
     }
 
     /// Every chart draws from the synthetic sample or, for the Users section's, from the
-    /// session fixture (a sweep, sessions and a trace measured on the simulator).
+    /// session fixture (a sweep, sessions and a trace measured on the simulator), or, for the
+    /// length charts, from the fixture of varied request lengths.
     #[test]
     fn every_fixed_chart_renders_from_the_samples() {
-        let (report, sessions) = (sample(), sessions_sample());
+        let (report, sessions, lengths) = (sample(), sessions_sample(), lengths_sample());
         for chart in CHARTS {
             let id = chart.id;
-            let drawn = [&report, &sessions].map(|r| {
+            let drawn = [&report, &sessions, &lengths].map(|r| {
                 with_sources(r, |s| {
                     let plot = plot_by_id(id, s, &ViewState::default()).unwrap();
                     let csv = chart_csv(id, s, &ViewState::default()).unwrap();
@@ -234,9 +235,12 @@ mod tests {
                     !plot.is_empty()
                 })
             });
-            // The sample has no sessions: the Users charts show nothing there.
+            // The sample has no sessions: the Users charts show nothing there. Only the lengths
+            // fixture's requests had lengths of their own.
             if id.starts_with("users.") {
-                assert_eq!(drawn, [false, true], "{id}");
+                assert_eq!(drawn[..2], [false, true], "{id}");
+            } else if id.starts_with("lengths.") {
+                assert_eq!(drawn, [false, false, true], "{id}");
             } else {
                 assert!(drawn[0], "{id} has no data");
             }
