@@ -342,7 +342,7 @@ async fn shards_send_each_prompt_once_and_merge_into_the_single_run() {
         let report = load_report(&std::fs::read_to_string(path).unwrap()).unwrap();
         let level = &report.series[0].levels[0];
         let sum = |d: Option<&infermeter_report::Distribution>| {
-            d.map(|d| (d.mean * d.count as f64).round() as u64)
+            d.and_then(|d| Some((d.mean * d.count? as f64).round() as u64))
         };
         (
             level.requests.ok,
