@@ -309,9 +309,11 @@ mod tests {
 
     #[test]
     fn open_loop_levels_are_numbered_and_keep_increasing() {
-        let suite: Suite = toml::from_str(
+        let suite: Suite = Suite::parse(
             "name = \"r\"\n[[scenario]]\nid = \"s\"\nname = \"S\"\ninput_tokens = 8\n\
              output_tokens = 8\n[rate]\nrates = [1.0, 2.0]\nduration_s = 1.0\n",
+            "test",
+            std::path::Path::new("."),
         )
         .unwrap();
         let levels = plan(&suite, &[]);

@@ -1,13 +1,17 @@
 //! What the requests say: prompt texts of exact token lengths and the tokenizers that count
-//! them (`text`), one request body per scenario stamped with unique ids (`plan`), multi-turn
-//! conversations (`conversation`) and replayed traces (`trace`).
+//! them (`text`), one request body per scenario stamped with unique ids (`plan`), prompt files
+//! (`source`) and the prompts a scenario draws from one or cuts to drawn lengths (`pool`,
+//! `cut`), multi-turn conversations (`conversation`) and replayed traces (`trace`).
 
 pub mod conversation;
+pub mod cut;
 pub mod plan;
+pub mod pool;
+pub mod source;
 pub mod text;
 pub mod trace;
 
-use infermeter_report::SessionTurn;
+use infermeter_report::{AskedLengths, SessionTurn};
 
 /// A request ready to send.
 #[derive(Debug, Clone)]
@@ -17,6 +21,8 @@ pub struct Prepared {
     pub input_tokens: Option<u32>,
     /// Its session and turn, for a conversation's turn (or a trace line with sessions).
     pub session: Option<SessionTurn>,
+    /// What it asks, for a prompt of a file or of a drawn length (its record says so).
+    pub asked: Option<AskedLengths>,
 }
 
 impl Prepared {
@@ -26,6 +32,7 @@ impl Prepared {
             body,
             input_tokens,
             session: None,
+            asked: None,
         }
     }
 }

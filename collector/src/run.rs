@@ -79,9 +79,8 @@ pub enum RunError {
     Shard(#[from] ShardError),
 }
 
-/// Requests of one level run told apart in a prompt's id (the rest of its 10 digits number the
-/// level runs).
-const LEVEL_REQUESTS: u64 = 10_000_000;
+/// The level run warmups are numbered in (their ids differ from every measured request's).
+const WARMUP_SERIAL: u64 = 999;
 
 /// Runs the benchmark `config` describes.
 pub async fn run(config: RunConfig) -> Result<RunEnd, RunError> {
@@ -128,7 +127,9 @@ impl Requests {
     ) -> Result<Requests, RunError> {
         let suite = &config.suite;
         let tokenizer = Tokenizer::best(config.server.tokenizer.as_deref(), server).await?;
-        let prompts = PromptPlan::new(driver, suite, tokenizer, server.api, run_nonce).await?;
+        let context = server.info.max_model_len;
+        let prompts =
+            PromptPlan::new(driver, suite, tokenizer, server.api, run_nonce, context).await?;
         let sessions = SessionPlan::new(&prompts, suite).await?;
         let trace = match suite.loaded_trace.clone() {
             Some(trace) => {
@@ -146,6 +147,25 @@ impl Requests {
             sessions,
             trace,
         })
+    }
+
+    /// The report's word on each scenario whose prompts were drawn: the mean lengths asked
+    /// (a prompt file's are known only now) and how many prompts it sends.
+    fn describe(&self, scenarios: &mut [Scenario]) {
+        for (i, scenario) in scenarios.iter_mut().enumerate() {
+            let Some(pool) = self.prompts.pool(i) else {
+                continue;
+            };
+            (scenario.input_tokens, scenario.output_tokens) = pool.means();
+            if let Some(source) = &mut scenario.prompts {
+                source.used = pool.count() as u64;
+                // A text file holds the prompts cut from it.
+                if source.kind == infermeter_report::PromptKind::Text {
+                    source.available = source.used;
+                }
+                source.filtered_out = pool.filtered_out;
+            }
+        }
     }
 }
 
@@ -168,7 +188,7 @@ impl Run {
     /// Everything before the first level: the plan, the output files (fresh or resumed), the
     /// server (model, engine, tokenizer) and every scenario's requests. Fails before anything
     /// is measured.
-    pub async fn prepare(config: RunConfig) -> Result<Run, RunError> {
+    pub async fn prepare(mut config: RunConfig) -> Result<Run, RunError> {
         let levels = planned_levels(&config)?;
         let max_in_flight = config
             .search
@@ -194,6 +214,7 @@ impl Run {
         let driver = server.driver(&config.server, suite.prompt_caching, max_in_flight)?;
         let nonce = run_nonce(config.shard.as_ref());
         let requests = Requests::build(&config, &server, &driver, nonce).await?;
+        requests.describe(&mut config.suite.scenarios);
         let (report, done) = match start {
             Start::Fresh => {
                 let sharding = shard.as_ref().map(ShardRun::sharding);
@@ -209,7 +230,7 @@ impl Run {
         };
         let files = RunFiles::open(config.out.clone(), config.resume)?;
         Ok(Run {
-            warmed: vec![false; suite.scenarios.len()],
+            warmed: vec![false; config.suite.scenarios.len()],
             level_runs: AtomicU64::new(0),
             stop: StopSignal::listen(),
             progress: Progress::new(config.show_progress),
@@ -448,10 +469,7 @@ impl Run {
             let serial = self.level_runs.fetch_add(1, Ordering::Relaxed);
             let prepare = |number: u64| match trace {
                 Some(t) => t.prepare(&self.driver, number, serial),
-                None => requests.prompts.prepare(
-                    planned.scenario,
-                    serial % 1_000 * LEVEL_REQUESTS + number % LEVEL_REQUESTS,
-                ),
+                None => requests.prompts.prepare(planned.scenario, serial, number),
             };
             let (origin, late_s, load) = match &self.shard {
                 Some(shard) => {
@@ -502,7 +520,10 @@ impl Run {
         for i in 0..self.config.suite.warmup {
             // Warmup indices count down from the top so they never collide with measured ones.
             let number = u64::MAX - u64::from(i);
-            let prepared = self.requests.prompts.prepare(scenario_index, number);
+            let prepared = self
+                .requests
+                .prompts
+                .prepare(scenario_index, WARMUP_SERIAL, number);
             let ex = self.driver.send(prepared.body).await;
             let sent = ex.sent;
             let record = to_record(
@@ -522,6 +543,7 @@ impl Run {
                     session: None,
                     cache: None,
                     shard: self.shard.as_ref().map(|s| s.part.index),
+                    asked: prepared.asked,
                 },
             );
             if record.outcome != Outcome::Ok {

@@ -2,6 +2,7 @@
 //! their scenario shapes from `infermeter_report::presets`; custom suites come from TOML.
 //! Sessions and traces: [`workloads`].
 
+mod scenarios;
 pub mod spec;
 mod workloads;
 
@@ -13,8 +14,11 @@ use infermeter_report::presets::{
 use infermeter_report::{Arrivals, Scenario, Slo};
 use serde::Deserialize;
 
+use crate::prompts::source::{PromptFile, PromptSpec, SourceError};
 use crate::prompts::trace::Trace;
 use crate::suite::spec::{parse_slo, SearchSpec, SpecError};
+pub use scenarios::ScenarioPrompts;
+use scenarios::ScenarioTable;
 pub use workloads::{SessionRatePlan, TraceSpec, UsersPlan};
 
 /// A complete run plan.
@@ -28,9 +32,15 @@ pub struct Suite {
     /// Sequential warmup requests per scenario, excluded from statistics.
     #[serde(default = "default_warmup")]
     pub warmup: u32,
-    /// Every scenario: the `[[scenario]]` tables, then the `[[session]]` ones and the trace's.
+    /// `[[scenario]]` tables as read; [`Suite::parse`] makes them `scenarios`.
     #[serde(rename = "scenario", default)]
+    scenario_tables: Vec<ScenarioTable>,
+    /// Every scenario: the `[[scenario]]` tables, then the `[[session]]` ones and the trace's.
+    #[serde(skip)]
     pub scenarios: Vec<Scenario>,
+    /// Each scenario's prompt file, by scenario index (none: generated prompts).
+    #[serde(skip)]
+    pub sources: Vec<Option<ScenarioPrompts>>,
     /// `[[session]]` tables as read; [`Suite::load`] moves them into `scenarios`.
     #[serde(rename = "session", default)]
     session_tables: Vec<workloads::SessionTable>,
@@ -163,6 +173,8 @@ pub enum SuiteError {
     Parse(String, toml::de::Error),
     #[error("suite \"{0}\": {1}")]
     Invalid(String, String),
+    #[error(transparent)]
+    Prompts(#[from] SourceError),
 }
 
 pub const PEAK_LEVELS: [u32; 7] = [1, 2, 4, 8, 16, 24, 32];
@@ -185,14 +197,61 @@ impl Suite {
                 let path = Path::new(name_or_path);
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| SuiteError::Unreadable(name_or_path.into(), e))?;
-                let mut suite: Suite =
-                    toml::from_str(&text).map_err(|e| SuiteError::Parse(name_or_path.into(), e))?;
-                suite.read_workloads(path.parent().unwrap_or(Path::new(".")))?;
-                suite
+                let dir = path.parent().unwrap_or(Path::new("."));
+                Suite::parse(&text, name_or_path, dir)?
             }
         };
         suite.check()?;
         Ok(suite)
+    }
+
+    /// A suite from TOML `text` (`name`: where it came from, for errors), its prompt files,
+    /// sessions and trace read from `dir`; not yet checked ([`Suite::load`] checks).
+    pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Suite, SuiteError> {
+        let mut suite: Suite =
+            toml::from_str(text).map_err(|e| SuiteError::Parse(name.into(), e))?;
+        suite.read_workloads(dir)?;
+        Ok(suite)
+    }
+
+    /// The prompt file of scenario `scenario`, if it has one.
+    pub fn source(&self, scenario: usize) -> Option<&ScenarioPrompts> {
+        self.sources.get(scenario)?.as_ref()
+    }
+
+    /// Gives every `[[scenario]]` without a prompt file of its own the prompts of `spec`
+    /// (`--prompts`, relative to the working directory): a text file is cut to each scenario's
+    /// lengths; a ShareGPT or JSONL file's prompts keep their own lengths, and the outputs are
+    /// the scenario's.
+    pub fn use_prompts(&mut self, spec: &PromptSpec) -> Result<(), SuiteError> {
+        let file = std::sync::Arc::new(PromptFile::read(spec, Path::new("."))?);
+        let prompts = ScenarioPrompts {
+            spec: spec.clone(),
+            file,
+        };
+        self.sources.resize(self.scenarios.len(), None);
+        let mut used = 0;
+        for (i, scenario) in self.scenarios.iter_mut().enumerate() {
+            if scenario.session.is_some() || scenario.trace.is_some() || self.sources[i].is_some() {
+                continue;
+            }
+            let table = ScenarioTable::of(scenario, &prompts);
+            *scenario = table.scenario(Some(&prompts)).map_err(|m| {
+                SuiteError::Invalid(
+                    self.name.clone(),
+                    format!("scenario \"{}\": {m}", scenario.id),
+                )
+            })?;
+            self.sources[i] = Some(prompts.clone());
+            used += 1;
+        }
+        if used == 0 {
+            return Err(SuiteError::Invalid(
+                self.name.clone(),
+                "--prompts applies to [[scenario]] tables without prompts of their own, and this suite has none".into(),
+            ));
+        }
+        Ok(())
     }
 
     fn builtin(name: &str, presets: &[ScenarioPreset]) -> Suite {
@@ -200,7 +259,9 @@ impl Suite {
             name: name.into(),
             prompt_caching: false,
             warmup: default_warmup(),
+            scenario_tables: Vec::new(),
             scenarios: presets.iter().map(ScenarioPreset::to_scenario).collect(),
+            sources: Vec::new(),
             session_tables: Vec::new(),
             peak: Some(PeakPlan {
                 levels: PEAK_LEVELS.to_vec(),
@@ -233,16 +294,20 @@ impl Suite {
             output_tokens: 32,
             session: None,
             trace: None,
+            prompts: None,
+            lengths: None,
         };
         Suite {
             name: "llama-cpu".into(),
             prompt_caching: false,
             warmup: default_warmup(),
+            scenario_tables: Vec::new(),
             scenarios: vec![
                 scenario(64, "Short prompt 64"),
                 scenario(256, "Medium prompt 256"),
                 scenario(1024, "Long prompt 1K"),
             ],
+            sources: Vec::new(),
             session_tables: Vec::new(),
             peak: Some(PeakPlan {
                 levels: vec![1, 2, 4],
@@ -266,17 +331,8 @@ impl Suite {
         if self.scenarios.is_empty() {
             return bad("defines no [[scenario]], [[session]] or [trace]".into());
         }
-        let mut ids = std::collections::BTreeSet::new();
-        for s in &self.scenarios {
-            if !ids.insert(&s.id) {
-                return bad(format!("scenario id \"{}\" appears twice", s.id));
-            }
-            if s.input_tokens == 0 || s.output_tokens == 0 {
-                return bad(format!(
-                    "scenario \"{}\" needs input_tokens and output_tokens of at least 1",
-                    s.id
-                ));
-            }
+        if let Err(message) = self.check_scenarios() {
+            return bad(message);
         }
         let increasing = workloads::increasing;
         if let Some(search) = &self.search {
@@ -337,6 +393,27 @@ impl Suite {
         }
         if let Err(message) = self.check_workloads() {
             return bad(message);
+        }
+        Ok(())
+    }
+
+    /// Unique scenario ids, and lengths of at least one token (a dataset's are known once its
+    /// prompts are counted).
+    fn check_scenarios(&self) -> Result<(), String> {
+        let mut ids = std::collections::BTreeSet::new();
+        for s in &self.scenarios {
+            if !ids.insert(&s.id) {
+                return Err(format!("scenario id \"{}\" appears twice", s.id));
+            }
+            let dataset = s.lengths.as_ref().is_some_and(|l| {
+                [l.input, l.output].contains(&infermeter_report::LengthDistribution::Dataset)
+            });
+            if !dataset && (s.input_tokens == 0 || s.output_tokens == 0) {
+                return Err(format!(
+                    "scenario \"{}\" needs input_tokens and output_tokens of at least 1",
+                    s.id
+                ));
+            }
         }
         Ok(())
     }
@@ -427,19 +504,23 @@ mod tests {
 
     #[test]
     fn a_search_suite_needs_no_levels() {
-        let suite: Suite = toml::from_str(
+        let suite: Suite = Suite::parse(
             "name='s'\n[[scenario]]\nid='a'\nname='A'\ninput_tokens=8\noutput_tokens=8\n\
              [peak]\nrequests_per_slot=2\nmin_seconds=0\n\
              [search]\nmode='peak'\nmax=64\nslo='ttft=2s,target=90%'\n",
+            "test",
+            std::path::Path::new("."),
         )
         .unwrap();
         suite.check().unwrap();
         let search = suite.search.as_ref().unwrap();
         assert_eq!(search.spec().unwrap().max, Some(64.0));
         assert_eq!(search.slo().unwrap().unwrap().target, 0.9);
-        let bad: Suite = toml::from_str(
+        let bad: Suite = Suite::parse(
             "name='s'\n[[scenario]]\nid='a'\nname='A'\ninput_tokens=8\noutput_tokens=8\n\
              [search]\nslo='ttft=soon'\n",
+            "test",
+            std::path::Path::new("."),
         )
         .unwrap();
         let err = bad.check().unwrap_err().to_string();
@@ -450,14 +531,13 @@ mod tests {
     fn bad_suites_are_explained() {
         let err = Suite::load("no-such-suite").unwrap_err().to_string();
         assert!(err.contains("built-in"), "{err}");
-        let suite: Suite = toml::from_str(
+        let err = Suite::parse(
             "name='x'\n[[scenario]]\nid='a'\nname='A'\ninput_tokens=1\noutput_tokens=0\n[burst]\nlevels=[1]",
+            "test",
+            std::path::Path::new("."),
         )
-        .unwrap();
-        assert!(suite
-            .check()
-            .unwrap_err()
-            .to_string()
-            .contains("output_tokens"));
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("scenario \"a\": output_tokens"), "{err}");
     }
 }

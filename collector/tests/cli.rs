@@ -4,6 +4,8 @@
 mod common;
 #[path = "cli/connections.rs"]
 mod connections;
+#[path = "cli/datasets.rs"]
+mod datasets;
 #[path = "cli/faults.rs"]
 mod faults;
 #[path = "cli/goodput.rs"]

@@ -277,6 +277,8 @@ fn columns(output: u32, ttft_s: &[f64], e2e_s: &[f64], tpot_s: &[f64]) -> Reques
         max_gap,
         jitter: vec![180; n],
         stall_gap,
+        // Fixed lengths: no input column.
+        input_tokens: Vec::new(),
     }
 }
 

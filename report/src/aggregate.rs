@@ -143,8 +143,14 @@ fn request_columns(trials: &[Trial<'_>]) -> RequestColumns {
             .then(a.index.cmp(&b.index))
     });
     let mut columns = RequestColumns::measured();
+    // Input lengths only where requests were asked lengths of their own: a fixed-length
+    // scenario's column would repeat one number.
+    let varied = measured.iter().any(|(_, r)| r.asked.is_some());
     let mut gaps: Vec<u32> = Vec::new();
     for (_, r) in measured {
+        if varied {
+            columns.input_tokens.push(r.input_tokens.unwrap_or(0));
+        }
         let status = match r.outcome {
             Outcome::Ok => RequestColumns::OK,
             Outcome::Incomplete { .. } => RequestColumns::INCOMPLETE,

@@ -9,6 +9,7 @@ pub mod import;
 pub mod index;
 pub mod inline;
 pub mod json_schema;
+pub mod lengths;
 pub mod load;
 pub mod presets;
 pub mod pretty_json;

@@ -25,6 +25,8 @@ impl ScenarioPreset {
             output_tokens: self.output_tokens,
             session: None,
             trace: None,
+            prompts: None,
+            lengths: None,
         }
     }
 }
@@ -119,6 +121,8 @@ pub fn chat_session() -> Scenario {
         output_tokens: 256,
         session: Some(shape),
         trace: None,
+        prompts: None,
+        lengths: None,
     }
 }
 

@@ -15,9 +15,11 @@ use serde::{Deserialize, Serialize};
 use crate::stats::Distribution;
 
 mod fit;
+mod prompts;
 mod workload;
 
 pub use fit::*;
+pub use prompts::*;
 pub use workload::*;
 
 /// Version of the report format written by this build. Semver: a reader accepts any
@@ -34,7 +36,9 @@ pub use workload::*;
 /// a `Distribution` other than the mean and median, and `RequestColumns`' `max_gap`, `stalls`
 /// and `jitter` may be absent, for reports imported from other tools' result files (#35);
 /// `Report::fit`, the simulator fitted to the measured levels, with its coefficients, the levels
-/// used and the held-out errors (#34).
+/// used and the held-out errors (#34); prompt files and length distributions (#36):
+/// `Scenario::prompts`, `Scenario::lengths`, `RequestRecord::asked` and the per-request column
+/// `RequestColumns::input_tokens`.
 pub const SCHEMA_VERSION: &str = "1.3.0";
 
 /// One benchmark run: what was measured, on what, and every measured level.
@@ -361,6 +365,24 @@ pub struct Scenario {
     /// A replayed trace (trace mode): `input_tokens` and `output_tokens` are its means.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceSource>,
+    /// Where the prompts came from, when a file (since 1.3.0): ShareGPT, JSONL or text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", serde(deserialize_with = "unread"))]
+    pub prompts: Option<PromptSource>,
+    /// How each request's lengths were drawn, when they vary (since 1.3.0): `input_tokens` and
+    /// `output_tokens` are then the means of what the run asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", serde(deserialize_with = "unread"))]
+    pub lengths: Option<LengthPlan>,
+}
+
+/// Skips a field the viewer never reads (wasm32 only): the viewer shows a prompt file's and a
+/// length plan's effects from the levels, and their parsers would weigh about 8 KB of its
+/// download (gzip). `infermeter summary` and the collector read them in full.
+#[cfg(target_arch = "wasm32")]
+fn unread<'de, D: serde::Deserializer<'de>, T>(d: D) -> Result<Option<T>, D::Error> {
+    serde::de::IgnoredAny::deserialize(d)?;
+    Ok(None)
 }
 
 /// How load was applied.
@@ -565,6 +587,10 @@ pub struct RequestColumns {
     pub jitter: Vec<u32>,
     /// The pause beyond which a gap counts as a stall, ticks.
     pub stall_gap: u32,
+    /// Input tokens (0 when unknown), since 1.3.0: only for levels whose requests were asked
+    /// lengths of their own (a prompt file or drawn lengths); absent (empty) otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub input_tokens: Vec<u32>,
 }
 
 impl RequestColumns {
@@ -589,9 +615,12 @@ impl RequestColumns {
         !self.stalls.is_empty() || self.is_empty()
     }
 
-    /// The columns by name with their lengths, for the validator.
-    pub fn column_lengths(&self) -> [(&'static str, usize); 7] {
-        [
+    /// The columns by name with their lengths, for the validator (an optional column that is
+    /// absent is not listed).
+    pub fn column_lengths(&self) -> Vec<(&'static str, usize)> {
+        let optional =
+            (!self.input_tokens.is_empty()).then_some(("input_tokens", self.input_tokens.len()));
+        let mut lengths = vec![
             ("status", self.status.len()),
             ("ttft", self.ttft.len()),
             ("e2e", self.e2e.len()),
@@ -599,7 +628,9 @@ impl RequestColumns {
             ("max_gap", self.max_gap.len()),
             ("stalls", self.stalls.len()),
             ("jitter", self.jitter.len()),
-        ]
+        ];
+        lengths.extend(optional);
+        lengths
     }
 }
 
@@ -834,6 +865,9 @@ pub struct RequestRecord {
     /// The shard that sent it, in a sharded run (see [`Sharding`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<u32>,
+    /// What it was asked, where its scenario has a prompt file or drawn lengths (since 1.3.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked: Option<AskedLengths>,
 }
 
 /// A run whose load came from several client processes, each sending its share of every level
@@ -1196,6 +1230,7 @@ impl RequestRecord {
             response_id: None,
             retried: None,
             shard: None,
+            asked: None,
         }
     }
 }

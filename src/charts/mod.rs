@@ -7,6 +7,7 @@ pub mod choice;
 pub mod deep_dive;
 pub mod fastest;
 pub mod goodput;
+pub mod lengths;
 pub mod option;
 pub mod plot;
 pub mod power;
@@ -189,13 +190,15 @@ mod tests {
 
     /// Every chart draws from the synthetic sample or, for the Users section's, from the
     /// session fixture (a sweep, sessions and a trace measured on the simulator), or, for the
-    /// What-if section's, from a report with a fit.
+    /// What-if section's, from a report with a fit, or, for the length charts, from the fixture
+    /// of varied request lengths.
     #[test]
     fn every_fixed_chart_renders_from_the_samples() {
-        let (report, sessions, fitted) = (sample(), sessions_sample(), fitted_sample());
+        let (report, sessions) = (sample(), sessions_sample());
+        let (fitted, lengths) = (fitted_sample(), lengths_sample());
         for chart in CHARTS {
             let id = chart.id;
-            let drawn = [&report, &sessions, &fitted].map(|r| {
+            let drawn = [&report, &sessions, &fitted, &lengths].map(|r| {
                 with_sources(r, |s| {
                     let plot = plot_by_id(id, s, &ViewState::default()).unwrap();
                     let csv = chart_csv(id, s, &ViewState::default()).unwrap();
@@ -204,11 +207,14 @@ mod tests {
                     !plot.is_empty()
                 })
             });
-            // The sample has no sessions: the Users charts show nothing there.
+            // The sample has no sessions: the Users charts show nothing there. Only the lengths
+            // fixture's requests had lengths of their own.
             if id.starts_with("users.") {
                 assert_eq!(drawn[..2], [false, true], "{id}");
             } else if id.starts_with("what_if.") {
-                assert_eq!(drawn, [false, false, true], "{id}");
+                assert_eq!(drawn, [false, false, true, false], "{id}");
+            } else if id.starts_with("lengths.") {
+                assert_eq!(drawn, [false, false, false, true], "{id}");
             } else {
                 assert!(drawn[0], "{id} has no data");
             }

@@ -35,6 +35,12 @@ pub enum XAxis {
     Interactivity,
     /// End-to-end latency in seconds (a Pareto chart's second view): linear.
     E2eLatency,
+    /// One request's input tokens (requests of varied lengths): linear.
+    RequestInput,
+    /// One request's output tokens: linear.
+    RequestOutput,
+    /// Tokens of a request, input or output (length histograms): linear.
+    RequestTokens,
 }
 
 impl XAxis {
@@ -48,6 +54,9 @@ impl XAxis {
             XAxis::Seconds => "Seconds since the level started",
             XAxis::Interactivity => "Interactivity (tok/s per user)",
             XAxis::E2eLatency => "End-to-end latency (s)",
+            XAxis::RequestInput => "Input tokens of the request",
+            XAxis::RequestOutput => "Output tokens of the request",
+            XAxis::RequestTokens => "Tokens per request",
         }
     }
 
@@ -56,7 +65,13 @@ impl XAxis {
     pub fn is_log(self) -> bool {
         !matches!(
             self,
-            XAxis::Turn | XAxis::Seconds | XAxis::Interactivity | XAxis::E2eLatency
+            XAxis::Turn
+                | XAxis::Seconds
+                | XAxis::Interactivity
+                | XAxis::E2eLatency
+                | XAxis::RequestInput
+                | XAxis::RequestOutput
+                | XAxis::RequestTokens
         )
     }
 
@@ -101,6 +116,9 @@ pub enum LineKind {
     /// A model's prediction, not a measurement: drawn dashed whatever report it is of, and
     /// never read by the interpolation cursor.
     Predicted,
+    /// Points alone, unjoined: one per request. Each point's tooltip text is its `notes`
+    /// entry (the value with its unit and what the request was).
+    Points,
 }
 
 /// One series: display name (raw text, escaped when rendered), y axis index, points in display
@@ -134,6 +152,8 @@ pub struct Line {
     /// half-transparent, in the text colour, without symbols of its own, and silent, so the
     /// pointer reaches the points under it.
     pub overlay: bool,
+    /// Per point of a [`LineKind::Points`] line, its whole tooltip text.
+    pub notes: Vec<String>,
 }
 
 impl Line {
@@ -149,6 +169,7 @@ impl Line {
             band: None,
             input_tokens: None,
             indicative: Vec::new(),
+            notes: Vec::new(),
             point_labels: Vec::new(),
             faded: Vec::new(),
             details: Vec::new(),
@@ -517,6 +538,11 @@ impl Plot {
         if line.kind == LineKind::BandUpper {
             series = series.area_style(AreaStyle::new().opacity(0.25));
         }
+        if line.kind == LineKind::Points {
+            series = series
+                .symbol_size(5)
+                .line_style(LineStyle::new().opacity(0.0));
+        }
         if let Some(points) = self.cursor_points(line) {
             series = series.mark_point(points);
         }
@@ -670,16 +696,26 @@ impl Plot {
     /// nothing itself. Its output is HTML: the function (public/infermeter-echarts.js) escapes
     /// every string, series names included.
     fn tooltip_formatter(&self) -> String {
+        // A point's note carries its unit.
         let units: Vec<&str> = self
             .lines
             .iter()
-            .map(|l| self.y.get(l.axis).map_or("", |y| y.unit.as_str()))
+            .map(|l| match l.kind {
+                LineKind::Points => "",
+                _ => self.y.get(l.axis).map_or("", |y| y.unit.as_str()),
+            })
             .collect();
         // An interval's edges say nothing of their own: the line's value carries its interval.
         let texts: Vec<Vec<[String; 2]>> = self
             .lines
             .iter()
             .map(|l| match (self.is_interval_edge(l), self.interval_of(l)) {
+                _ if l.kind == LineKind::Points => l
+                    .points
+                    .iter()
+                    .zip(&l.notes)
+                    .map(|(&(x, _), note)| [self.x.value_text(x), note.clone()])
+                    .collect(),
                 (true, _) => Vec::new(),
                 (false, Some((low, high))) => l
                     .points

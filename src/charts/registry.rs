@@ -12,9 +12,11 @@ use infermeter_report::analysis::use_cases::{targets, CapacityTarget};
 
 use super::option::ChartOption;
 use super::plot::Plot;
+use infermeter_report::lengths::LevelLengths;
+
 use super::{
-    capacity, choice, deep_dive, fastest, goodput, power, scale_up, throughput, users, what_if,
-    Source,
+    capacity, choice, deep_dive, fastest, goodput, lengths, power, scale_up, throughput, users,
+    what_if, Source,
 };
 use crate::findings::{self as words, Finding};
 use crate::state::{Scope, ViewState};
@@ -187,6 +189,36 @@ pub const CONTEXT_SCALING: Chart = Chart {
     finding: Some(words::context::scaling),
 };
 
+pub const LENGTHS_TTFT: Chart = Chart {
+    id: "lengths.ttft",
+    title: "TTFT by Request Input Length",
+    intro: "These requests were asked lengths of their own (a prompt file or drawn lengths), so each is a point here: how long it waited for its first token against its own prompt's length. Prefill grows with the prompt, and under load the wait for a slot adds to it.",
+    caption: "Time to first token (s) of each successful request against its input tokens, one set of points per level. Hover a point for the request's lengths.",
+    plot: lengths::ttft_by_input,
+    finding: None,
+};
+
+pub const LENGTHS_E2E: Chart = Chart {
+    id: "lengths.e2e",
+    title: "End-to-End Latency by Request Output Length",
+    intro: "Each request's whole time against the length of its answer: decoding one token after another makes long answers take longest.",
+    caption: "End-to-end latency (s) of each successful request against its output tokens, one set of points per level.",
+    plot: lengths::e2e_by_output,
+    finding: None,
+};
+
+pub const LENGTHS_HISTOGRAM: Chart = Chart {
+    id: "lengths.histogram",
+    title: "Request Length Histograms",
+    intro: "How the lengths the requests had were spread, input and output, per scenario: what the measurements table's realised means and 5th–95th percentiles summarise.",
+    caption: "Requests in each band of input and of output tokens, a scenario's levels together.",
+    plot: lengths::histograms,
+    finding: None,
+};
+
+/// The charts of requests of varied lengths: a report of fixed lengths has none of them.
+pub const LENGTH_CHARTS: [&Chart; 3] = [&LENGTHS_TTFT, &LENGTHS_E2E, &LENGTHS_HISTOGRAM];
+
 pub const POWER_DRAW: Chart = Chart {
     id: "power.draw",
     title: "Power Consumption",
@@ -325,7 +357,7 @@ pub const WHAT_IF_CHARTS: [&Chart; 4] = [
 ];
 
 /// Every chart with a fixed id, in page order.
-pub const CHARTS: [&Chart; 30] = [
+pub const CHARTS: [&Chart; 33] = [
     &CHOICE_FRONTIER,
     &FASTEST_DECODE,
     &FASTEST_ITL,
@@ -345,6 +377,9 @@ pub const CHARTS: [&Chart; 30] = [
     &CONTEXT_PREFILL,
     &CONTEXT_ITL,
     &CONTEXT_SCALING,
+    &LENGTHS_TTFT,
+    &LENGTHS_E2E,
+    &LENGTHS_HISTOGRAM,
     &POWER_DRAW,
     &ENERGY_EFFICIENCY,
     &ENERGY_COST,
@@ -428,8 +463,9 @@ pub fn title_of(id: &str, sources: &[Source]) -> Option<String> {
 }
 
 /// Every chart the reports can show, `(id, title)`: [`CHARTS`] (the Users section's only when
-/// a report has sessions or traces, the What-if section's only when the main report has a
-/// fit) then one capacity chart per use case of the main report.
+/// a report has sessions or traces, the length charts only when it has varied lengths, the
+/// What-if section's only when the main report has a fit) then one capacity chart per use case
+/// of the main report.
 pub fn chart_list(sources: &[Source]) -> Vec<(String, String)> {
     let sessions = sources
         .iter()
@@ -437,10 +473,14 @@ pub fn chart_list(sources: &[Source]) -> Vec<(String, String)> {
     let fitted = sources
         .first()
         .is_some_and(|s| s.analysis.report().fit.is_some());
+    let varied = sources
+        .iter()
+        .any(|s| LevelLengths::exist_in(s.analysis.report()));
     let fixed = CHARTS
         .iter()
         .filter(|c| sessions || !USERS_CHARTS.contains(&c.id))
         .filter(|c| fitted || !WHAT_IF_CHARTS.iter().any(|w| w.id == c.id))
+        .filter(|c| varied || !LENGTH_CHARTS.iter().any(|l| l.id == c.id))
         .map(|c| (c.id.to_string(), c.title.to_string()));
     let capacity = sources.first().into_iter().flat_map(|s| {
         targets(s.analysis.report())
@@ -472,10 +512,11 @@ mod tests {
         let report = sample();
         let list = with_sources(&report, chart_list);
         let use_cases = targets(&report);
-        // The sample has no sessions: no Users charts.
+        // The sample has no sessions and fixed lengths: no Users or length charts.
         assert_eq!(
             list.len(),
-            CHARTS.len() - USERS_CHARTS.len() - WHAT_IF_CHARTS.len() + use_cases.len()
+            CHARTS.len() - USERS_CHARTS.len() - WHAT_IF_CHARTS.len() - LENGTH_CHARTS.len()
+                + use_cases.len()
         );
         let sessions = sessions_sample();
         let with_users = with_sources(&sessions, chart_list);
@@ -483,7 +524,9 @@ mod tests {
             .iter()
             .all(|id| with_users.iter().any(|(listed, _)| listed == id)));
         let fixed = CHARTS.iter().filter(|c| {
-            !USERS_CHARTS.contains(&c.id) && !WHAT_IF_CHARTS.iter().any(|w| w.id == c.id)
+            !USERS_CHARTS.contains(&c.id)
+                && !WHAT_IF_CHARTS.iter().any(|w| w.id == c.id)
+                && !c.id.starts_with("lengths.")
         });
         for (chart, (id, title)) in fixed.zip(&list) {
             assert_eq!((chart.id, chart.title), (id.as_str(), title.as_str()));

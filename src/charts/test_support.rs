@@ -31,6 +31,14 @@ pub fn fitted_sample() -> Report {
     .expect("the bundled H100 report loads")
 }
 
+/// The browser tests' report of varied request lengths: a text file cut to drawn lengths and
+/// a ShareGPT file's prompts, measured by the collector on the simulator
+/// (tests/browser/fixtures/make-lengths.sh).
+pub fn lengths_sample() -> Report {
+    load_report(include_str!("../../tests/browser/fixtures/lengths.json"))
+        .expect("the lengths fixture loads")
+}
+
 /// Runs `f` with the sources of one report.
 pub fn with_sources<T>(report: &Report, f: impl FnOnce(&[Source]) -> T) -> T {
     let reports = std::slice::from_ref(report);

@@ -6,10 +6,11 @@ use leptos::prelude::*;
 use super::{context, read_main_findings, ChartBlock, Section, DEEP_DIVE};
 use crate::charts::registry::{
     CONTEXT_DECODE, CONTEXT_ITL, CONTEXT_PREFILL, CONTEXT_QUEUE_WAIT, CONTEXT_SCALING,
-    CONTEXT_THROUGHPUT, CONTEXT_TTFT,
+    CONTEXT_THROUGHPUT, CONTEXT_TTFT, LENGTHS_E2E, LENGTHS_HISTOGRAM, LENGTHS_TTFT,
 };
 use crate::components::TableScroll;
 use infermeter_report::analysis::Metric;
+use infermeter_report::lengths::LevelLengths;
 
 /// Where per-user prefill speed peaks at each concurrency (reference 003's table), of the main
 /// report.
@@ -57,6 +58,9 @@ pub fn DeepDiveSection() -> impl IntoView {
                 .is_some_and(|r| r.metadata.test.prompt_caching != Some(true))
         })
     };
+    // Requests of varied lengths (a prompt file, drawn lengths): each request's latency by its
+    // own length. A report of fixed lengths shows none of it.
+    let varied = move || ctx.reports.with(|r| r.iter().any(LevelLengths::exist_in));
     view! {
         <Section info=&DEEP_DIVE>
             <p>"How context length shapes performance, one line per concurrency level: system throughput, each user's generation speed and time to first token, then the infrastructure-level metrics that explain them (queue wait, prefill throughput, token generation latency and scaling efficiency). They help diagnose bottlenecks and validate infrastructure decisions."</p>
@@ -71,6 +75,11 @@ pub fn DeepDiveSection() -> impl IntoView {
             <PrefillPeaks />
             <ChartBlock chart=&CONTEXT_ITL />
             <ChartBlock chart=&CONTEXT_SCALING />
+            <Show when=varied>
+                <ChartBlock chart=&LENGTHS_TTFT />
+                <ChartBlock chart=&LENGTHS_E2E />
+                <ChartBlock chart=&LENGTHS_HISTOGRAM />
+            </Show>
         </Section>
     }
 }

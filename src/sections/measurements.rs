@@ -57,7 +57,7 @@ pub fn MeasurementsSection() -> impl IntoView {
                                 </tr></thead>
                                 <tbody>
                                     {table.rows.iter().map(|r| {
-                                        let mut cells = r.cells().into_iter().zip(r.cell_notes());
+                                        let mut cells = table.row_cells(r).into_iter().zip(table.row_notes(r));
                                         view! {
                                             <tr class:breached=r.ok < r.total>
                                                 <th scope="row">{cells.next().map(|(c, _)| c)}</th>

@@ -6,6 +6,7 @@ use infermeter_report::analysis::describe;
 use infermeter_report::analysis::findings::headline::indicative_note;
 use infermeter_report::analysis::format::format_number;
 use infermeter_report::analysis::Metric;
+use infermeter_report::lengths::LevelLengths;
 use infermeter_report::{LoadMode, Stat};
 
 use crate::charts::plot::csv_field;
@@ -41,6 +42,9 @@ pub struct MeasurementRow {
     pub values: Vec<Option<f64>>,
     /// Per value, "indicative: p99 of 36 samples" when it is a percentile on too few samples.
     pub indicative: Vec<Option<String>>,
+    /// The lengths the level's requests had, where they were asked lengths of their own (a
+    /// prompt file, drawn lengths): "input mean 144 (p5–p95 41–240), output mean 24 (…)".
+    pub lengths: Option<String>,
 }
 
 /// All levels of one report, with the metrics any level measured.
@@ -48,6 +52,8 @@ pub struct MeasurementRow {
 pub struct MeasurementTable {
     pub metrics: Vec<Metric>,
     pub rows: Vec<MeasurementRow>,
+    /// Whether any level had varied lengths: the table then ends with their column.
+    pub lengths: bool,
 }
 
 /// "TTFT (s)": a column heading, the metric's short label with its display unit.
@@ -99,9 +105,15 @@ pub fn measurements(source: &Source, stat: Stat) -> MeasurementTable {
                         .map(|n| indicative_note(stat, n))
                 })
                 .collect(),
+            lengths: LevelLengths::of(level).map(|l| l.text()),
         })
-        .collect();
-    MeasurementTable { metrics, rows }
+        .collect::<Vec<MeasurementRow>>();
+    let lengths = rows.iter().any(|r| r.lengths.is_some());
+    MeasurementTable {
+        metrics,
+        rows,
+        lengths,
+    }
 }
 
 impl MeasurementTable {
@@ -111,9 +123,31 @@ impl MeasurementTable {
             .into_iter()
             .map(String::from)
             .chain(self.metrics.iter().map(|m| heading(*m)))
+            .chain(self.lengths.then(|| LENGTHS.to_string()))
             .collect()
     }
+
+    /// Each row's cells, as [`MeasurementTable::headings`] names them.
+    pub fn row_cells(&self, row: &MeasurementRow) -> Vec<String> {
+        let mut cells = row.cells();
+        if self.lengths {
+            cells.push(row.lengths.clone().unwrap_or_else(|| "fixed".into()));
+        }
+        cells
+    }
+
+    /// Per cell of [`MeasurementTable::row_cells`], why it is only indicative, if it is.
+    pub fn row_notes(&self, row: &MeasurementRow) -> Vec<Option<String>> {
+        let mut notes = row.cell_notes();
+        if self.lengths {
+            notes.push(None);
+        }
+        notes
+    }
 }
+
+/// The heading of the realised lengths' column.
+const LENGTHS: &str = "Lengths realised (tokens)";
 
 impl MeasurementRow {
     /// Per cell of [`MeasurementRow::cells`], why it is only indicative, if it is.
@@ -147,6 +181,10 @@ pub fn to_csv(table: &MeasurementTable, stat: Stat) -> String {
         out.push(',');
         out.push_str(&csv_field(&format!("{} {}", heading(*m), stat.label())));
     }
+    if table.lengths {
+        out.push(',');
+        out.push_str(&csv_field(LENGTHS));
+    }
     out.push('\n');
     let figure = |v: Option<f64>| v.map_or_else(String::new, |v| v.to_string());
     for r in &table.rows {
@@ -162,6 +200,10 @@ pub fn to_csv(table: &MeasurementTable, stat: Stat) -> String {
         for v in &r.values {
             out.push(',');
             out.push_str(&figure(*v));
+        }
+        if table.lengths {
+            out.push(',');
+            out.push_str(&csv_field(r.lengths.as_deref().unwrap_or("fixed")));
         }
         out.push('\n');
     }
@@ -255,5 +297,41 @@ mod tests {
             .iter()
             .filter(|l| !l.starts_with('"'))
             .all(|l| l.split(',').count() == columns));
+    }
+
+    #[test]
+    fn varied_lengths_get_a_column_of_their_realised_spread() {
+        let report = sample();
+        let fixed = with_sources(&report, |s| measurements(&s[0], Stat::Mean));
+        assert!(!fixed.lengths && !fixed.headings().contains(&LENGTHS.to_string()));
+        let mut report = sample();
+        report.series[0].levels[0].per_request = Some(infermeter_report::RequestColumns {
+            status: vec![0, 0],
+            output_tokens: vec![10, 30],
+            input_tokens: vec![100, 300],
+            ..Default::default()
+        });
+        let table = with_sources(&report, |s| measurements(&s[0], Stat::Mean));
+        let headings = table.headings();
+        assert_eq!(headings.last().unwrap(), LENGTHS);
+        let cells = table.row_cells(&table.rows[0]);
+        assert_eq!(cells.len(), headings.len());
+        assert_eq!(table.row_notes(&table.rows[0]).len(), headings.len());
+        assert!(
+            cells
+                .last()
+                .unwrap()
+                .starts_with("input mean 200 (p5–p95 110–290)"),
+            "{cells:?}"
+        );
+        assert_eq!(table.row_cells(&table.rows[1]).last().unwrap(), "fixed");
+        let csv = to_csv(&table, Stat::Mean);
+        assert!(
+            csv.lines()
+                .nth(1)
+                .unwrap()
+                .ends_with("\"input mean 200 (p5–p95 110–290), output mean 20 (p5–p95 11–29)\""),
+            "{csv}"
+        );
     }
 }

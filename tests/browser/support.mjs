@@ -157,3 +157,13 @@ export function percentile(values, p) {
 export async function urlMatches(page, pattern, timeout = 5000) {
   await page.waitForFunction((source) => new RegExp(source).test(location.href), pattern.source, { timeout });
 }
+
+/// The series of chart `id` as drawn: name and `[x, y]` points (series with data only).
+export function drawnSeries(page, id) {
+  return page.evaluate((cid) => {
+    const host = document.querySelector(`[data-chart-id="${cid}"] .chart-canvas`);
+    return window.echarts.getInstanceByDom(host).getOption().series
+      .filter((s) => (s.data ?? []).length > 0)
+      .map((s) => ({ name: s.name, data: s.data.map((d) => d.value ?? d) }));
+  }, id);
+}

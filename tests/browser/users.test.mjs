@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { assertClean, browser, changedFrom, reportUrl, useBrowser } from './harness.mjs';
-import { chartsDrawn, newPage, pointPosition, urlMatches } from './support.mjs';
+import { chartsDrawn, drawnSeries, newPage, pointPosition, urlMatches } from './support.mjs';
 
 const SESSIONS = 'fixtures/browser/fixtures/sessions.json';
 const HOSTILE = 'fixtures/browser/fixtures/sessions-hostile.json';
@@ -14,16 +14,6 @@ const XSS = '<img src=x onerror=alert(1)>';
 const USERS_CHARTS = ['users.ttft_by_turn', 'users.ttft_by_users', 'users.cache_hits', 'users.timeline'];
 
 useBrowser();
-
-/// The series of chart `id` as drawn: name and `[x, y]` points.
-function drawnSeries(page, id) {
-  return page.evaluate((cid) => {
-    const host = document.querySelector(`[data-chart-id="${cid}"] .chart-canvas`);
-    return window.echarts.getInstanceByDom(host).getOption().series
-      .filter((s) => (s.data ?? []).length > 0)
-      .map((s) => ({ name: s.name, data: s.data.map((d) => d.value ?? d) }));
-  }, id);
-}
 
 describe('users section', () => {
   test('a session report shows users served, TTFT by turn cached vs uncached, cache hits and a timeline', async () => {

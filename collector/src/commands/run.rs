@@ -12,9 +12,10 @@ use crate::http::adapters::EngineKind;
 use crate::http::api::{Api, ConnectionReuse};
 use crate::http::api_key::KeySource;
 use crate::load::Part;
+use crate::prompts::source::PromptSpec;
 use crate::run::power::PowerSource;
 use crate::run::{self, About, ConfigError, RunConfig, RunEnd, ServerConfig, ShardConfig};
-use crate::suite::spec::{parse_slo, SearchSpec};
+use crate::suite::spec::{parse_prompts, parse_slo, SearchSpec};
 use crate::suite::{Suite, SuiteError};
 
 #[derive(Debug, Clone, Args)]
@@ -35,6 +36,12 @@ pub struct RunArgs {
     /// of a suite: open-loop at the times it records.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    /// Prompts from a file for every [[scenario]] of the suite without its own: ShareGPT JSON,
+    /// JSONL (`prompt` or `messages`, optional `output_tokens`) or plain text (cut to each
+    /// scenario's lengths), then settings as a suite's `prompts` table takes them, e.g.
+    /// `sharegpt.json,order=shuffle,seed=1,count=500,max_input=1024`.
+    #[arg(long, value_name = "FILE[,KEY=VALUE…]", value_parser = parse_prompts, conflicts_with = "trace")]
+    pub prompts: Option<PromptSpec>,
     /// Replay speeds, one level each (2: twice as fast as recorded).
     #[arg(long, value_delimiter = ',', default_values_t = [1.0], requires = "trace")]
     pub trace_speed: Vec<f64>,
@@ -172,6 +179,9 @@ impl RunArgs {
             (None, Some(trace)) => Suite::for_trace(trace, self.trace_speed.clone())?,
             (None, None) => unreachable!("clap requires --suite unless --trace is given"),
         };
+        if let Some(spec) = &self.prompts {
+            suite.use_prompts(spec)?;
+        }
         if self.quick {
             suite = suite.quick();
         }

@@ -11,7 +11,8 @@ use infermeter_report::analysis::goodput::{
 };
 use infermeter_report::analysis::labels::report_labels;
 use infermeter_report::analysis::sessions::{caching_gains, users_served};
-use infermeter_report::analysis::{findings, FindingsOptions};
+use infermeter_report::analysis::{describe, findings, FindingsOptions};
+use infermeter_report::lengths::LevelLengths;
 use infermeter_report::summary::{Summary, SummaryReport, SUMMARY_FORMAT};
 use infermeter_report::{load_report, LoadError, Report, RunStatus};
 
@@ -230,10 +231,38 @@ fn summary(report: &Report, args: &SummaryArgs) -> String {
     if let Some(goodput) = &f.goodput {
         lines.extend(goodput_lines(goodput));
     }
+    lines.extend(length_lines(report));
     for w in &report.warnings {
         lines.push(format!("warning: {w}"));
     }
     lines.join("\n")
+}
+
+/// Each scenario's prompt file and length distributions, then the lengths each of its levels
+/// realised (mean and p5–p95), for the scenarios whose requests were asked lengths of their own.
+fn length_lines(report: &Report) -> Vec<String> {
+    let mut lines = Vec::new();
+    for s in &report.scenarios {
+        if let Some(source) = &s.prompts {
+            lines.push(labelled(&format!("Prompts {}", s.name), &source.text()));
+        }
+        if let Some(plan) = &s.lengths {
+            lines.push(labelled(&format!("Lengths asked {}", s.name), &plan.text()));
+        }
+        for series in report.series.iter().filter(|x| x.scenario == s.id) {
+            for level in &series.levels {
+                let Some(lengths) = LevelLengths::of(level) else {
+                    continue;
+                };
+                let load = describe::level(series.mode, level);
+                lines.push(labelled(
+                    &format!("Lengths {}", s.name),
+                    &format!("{} {load}: {}", series.mode.label(), lengths.text()),
+                ));
+            }
+        }
+    }
+    lines
 }
 
 /// One line of the summary: the label in a column of its own, at least one space wide of the

@@ -95,15 +95,19 @@ impl EngineKind {
         }
     }
 
-    /// Adds every extra field the engine takes: exact output length, running token counts on
-    /// each chunk, and (in a no-cache suite) no prompt cache.
+    /// Adds every extra field the engine takes: exact output length (unless the output is left
+    /// to stop `natural`ly), running token counts on each chunk, and (in a no-cache suite) no
+    /// prompt cache.
     pub fn request_extras(
         self,
         body: &mut Map<String, Value>,
         output_tokens: u32,
         prompt_caching: bool,
+        natural: bool,
     ) {
-        self.fixed_length_fields(body, output_tokens);
+        if !natural {
+            self.fixed_length_fields(body, output_tokens);
+        }
         if self == EngineKind::Llamacpp {
             // Every content chunk then carries `timings.predicted_n`, the running token count:
             // llama.cpp's `continuous_usage_stats`. A chunk can hold 0 or 2 tokens.
@@ -306,16 +310,22 @@ mod tests {
     #[test]
     fn llamacpp_extras() {
         let mut body = Map::new();
-        EngineKind::Llamacpp.request_extras(&mut body, 32, false);
+        EngineKind::Llamacpp.request_extras(&mut body, 32, false, false);
         assert_eq!(body["ignore_eos"], Value::Bool(true));
         assert_eq!(body["timings_per_token"], Value::Bool(true));
         assert_eq!(body["cache_prompt"], Value::Bool(false));
         assert!(!body.contains_key("min_tokens"));
         let mut body = Map::new();
-        EngineKind::Llamacpp.request_extras(&mut body, 32, true);
+        EngineKind::Llamacpp.request_extras(&mut body, 32, true, false);
         assert!(!body.contains_key("cache_prompt"));
         let mut body = Map::new();
-        EngineKind::Vllm.request_extras(&mut body, 32, false);
+        EngineKind::Vllm.request_extras(&mut body, 32, false, false);
         assert!(!body.contains_key("cache_prompt") && !body.contains_key("timings_per_token"));
+        // A natural stop: the engine ends the answer where the model does, max_tokens a cap.
+        for engine in [EngineKind::Vllm, EngineKind::Llamacpp, EngineKind::Sim] {
+            let mut body = Map::new();
+            engine.request_extras(&mut body, 32, false, true);
+            assert!(!body.contains_key("ignore_eos") && !body.contains_key("min_tokens"));
+        }
     }
 }

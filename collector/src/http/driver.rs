@@ -25,7 +25,7 @@ use crate::http::arrival::{ArrivalClock, EventClock};
 use crate::http::base_url::without_credentials;
 use crate::http::connection_log::ConnectionLog;
 use crate::http::transport::{error_chain, stream_client, StreamClient};
-use crate::prompts::text::ChatMessage;
+use crate::prompts::text::{joined, ChatMessage, PromptBody};
 
 /// Everything needed to talk to one endpoint.
 #[derive(Clone)]
@@ -289,7 +289,7 @@ impl Driver {
             Api::Chat => json!([{ "role": "user", "content": prompt }]),
             Api::Completions => prompt.into(),
         };
-        self.body_of(prompt, output_tokens, self.prompt_caching)
+        self.body_of(prompt, output_tokens, self.prompt_caching, false)
     }
 
     /// The body of a conversation's turn: its `messages` for chat, their contents one after
@@ -300,20 +300,30 @@ impl Driver {
         output_tokens: u32,
         caching: bool,
     ) -> Vec<u8> {
-        let prompt = match self.api {
-            Api::Chat => json!(messages),
-            Api::Completions => messages
-                .iter()
-                .map(|m| m.content.as_str())
-                .collect::<Vec<_>>()
-                .join("\n\n")
-                .into(),
+        self.body_of(self.messages(messages), output_tokens, caching, false)
+    }
+
+    /// The body of a prompt from a prompt file or cut to a drawn length: `output_tokens`
+    /// exactly, or (`natural`) at most, the model stopping where it chooses.
+    pub fn prompt_body(&self, prompt: &PromptBody, output_tokens: u32, natural: bool) -> Vec<u8> {
+        let prompt = match prompt {
+            PromptBody::Text(text) if self.api == Api::Completions => text.as_str().into(),
+            PromptBody::Text(text) => json!([{ "role": "user", "content": text }]),
+            PromptBody::Messages(messages) => self.messages(messages),
         };
-        self.body_of(prompt, output_tokens, caching)
+        self.body_of(prompt, output_tokens, self.prompt_caching, natural)
+    }
+
+    /// `messages` as the API takes them: the array for chat, their texts for completions.
+    fn messages(&self, messages: &[ChatMessage]) -> Value {
+        match self.api {
+            Api::Chat => json!(messages),
+            Api::Completions => joined(messages).into(),
+        }
     }
 
     /// A body with `prompt` (the `messages` array for chat, the text for completions).
-    fn body_of(&self, prompt: Value, output_tokens: u32, caching: bool) -> Vec<u8> {
+    fn body_of(&self, prompt: Value, output_tokens: u32, caching: bool, natural: bool) -> Vec<u8> {
         let mut body = Map::new();
         body.insert("model".into(), self.model.clone().into());
         let key = match self.api {
@@ -330,7 +340,7 @@ impl Driver {
         }
         body.insert("stream_options".into(), stream_options);
         self.engine
-            .request_extras(&mut body, output_tokens, caching);
+            .request_extras(&mut body, output_tokens, caching, natural);
         serde_json::to_vec(&Value::Object(body)).expect("JSON of plain values")
     }
 

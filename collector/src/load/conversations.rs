@@ -134,6 +134,7 @@ impl<'c> Conversations<'c> {
             scheduled: due.min(exchange.sent),
             input_tokens: prepared.input_tokens,
             session: prepared.session,
+            asked: prepared.asked,
             exchange,
         });
         if ok {

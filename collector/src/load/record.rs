@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use infermeter_report::aggregate::Window;
 use infermeter_report::{
-    CacheUse, ChunkArrival, LoadMode, Outcome, RequestRecord, SessionTurn, TokenSource,
+    AskedLengths, CacheUse, ChunkArrival, LoadMode, Outcome, RequestRecord, SessionTurn,
+    TokenSource,
 };
 use tokio::sync::oneshot;
 use tokio::task::JoinSet;
@@ -41,6 +42,8 @@ pub struct Stamp<'a> {
     pub session: Option<SessionTurn>,
     pub cache: Option<CacheUse>,
     pub shard: Option<u32>,
+    /// What the request asked, where its scenario draws prompts or lengths.
+    pub asked: Option<AskedLengths>,
 }
 
 /// The record of one exchange.
@@ -84,6 +87,7 @@ pub fn to_record(ex: Exchange, stamp: Stamp<'_>) -> RequestRecord {
         reasoning_tokens: ex.reasoning_tokens,
         response_id: ex.response_id,
         shard: stamp.shard,
+        asked: stamp.asked,
     }
 }
 
@@ -106,6 +110,7 @@ pub struct Done {
     pub scheduled: Instant,
     pub input_tokens: Option<u32>,
     pub session: Option<SessionTurn>,
+    pub asked: Option<AskedLengths>,
     pub exchange: Exchange,
 }
 
@@ -148,6 +153,7 @@ pub fn spawn_on_signal(
             scheduled,
             input_tokens: prepared.input_tokens,
             session: prepared.session,
+            asked: prepared.asked,
             exchange,
         }
     });
@@ -220,6 +226,7 @@ impl<'a, 'b> Recorder<'a, 'b> {
                 session: done.session,
                 cache: ctx.cache,
                 shard: ctx.part.map(|p| p.index),
+                asked: done.asked,
             },
         );
         (ctx.on_record)(&record);

@@ -172,6 +172,7 @@ impl Conversation<'_> {
                 id: self.session,
                 turn,
             }),
+            asked: None,
         }
     }
 

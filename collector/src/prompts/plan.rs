@@ -10,8 +10,9 @@
 
 use crate::http::api::Api;
 use crate::http::driver::Driver;
+use crate::prompts::pool::{needs_pool, Pool, PoolError, Selection};
 use crate::prompts::text::{
-    request_prefix, PromptBody, PromptBuilder, Tokenizer, TokenizerError, WORDS,
+    file_prefix, request_prefix, PromptBody, PromptBuilder, Tokenizer, TokenizerError, WORDS,
 };
 use crate::prompts::Prepared;
 use crate::suite::Suite;
@@ -30,7 +31,13 @@ pub enum PromptError {
     CalibrationPrompt(#[source] TokenizerError),
     #[error("absurd calibration difference")]
     CalibrationDifference(#[source] std::num::TryFromIntError),
+    #[error(transparent)]
+    Pool(#[from] PoolError),
 }
+
+/// Requests of one level run told apart in a prompt's id (the rest of its 10 digits number the
+/// level runs).
+pub const LEVEL_REQUESTS: u64 = 10_000_000;
 
 /// Digits in a request id: run nonce (4), scenario (2), request index (10).
 const ID_DIGITS: usize = 16;
@@ -71,11 +78,16 @@ impl IdSpelling {
         symbols.join(self.separator)
     }
 
-    /// True when every id spelt this way gives the request prefix the same token count.
+    /// True when every id spelt this way gives each prefix (a generated prompt's, a prompt
+    /// file's) the same token count.
     async fn is_constant(&self, tokenizer: &Tokenizer) -> Result<bool, TokenizerError> {
         let count = |digits: String| {
-            let prefix = request_prefix(&self.render(&digits));
-            async move { tokenizer.count_text(&prefix).await }
+            let id = self.render(&digits);
+            async move {
+                let generated = tokenizer.count_text(&request_prefix(&id)).await?;
+                let file = tokenizer.count_text(&file_prefix(&id)).await?;
+                Ok::<_, TokenizerError>((generated, file))
+            }
         };
         let base = count("0".repeat(ID_DIGITS)).await?;
         let all_equal = (1..=9).map(|d| d.to_string().repeat(ID_DIGITS));
@@ -129,7 +141,10 @@ impl IdSpelling {
 /// Prepared bodies for every scenario of a suite, and what builds the texts of sessions and
 /// traces with the same tokenizer and ids.
 pub struct PromptPlan {
-    templates: Vec<Template>,
+    /// By scenario: its one body (none where it has a pool).
+    templates: Vec<Option<Template>>,
+    /// By scenario: its prompt file's prompts or its drawn lengths' (none: one template).
+    pools: Vec<Option<Pool>>,
     ids: RequestIds,
     builder: PromptBuilder,
     api: Api,
@@ -183,7 +198,9 @@ struct Template {
 }
 
 impl PromptPlan {
-    /// Aligns one prompt per scenario with the run's tokenizer and renders its request body;
+    /// Aligns one prompt per scenario with the run's tokenizer and renders its request body
+    /// (a scenario with a prompt file or drawn lengths: its prompts, each checked to fit the
+    /// model's `context` where known, before the calibration probe, the first request sent);
     /// every id the plan spells carries `run_nonce` (below 10,000).
     pub async fn new(
         driver: &Driver,
@@ -191,20 +208,31 @@ impl PromptPlan {
         tokenizer: Tokenizer,
         api: Api,
         run_nonce: u32,
+        context: Option<u64>,
     ) -> Result<PromptPlan, PromptError> {
         let spelling = IdSpelling::choose(&tokenizer)
             .await
             .map_err(PromptError::IdTokens)?;
         let placeholder = spelling.render(&"0".repeat(ID_DIGITS));
         let mut builder = PromptBuilder::new(tokenizer, 0);
+        let selections = select(&builder, suite, context).await?;
         if builder.tokenizer().needs_calibration(api) {
-            if let Some(shortest) = suite.scenarios.iter().map(|s| s.input_tokens).min() {
-                let probe_id = spelling.render(&"9".repeat(ID_DIGITS));
-                calibrate(&mut builder, driver, api, shortest, &probe_id).await?;
-            }
+            // The shortest generated prompt; a suite of prompt files probes with 64 tokens.
+            let lengths = suite.scenarios.iter().map(|s| s.input_tokens);
+            let shortest = lengths.filter(|&n| n > 0).min().unwrap_or(64);
+            let probe_id = spelling.render(&"9".repeat(ID_DIGITS));
+            calibrate(&mut builder, driver, api, shortest, &probe_id).await?;
         }
         let mut templates = Vec::with_capacity(suite.scenarios.len());
-        for s in &suite.scenarios {
+        let mut pools = Vec::with_capacity(suite.scenarios.len());
+        for (s, selection) in suite.scenarios.iter().zip(selections) {
+            if let Some(selection) = selection {
+                pools.push(Some(
+                    selection.build(&builder, driver, api, &placeholder).await?,
+                ));
+                templates.push(None);
+                continue;
+            }
             let built = builder
                 .build(s.input_tokens, &placeholder, api)
                 .await
@@ -213,18 +241,17 @@ impl PromptPlan {
                     source,
                 })?;
             let body = driver.body(&content(&built.body), s.output_tokens);
-            let marker = format!("[{placeholder}]");
-            let id_at = find(&body, marker.as_bytes())
-                .expect("the id placeholder survives JSON encoding")
-                + 1;
-            templates.push(Template {
-                head: body[..id_at].to_vec(),
-                tail: body[id_at + placeholder.len()..].to_vec(),
+            let (head, tail) = split_at_id(body, &placeholder);
+            pools.push(None);
+            templates.push(Some(Template {
+                head,
+                tail,
                 input_tokens: Some(built.expected_tokens),
-            });
+            }));
         }
         Ok(PromptPlan {
             templates,
+            pools,
             ids: RequestIds {
                 spelling,
                 run_nonce: run_nonce % 10_000,
@@ -264,16 +291,63 @@ impl PromptPlan {
         self.builder.overhead(self.api).await
     }
 
-    /// The body of request `index` of the suite's scenario number `scenario`.
-    pub fn prepare(&self, scenario: usize, index: u64) -> Prepared {
-        let t = &self.templates[scenario];
-        let id = self.ids.id(scenario, index);
+    /// The body of request `number` of level run `serial` (unique in the run) of the suite's
+    /// scenario number `scenario`: its id carries both, and a pool's prompt is the pool's
+    /// `number`th, so every level sends the same prompts in the same order.
+    pub fn prepare(&self, scenario: usize, serial: u64, number: u64) -> Prepared {
+        let id = self.ids.id(
+            scenario,
+            serial % 1_000 * LEVEL_REQUESTS + number % LEVEL_REQUESTS,
+        );
+        let Some(t) = &self.templates[scenario] else {
+            let pool = self.pools[scenario]
+                .as_ref()
+                .expect("a scenario without a body has a pool");
+            return pool.prepare(number, &id);
+        };
         let mut body = Vec::with_capacity(t.head.len() + id.len() + t.tail.len());
         body.extend_from_slice(&t.head);
         body.extend_from_slice(id.as_bytes());
         body.extend_from_slice(&t.tail);
         Prepared::single(body, t.input_tokens)
     }
+
+    /// The prompts of scenario `scenario`, where it draws them from a file or cuts them to
+    /// drawn lengths.
+    pub fn pool(&self, scenario: usize) -> Option<&Pool> {
+        self.pools.get(scenario)?.as_ref()
+    }
+}
+
+/// Every scenario's prompts chosen and checked (none for a scenario of one generated body),
+/// before anything is sent.
+async fn select(
+    builder: &PromptBuilder,
+    suite: &Suite,
+    context: Option<u64>,
+) -> Result<Vec<Option<Selection>>, PromptError> {
+    let mut selections = Vec::with_capacity(suite.scenarios.len());
+    for (i, s) in suite.scenarios.iter().enumerate() {
+        let source = suite.source(i);
+        let single = s.session.is_none() && s.trace.is_none();
+        selections.push(match single && needs_pool(s, source) {
+            true => Some(Selection::choose(builder, s, source, context).await?),
+            false => None,
+        });
+    }
+    Ok(selections)
+}
+
+/// A rendered body cut where the id `placeholder` stands (inside its brackets): the bytes
+/// before it and after.
+pub(crate) fn split_at_id(body: Vec<u8>, placeholder: &str) -> (Vec<u8>, Vec<u8>) {
+    let marker = format!("[{placeholder}]");
+    let id_at =
+        find(&body, marker.as_bytes()).expect("the id placeholder survives JSON encoding") + 1;
+    let tail = body[id_at + placeholder.len()..].to_vec();
+    let mut head = body;
+    head.truncate(id_at);
+    (head, tail)
 }
 
 /// Sends one prompt of `target` tokens (one output token, outside any measurement) and teaches
@@ -398,13 +472,13 @@ mod tests {
             let tokenizer = Tokenizer::from_server(client.clone(), &base_url, &model, None)
                 .await
                 .unwrap();
-            let plan = PromptPlan::new(&driver, &suite, tokenizer, api, 42)
+            let plan = PromptPlan::new(&driver, &suite, tokenizer, api, 42, None)
                 .await
                 .unwrap();
             for (scenario, target) in [(0, 64), (1, 700)] {
                 let mut bodies = std::collections::HashSet::new();
                 for index in [0, 1, 9, 12_345, 9_876_543_210] {
-                    let prepared = plan.prepare(scenario, index);
+                    let prepared = plan.prepare(scenario, 0, index);
                     assert_eq!(prepared.input_tokens, Some(target));
                     let body: Value = serde_json::from_slice(&prepared.body).unwrap();
                     assert!(bodies.insert(body.to_string()), "unique");

@@ -89,7 +89,7 @@ impl ChatMessage {
 
 /// What a prompt's length is counted as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Counting {
+pub(crate) enum Counting {
     /// Everything the server bills when the prompt is sent alone through `api`.
     Sent(Api),
     /// The text alone, as one message among others: no template, no BOS.
@@ -146,6 +146,12 @@ impl TokenizeShape {
 /// (no tokenizer merges across it, so the filler after it counts the same for every id).
 pub fn request_prefix(unique_id: &str) -> String {
     format!("[{unique_id}] Summarise the notes below in a few sentences.\n")
+}
+
+/// The start of a prompt from a prompt file: the request's unique id alone on its line, before
+/// the file's text as written.
+pub fn file_prefix(unique_id: &str) -> String {
+    format!("[{unique_id}]\n")
 }
 
 impl Tokenizer {
@@ -486,7 +492,7 @@ impl PromptBuilder {
     }
 
     /// Tokens of `content` under `counting`, and whether that count is exact.
-    async fn measure(
+    pub(crate) async fn measure(
         &self,
         content: &str,
         counting: Counting,
@@ -564,32 +570,91 @@ impl PromptBuilder {
                 hi = mid;
             }
         }
-        let mut filler = pieces[..lo].concat();
-        // Top up the last few tokens with pieces that add exactly what is missing.
-        'pad: while tokens < target {
-            for pad in PADDING {
-                let candidate = format!("{filler}{pad}");
-                let (n, e) = self
-                    .measure(&format!("{prefix}{candidate}"), counting)
-                    .await?;
-                if n > tokens && n <= target {
-                    (filler, tokens, exact) = (candidate, n, e);
-                    continue 'pad;
-                }
-            }
-            break;
-        }
+        let filler = pieces[..lo].concat();
+        let (filler, tokens, exact) = self
+            .top_up(prefix, filler, (tokens, exact), target, counting)
+            .await?;
         Ok(Aligned {
             filler: filler.into(),
             tokens,
             exact: exact && tokens == target,
         })
     }
+
+    /// Tops up `prefix` and `text` (counted as `counted`) to `target` tokens with pieces that
+    /// each add exactly what is missing; the text, its count and whether that is exact.
+    pub(crate) async fn top_up(
+        &self,
+        prefix: &str,
+        mut text: String,
+        counted: (u32, bool),
+        target: u32,
+        counting: Counting,
+    ) -> Result<(String, u32, bool), TokenizerError> {
+        let (mut tokens, mut exact) = counted;
+        'pad: while tokens < target {
+            for pad in PADDING {
+                let candidate = format!("{text}{pad}");
+                let (n, e) = self
+                    .measure(&format!("{prefix}{candidate}"), counting)
+                    .await?;
+                if n > tokens && n <= target {
+                    (text, tokens, exact) = (candidate, n, e);
+                    continue 'pad;
+                }
+            }
+            break;
+        }
+        Ok((text, tokens, exact))
+    }
+
+    /// Tokens the server bills for `body` sent through `api` (its template, a BOS, as
+    /// calibrated), and whether that count is exact. A chat of several messages is exact
+    /// only where the tokenizer applies the template itself.
+    pub async fn count_body(
+        &self,
+        body: &PromptBody,
+        api: Api,
+    ) -> Result<(u32, bool), TokenizerError> {
+        match (body, api) {
+            (PromptBody::Text(t), api) => self.measure(t, Counting::Sent(api)).await,
+            (PromptBody::Messages(m), Api::Completions) => {
+                self.measure(&joined(m), Counting::Sent(Api::Completions))
+                    .await
+            }
+            (PromptBody::Messages(m), Api::Chat) => {
+                if let Some(n) = self.tokenizer.count_chat(m).await? {
+                    return Ok((n, true));
+                }
+                // The message texts, and what the server adds around one message.
+                let mut total = 0;
+                for message in m {
+                    total += self.measure(&message.content, Counting::Content).await?.0;
+                }
+                let extra = self.calibration[api_slot(Api::Chat)];
+                let exact = m.len() == 1 && extra.is_some() && self.tokenizer.is_exact();
+                let billed = (i64::from(total) + i64::from(extra.unwrap_or(0))).max(0) as u32;
+                Ok((billed, exact))
+            }
+        }
+    }
+
+    /// Tokens of `text` alone, as one message among others counts it (no template, no BOS):
+    /// what a prompt file's length filters count.
+    pub async fn count_content(&self, text: &str) -> Result<u32, TokenizerError> {
+        Ok(self.measure(text, Counting::Content).await?.0)
+    }
+}
+
+/// A chat's message texts one after another, as a completion prompt sends them.
+pub fn joined(messages: &[ChatMessage]) -> String {
+    let texts: Vec<&str> = messages.iter().map(|m| m.content.as_str()).collect();
+    texts.join("\n\n")
 }
 
 /// `n` pieces of prose: words with their leading space, sentence ends and paragraph breaks, so
 /// any prefix of the list reads as text. Deterministic for a seed.
-fn filler_pieces(seed: u64, n: usize) -> Vec<String> {
+pub(crate) fn filler_pieces(seed: u64, n: usize) -> Vec<String> {
     let mut rng = SplitMix64(seed);
     let mut pieces = Vec::with_capacity(n);
     let mut sentence_left = 0;

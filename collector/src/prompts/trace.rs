@@ -166,6 +166,8 @@ impl Trace {
             output_tokens: mean(|l| l.output_tokens).max(1),
             session: None,
             trace: Some(self.source.clone()),
+            prompts: None,
+            lengths: None,
         }
     }
 
@@ -339,6 +341,7 @@ impl TracePlan {
             body,
             input_tokens: Some(line.input_tokens),
             session: line.session,
+            asked: None,
         }
     }
 

@@ -1,8 +1,10 @@
-//! The SLO and search settings as written on the command line and in suites: comma-separated
-//! `key=value` pairs, e.g. `ttft=5s,tpot=50ms,e2e=30s,stall=0,target=95%` and
-//! `mode=peak,min=1,max=256,resolution=0.1`.
+//! The SLO, search and prompt-file settings as written on the command line and in suites:
+//! comma-separated `key=value` pairs, e.g. `ttft=5s,tpot=50ms,e2e=30s,stall=0,target=95%`,
+//! `mode=peak,min=1,max=256,resolution=0.1` and `sharegpt.json,order=shuffle,count=500`.
 
 use infermeter_report::{LoadMode, SearchSettings, Slo};
+
+use crate::prompts::source::PromptSpec;
 
 /// Why a spec cannot be read: which part, and what it should look like.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -225,6 +227,32 @@ impl SearchSpec {
     }
 }
 
+/// `--prompts FILE[,key=value…]`: a prompt file and the keys a suite's `prompts` table takes
+/// (`format`, `order`, `seed`, `replacement`, `count`, `min_input`, `max_input`, `min_output`,
+/// `max_output`, `malformed`).
+pub fn parse_prompts(spec: &str) -> Result<PromptSpec, String> {
+    let (file, rest) = spec.split_once(',').unwrap_or((spec, ""));
+    let file = file.trim();
+    if file.is_empty() || file.contains('=') {
+        return Err(format!(
+            "\"{spec}\": --prompts takes a file first, then key=value settings, e.g. sharegpt.json,order=shuffle,seed=1,count=500"
+        ));
+    }
+    let mut table = toml::Table::new();
+    table.insert("file".into(), file.into());
+    for (key, value) in pairs(rest).map_err(|e| e.to_string())? {
+        let value = match (value.parse::<i64>(), value.parse::<bool>()) {
+            (Ok(n), _) => toml::Value::Integer(n),
+            (_, Ok(b)) => toml::Value::Boolean(b),
+            _ => toml::Value::String(value.into()),
+        };
+        table.insert(key.into(), value);
+    }
+    toml::Value::Table(table)
+        .try_into::<PromptSpec>()
+        .map_err(|e| format!("--prompts {spec}: {}", e.message()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,5 +324,27 @@ mod tests {
             .unwrap()
             .settle(&SearchSpec::default())
             .is_err());
+    }
+
+    #[test]
+    fn prompts_specs_are_a_file_and_settings() {
+        let spec = parse_prompts(
+            "data/sg.json,order=shuffle,seed=3,count=500,max_input=1024,replacement=true",
+        )
+        .unwrap();
+        assert_eq!(spec.file, std::path::PathBuf::from("data/sg.json"));
+        assert_eq!(
+            (spec.seed, spec.count, spec.max_input),
+            (3, Some(500), Some(1024))
+        );
+        assert!(spec.replacement);
+        assert_eq!(spec.order, infermeter_report::SampleOrder::Shuffle);
+        assert!(parse_prompts("order=shuffle")
+            .unwrap_err()
+            .contains("a file first"));
+        let err = parse_prompts("a.json,colour=blue").unwrap_err();
+        assert!(err.contains("colour"), "{err}");
+        let err = parse_prompts("a.json,count=many").unwrap_err();
+        assert!(err.contains("count"), "{err}");
     }
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use infermeter_report::{Arrivals, CacheUse, Scenario, SessionShape, ThinkTime};
 use serde::Deserialize;
 
+use super::scenarios::TableError;
 use super::{default_arrivals, Suite, SuiteError};
 use crate::prompts::conversation::MAX_TURNS;
 use crate::prompts::trace::Trace;
@@ -44,6 +45,8 @@ impl SessionTable {
                 think_time: self.think_time,
             }),
             trace: None,
+            prompts: None,
+            lengths: None,
         }
     }
 }
@@ -111,7 +114,9 @@ impl Suite {
             name: "chat-sessions".into(),
             prompt_caching: true,
             warmup: super::default_warmup(),
+            scenario_tables: Vec::new(),
             scenarios: vec![infermeter_report::presets::chat_session()],
+            sources: Vec::new(),
             session_tables: Vec::new(),
             peak: None,
             burst: None,
@@ -135,7 +140,9 @@ impl Suite {
             name: format!("trace {}", file.display()),
             prompt_caching: true,
             warmup: super::default_warmup(),
+            scenario_tables: Vec::new(),
             scenarios: Vec::new(),
+            sources: Vec::new(),
             session_tables: Vec::new(),
             peak: None,
             burst: None,
@@ -157,6 +164,14 @@ impl Suite {
     /// Adds the `[[session]]` tables and the `[trace]` (read from its file, relative to
     /// `dir`) to the scenarios.
     pub(super) fn read_workloads(&mut self, dir: &Path) -> Result<(), SuiteError> {
+        for table in std::mem::take(&mut self.scenario_tables) {
+            let (scenario, prompts) = table.read(dir).map_err(|e| match e {
+                TableError::Source(e) => SuiteError::Prompts(e),
+                invalid => SuiteError::Invalid(self.name.clone(), invalid.to_string()),
+            })?;
+            self.scenarios.push(scenario);
+            self.sources.push(prompts);
+        }
         let tables = std::mem::take(&mut self.session_tables);
         self.scenarios
             .extend(tables.iter().map(SessionTable::to_scenario));

@@ -1,5 +1,6 @@
 //! Shared helpers: a simulator on a free port, the built binary, output files.
 
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -171,4 +172,27 @@ pub fn skip_unless_ci(what: &str, why: &str) {
         panic!("the {what} test cannot run under CI=true: {why}");
     }
     eprintln!("SKIPPED {what} test: {why}");
+}
+
+/// The JSON a GET of `url` answers.
+pub async fn get_json(url: &str) -> serde_json::Value {
+    reqwest::get(url).await.unwrap().json().await.unwrap()
+}
+
+/// The simulator's own account of the requests it served (`/infermeter/requests`): `field`
+/// (`prompt_tokens`, `cached_tokens`, `completion_tokens`) by response id.
+pub async fn served_by_id(base_url: &str, field: &str) -> HashMap<String, u64> {
+    let root = base_url.trim_end_matches("/v1");
+    let log = get_json(&format!("{root}/infermeter/requests")).await;
+    log["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["id"].as_str().unwrap().to_string(),
+                e[field].as_u64().unwrap(),
+            )
+        })
+        .collect()
 }

@@ -329,4 +329,59 @@ async fn llama_cpp_cpu_matches_its_own_timings() {
             CacheUse::Defeated => assert_eq!(cache_n, Some(0), "turn {turn}: {r:?}"),
         }
     }
+
+    natural_stop(&server, tokenizer).await;
+}
+
+/// Acceptance 2 of #36 on a real engine: prompts cut from a text file to drawn lengths, outputs
+/// left to stop where the model stops. llama.cpp is sent no `ignore_eos` (its slots say so), and
+/// each record holds the engine's own count of what it generated. (This tiny random-weight model
+/// never emits its end of sequence under greedy decoding, so its answers run to the caps.)
+async fn natural_stop(server: &LlamaServer, tokenizer: &str) {
+    let dir = out_dir("llama-cpp-natural");
+    let words = [
+        "the", "river", "ran", "past", "old", "mills", "and", "quiet", "farms.",
+    ];
+    let text: Vec<&str> = (0..4000)
+        .map(|i| words[(i * 7 + i / 5) % words.len()])
+        .collect();
+    std::fs::write(dir.join("book.txt"), text.join(" ")).unwrap();
+    let suite = "name = 'llama-natural'\nwarmup = 1\n[[scenario]]\nid = 'book'\nname = 'Book'\n\
+        input_tokens = { distribution = 'uniform', min = 32, max = 200 }\n\
+        output_tokens = { distribution = 'uniform', min = 8, max = 24 }\n\
+        output_stop = 'natural'\nprompts = { file = 'book.txt', count = 8 }\n\
+        [burst]\nlevels = [4]\n";
+    let report_path = run_suite(
+        server,
+        &dir,
+        suite,
+        &["--api", "completions", "--tokenizer", tokenizer],
+    )
+    .await;
+    let records = read_records(&report_path);
+    let measured = ok_measured(&records);
+    assert_eq!(measured.len(), 4);
+    for r in measured {
+        let asked = r.asked.expect("asked lengths");
+        assert!(asked.natural, "{r:?}");
+        assert_eq!(r.input_tokens, Some(asked.input_tokens), "{r:?}");
+        let output = r.output_tokens.expect("usage");
+        let t = r.engine_timings.expect("timings");
+        assert_eq!(t.predicted_n, Some(u64::from(output)), "{r:?}");
+        let chunk_tokens: u32 = r.chunks.iter().map(|c| c.tokens).sum();
+        assert_eq!(chunk_tokens, output, "{r:?}");
+        assert!(output <= asked.output_tokens, "{r:?}");
+    }
+    let root = server.base_url.trim_end_matches("/v1");
+    let slots = get_json(&format!("{root}/slots")).await;
+    let used: Vec<&serde_json::Value> = slots
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s.get("params"))
+        .collect();
+    assert!(!used.is_empty(), "{slots}");
+    for params in used {
+        assert_eq!(params["ignore_eos"], false, "{params}");
+    }
 }

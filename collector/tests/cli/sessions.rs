@@ -14,24 +14,7 @@ use crate::common::*;
 
 /// The simulator's cached tokens per response id.
 async fn served(base_url: &str) -> HashMap<String, u64> {
-    let root = base_url.trim_end_matches("/v1");
-    let log: serde_json::Value = reqwest::get(format!("{root}/infermeter/requests"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    log["requests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            (
-                e["id"].as_str().unwrap().to_string(),
-                e["cached_tokens"].as_u64().unwrap(),
-            )
-        })
-        .collect()
+    served_by_id(base_url, "cached_tokens").await
 }
 
 fn read_report(path: &Path) -> Report {

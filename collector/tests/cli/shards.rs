@@ -56,7 +56,7 @@ async fn merge(files: &[PathBuf], out: &Path) -> std::process::Output {
 
 /// Runs shards 0 to `count - 1` of one run of `suite` (with `extra` options) on one start
 /// time, each its own process, into `dir/shard-I.json`; their reports' paths.
-async fn run_shards(
+pub(crate) async fn run_shards(
     base_url: &str,
     suite: &str,
     dir: &Path,

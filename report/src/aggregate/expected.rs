@@ -2,7 +2,12 @@
 //! measured differs. The collector's run and `infermeter merge` both word them here, so a
 //! merged report warns as one run would.
 
-use crate::schema::{CacheUse, Level, Outcome, RequestRecord, Scenario};
+use std::collections::BTreeSet;
+
+use crate::lengths::Spread;
+use crate::schema::{
+    CacheUse, LengthDistribution, Level, Outcome, OutputStop, RequestRecord, Scenario,
+};
 
 /// Tokens a chat template may add to a session's first turn (system and user message, the
 /// assistant's opening): ChatML adds 13, Llama-style templates about 15.
@@ -27,6 +32,12 @@ impl Expected<'_> {
     /// The input and output lengths asked of `r`, where known; no input length for a
     /// conversation's later turn (it carries the answers as they came).
     fn lengths(&self, r: &RequestRecord) -> (Option<u32>, Option<u32>) {
+        // A request asked lengths of its own: its input exactly, its output unless the model
+        // was left to stop.
+        if let Some(asked) = r.asked {
+            let output = (!asked.natural).then_some(asked.output_tokens);
+            return (Some(asked.input_tokens), output);
+        }
         if let Some(lines) = self.trace_lengths {
             return match lines.get(r.index as usize) {
                 Some(&(input, output)) => (Some(input), Some(output)),
@@ -114,6 +125,8 @@ pub fn warnings(
             "{label}: {off_input} request(s) had an input length more than 2% away from the length asked; pass --tokenizer (the model's tokenizer.json) for exact prompts"
         ));
     }
+    warnings.extend(drawn_lengths(label, expected.scenario, &ok));
+    warnings.extend(reused_prompts(label, expected.scenario, records));
     if level.client.as_ref().is_some_and(|c| c.distorted) {
         warnings.push(format!(
             "{label}: the client sent requests late (scheduling lag p99 above 5 ms); its figures may be distorted"
@@ -123,4 +136,77 @@ pub fn warnings(
         warnings.push(format!("{label}: every request failed"));
     }
     warnings
+}
+
+/// A request's length asked and the length it got, on one side (input or output).
+type AskedAndGot = fn(&RequestRecord) -> Option<(u32, u32)>;
+
+/// Warnings where a level's lengths miss the distributions its scenario asked (`ok`: its
+/// successful requests): too few requests to follow a wide distribution, a server that cut
+/// prompts or answers, or answers the model ended before the lengths asked (natural stop).
+fn drawn_lengths(label: &str, scenario: &Scenario, ok: &[&RequestRecord]) -> Vec<String> {
+    let Some(plan) = &scenario.lengths else {
+        return Vec::new();
+    };
+    // A conversation's later turns carry the answers as they came: only single requests.
+    let asked: Vec<&RequestRecord> = ok
+        .iter()
+        .copied()
+        .filter(|r| r.asked.is_some() && r.session.is_none())
+        .collect();
+    let sides: [(&str, &LengthDistribution, AskedAndGot); 2] = [
+        ("input", &plan.input, |r| {
+            Some((r.asked?.input_tokens, r.input_tokens?))
+        }),
+        ("output", &plan.output, |r| {
+            Some((r.asked?.output_tokens, r.output_tokens?))
+        }),
+    ];
+    let mut warnings = Vec::new();
+    for (side, distribution, pair) in sides {
+        let pairs: Vec<(u32, u32)> = asked.iter().filter_map(|r| pair(r)).collect();
+        let (Some(realised), Some(drawn)) = (
+            Spread::of(pairs.iter().map(|p| p.1)),
+            Spread::of(pairs.iter().map(|p| p.0)),
+        ) else {
+            continue;
+        };
+        // A dataset's lengths are the ones its requests were asked.
+        let (mean, stddev) = distribution.moments().unwrap_or((drawn.mean, drawn.stddev));
+        if !realised.misses(mean, stddev) {
+            continue;
+        }
+        let natural = side == "output" && plan.output_stop == OutputStop::Natural;
+        let why = if natural {
+            "; the model stopped its answers where it chose (natural stop)"
+        } else {
+            ""
+        };
+        warnings.push(format!(
+            "{label}: {side} lengths were {} over {} request(s), against {} asked (mean {mean:.0}){why}",
+            realised.text(),
+            realised.count,
+            distribution.text(),
+        ));
+    }
+    warnings
+}
+
+/// A warning where a level (without replacement) sent one of its file's prompts more than once:
+/// it sent more requests than the run drew prompts.
+fn reused_prompts(label: &str, scenario: &Scenario, records: &[&RequestRecord]) -> Option<String> {
+    let source = scenario.prompts.as_ref().filter(|p| !p.replacement)?;
+    let mut seen = BTreeSet::new();
+    let again = records
+        .iter()
+        .filter(|r| r.session.is_none())
+        .filter_map(|r| Some((r.trial, r.asked?.prompt?)))
+        .filter(|key| !seen.insert(*key))
+        .count();
+    (again > 0).then(|| {
+        format!(
+            "{label}: {again} request(s) sent a prompt of {} that an earlier request of the level had sent: the level sent more requests than the {} prompts drawn (each carried an id of its own, so no prefix cache served it); raise count or widen the filters",
+            source.file, source.used
+        )
+    })
 }

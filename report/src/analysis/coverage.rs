@@ -138,6 +138,8 @@ mod tests {
             output_tokens: 1,
             session: None,
             trace: None,
+            prompts: None,
+            lengths: None,
         });
         report.series.push(series("huge", LoadMode::Peak, &[]));
         assert_eq!(coverage(&report), c);

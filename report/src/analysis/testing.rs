@@ -56,6 +56,8 @@ pub(crate) fn report(ids: &[&str], series: Vec<Series>) -> Report {
                 output_tokens: 256,
                 session: None,
                 trace: None,
+                prompts: None,
+                lengths: None,
             })
             .collect(),
         series,

@@ -479,6 +479,8 @@ fn report_of(run: Run) -> Report {
             output_tokens: output,
             session: None,
             trace: None,
+            prompts: None,
+            lengths: None,
         }],
         series,
         records: None,

@@ -93,10 +93,12 @@ mod tests {
 
     #[test]
     fn steps_follow_the_plan_with_fixed_durations() {
-        let suite: Suite = toml::from_str(
+        let suite: Suite = Suite::parse(
             "name = \"s\"\nwarmup = 1\n[[scenario]]\nid = \"a\"\nname = \"A\"\ninput_tokens = 8\n\
              output_tokens = 8\n[peak]\nlevels = [1, 2]\n[burst]\nlevels = [4]\n\
              [rate]\nrates = [1.0]\nduration_s = 3.0\n",
+            "test",
+            std::path::Path::new("."),
         )
         .unwrap();
         let levels = plan(&suite, &[]);
