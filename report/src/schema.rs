@@ -14,8 +14,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::stats::Distribution;
 
+mod configuration;
 mod workload;
 
+pub use configuration::*;
 pub use workload::*;
 
 /// Version of the report format written by this build. Semver: a reader accepts any
@@ -28,7 +30,7 @@ pub use workload::*;
 /// `Level::sessions`), trace replay (`trace` mode), reasoning (`first_answer_s`,
 /// `reasoning_tokens`), `Level::prompt_cache` and `Level::timeline` (#25). 1.3.0 (optional):
 /// `ShardLevel::cache`, so that sharded users and session-arrival levels keep their cache use
-/// (#32).
+/// (#32); `Metadata::configuration`, the parameters of a sweep's configuration (#37).
 pub const SCHEMA_VERSION: &str = "1.3.0";
 
 /// One benchmark run: what was measured, on what, and every measured level.
@@ -84,6 +86,10 @@ pub struct Metadata {
     /// Free-form labels (`--label k=v`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
+    /// The engine configuration measured, when a sweep ran it (`infermeter sweep`): its
+    /// parameters' values (since 1.3.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub configuration: Option<Configuration>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

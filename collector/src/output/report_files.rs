@@ -1,8 +1,10 @@
 //! Reports named on the command line of `view` and `export`: read, validated before anything is
-//! served or written, and given a name that needs no escaping.
+//! served or written, and given a name that needs no escaping. A folder stands for the reports
+//! its `index.json` lists (a sweep's output folder), in its order.
 
 use std::path::{Path, PathBuf};
 
+use infermeter_report::index::{IndexError, ReportIndex};
 use infermeter_report::{LoadError, Report};
 
 /// A report file, validated.
@@ -25,11 +27,50 @@ pub enum ReportFileError {
     },
     #[error("{} is not a valid report: {reason}", path.display())]
     Invalid { path: PathBuf, reason: LoadError },
+    #[error("{} is a folder without an index.json (the list of reports a sweep writes); name its reports instead", dir.display())]
+    NoIndex { dir: PathBuf },
+    #[error("{}: {reason}", path.display())]
+    BadIndex { path: PathBuf, reason: IndexError },
+    #[error("{} lists no report: no configuration of its sweep measured a level (its \"sweep\" section says why, its logs/ folder holds the servers' output)", path.display())]
+    EmptyIndex { path: PathBuf },
 }
 
-/// Reads and validates every report, in order; the first problem wins.
+/// The report files `paths` name: a file as it is, a folder by the reports its `index.json`
+/// lists, paths relative to it (and kept inside it).
+pub fn report_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ReportFileError> {
+    let mut files = Vec::new();
+    for path in paths {
+        if !path.is_dir() {
+            files.push(path.clone());
+            continue;
+        }
+        let index_path = path.join("index.json");
+        if !index_path.is_file() {
+            return Err(ReportFileError::NoIndex { dir: path.clone() });
+        }
+        let text =
+            std::fs::read_to_string(&index_path).map_err(|source| ReportFileError::Read {
+                path: index_path.clone(),
+                source,
+            })?;
+        let bad = |reason| ReportFileError::BadIndex {
+            path: index_path.clone(),
+            reason,
+        };
+        let index = ReportIndex::parse(&text).map_err(bad)?;
+        index.check_paths().map_err(bad)?;
+        if index.reports.is_empty() {
+            return Err(ReportFileError::EmptyIndex { path: index_path });
+        }
+        files.extend(index.reports.iter().map(|entry| path.join(&entry.path)));
+    }
+    Ok(files)
+}
+
+/// Reads and validates every report (a folder's: those its index lists), in order; the first
+/// problem wins.
 pub fn read_reports(paths: &[PathBuf]) -> Result<Vec<ReportFile>, ReportFileError> {
-    paths
+    report_paths(paths)?
         .iter()
         .enumerate()
         .map(|(i, path)| {
@@ -94,5 +135,26 @@ mod tests {
         std::fs::write(&bad, "{}").unwrap();
         let err = read_reports(&[bad]).err().unwrap().to_string();
         assert!(err.contains("bad.json is not a valid report: "), "{err}");
+    }
+
+    #[test]
+    fn a_folder_stands_for_the_reports_its_index_lists() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().to_path_buf();
+        let err = report_paths(std::slice::from_ref(&folder)).unwrap_err();
+        assert!(err.to_string().contains("without an index.json"), "{err}");
+        let index = folder.join("index.json");
+        std::fs::write(&index, r#"{"reports": [{"path": "b.json"}, "a.json"]}"#).unwrap();
+        let other = PathBuf::from("c.json");
+        assert_eq!(
+            report_paths(&[folder.clone(), other.clone()]).unwrap(),
+            [folder.join("b.json"), folder.join("a.json"), other]
+        );
+        std::fs::write(&index, r#"{"reports": ["../secret.json"]}"#).unwrap();
+        let err = report_paths(std::slice::from_ref(&folder)).unwrap_err();
+        assert!(err.to_string().contains("must not leave"), "{err}");
+        std::fs::write(&index, r#"{"reports": []}"#).unwrap();
+        let err = report_paths(std::slice::from_ref(&folder)).unwrap_err();
+        assert!(err.to_string().contains("lists no report"), "{err}");
     }
 }
