@@ -50,7 +50,7 @@ outside=$(mktemp -d)
 "$CARGO_TARGET_DIR/debug/infermeter" --version | grep -q "viewer built in"
 (cd "$outside" && env -u INFERMETER_DIST "$CARGO_TARGET_DIR/debug/infermeter" export "$demo_report" -o demo.html)
 grep -q 'id="infermeter-report-1"' "$outside/demo.html"
-rm -rf "$outside"
+rm -rf "$outside" "$(dirname "$demo_report")"
 
 step "browser tests"
 node --test tests/browser/
