@@ -339,9 +339,10 @@ fn summary(state: &SweepState, name: &str) -> String {
         .unwrap_or(0);
     for c in configurations {
         let state_name = format!("{:?}", c.state).to_lowercase();
-        let detail = match &c.failure {
-            Some(f) => format!("{} (log: {})", f.reason, state.dir().join(&c.log).display()),
-            None => state.dir().join(&c.report).display().to_string(),
+        let detail = match (&c.failure, c.state) {
+            (Some(f), _) => format!("{} (log: {})", f.reason, state.dir().join(&c.log).display()),
+            (None, ConfigurationState::Pending) => "not measured yet: --resume measures it".into(),
+            (None, _) => state.dir().join(&c.report).display().to_string(),
         };
         text.push_str(&format!(
             "  {:<11} {:<width$}  {detail}\n",

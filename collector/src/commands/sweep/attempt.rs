@@ -194,9 +194,17 @@ impl Attempt<'_> {
         }
         line.extend(options);
         let parsed = RunLine::try_parse_from(&line).map_err(|e| {
+            // clap's message up to its usage line, on one line: "the following required
+            // arguments were not provided: --suite <SUITE>".
             let text = e.to_string();
-            let first = text.lines().next().unwrap_or_default();
-            format!("the run options: {}", first.trim_start_matches("error: "))
+            let words: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.starts_with("Usage:"))
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            let words = words.join(" ");
+            format!("the run options: {}", words.trim_start_matches("error: "))
         })?;
         let mut config = parsed
             .run

@@ -358,6 +358,14 @@ impl SweepPlan {
                 )));
             }
         }
+        let suite_option =
+            |t: &Template| t.as_str() == "--suite" || t.as_str().starts_with("--suite=");
+        if self.suite.is_none() && !self.run_options.iter().any(suite_option) {
+            return Err(invalid(
+                "no suite: name what to measure with --suite (a built-in name such as \
+                 four-scenario, or a TOML file) or `suite` in the sweep file",
+            ));
+        }
         let mut sets = vec!["--base-url", "--out", "--resume", "--force"];
         if self.suite.is_some() {
             sets.push("--suite");
@@ -538,6 +546,7 @@ mod tests {
             dir.path(),
             r#"
             serve = "server --port {port} --kv {kv} --mns {mns}"
+            suite = "four-scenario"
             [[configuration]]
             mns = 64
             kv = "fp8"
@@ -575,6 +584,7 @@ mod tests {
                 serve: Some(serve.into()),
                 params: params.iter().map(|p| p.to_string()).collect(),
                 run: run.iter().map(|p| p.to_string()).collect(),
+                suite: Some("four-scenario".into()),
                 ..flags("o")
             })
             .map(|_| ())
@@ -598,6 +608,17 @@ mod tests {
         assert!(err.contains("is not NAME=V1,V2"), "{err}");
         let err = SweepPlan::new(flags("o")).unwrap_err().to_string();
         assert!(err.starts_with("nothing to measure"), "{err}");
+        let err = SweepPlan::new(SweepFlags {
+            serve: Some("s {mns}".into()),
+            params: vec!["mns=1".into()],
+            ..flags("o")
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with("no suite: name what to measure with --suite"),
+            "{err}"
+        );
     }
 
     #[test]
