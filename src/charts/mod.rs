@@ -29,9 +29,13 @@ pub struct Source<'a> {
     pub analysis: Analysis<'a>,
 }
 
-/// Labels for reports shown together: the GPU ("2x RTX Pro 6000"), then the model when two
+/// Labels for reports shown together: a sweep's configurations by the parameters that tell them
+/// apart ("mns=128 tp=2"); others by the GPU ("2x RTX Pro 6000"), then the model when two
 /// reports share a GPU, then a number when even that is ambiguous.
 pub fn report_labels(reports: &[Report]) -> Vec<String> {
+    if let Some(labels) = infermeter_report::analysis::configuration_labels(reports) {
+        return labels;
+    }
     let gpu = |r: &Report| {
         let hw = &r.metadata.hardware;
         if hw.gpu_count > 1 {
@@ -287,6 +291,26 @@ mod tests {
             .starts_with("2x NVIDIA H200 · "));
         let same = report_labels(&[a.clone(), a.clone()]);
         assert_ne!(same[0], same[1]);
+    }
+
+    /// A sweep's configurations on one GPU: the legend names the setting, not the GPU.
+    #[test]
+    fn a_sweeps_configurations_are_labelled_by_their_parameters() {
+        let configured = |mns: &str| {
+            let mut r = sample();
+            r.metadata.configuration = Some(infermeter_report::Configuration {
+                sweep: Some("mns".into()),
+                parameters: infermeter_report::Parameters(vec![
+                    ("mns".into(), mns.into()),
+                    ("tp".into(), "1".into()),
+                ]),
+            });
+            r
+        };
+        let reports = [configured("64"), configured("128")];
+        assert_eq!(report_labels(&reports), ["mns=64", "mns=128"]);
+        let p = with_all_sources(&reports, |s| fastest::decode(s, &ViewState::default()));
+        assert!(p.lines.last().unwrap().name.starts_with("mns=128 · "));
     }
 
     /// H100 vs H200: a scenario keeps its colour across reports; the second report's lines are

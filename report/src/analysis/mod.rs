@@ -3,6 +3,7 @@
 //! reports through these functions.
 
 pub mod capacity;
+pub mod configurations;
 pub mod cost;
 pub mod coverage;
 pub mod describe;
@@ -24,6 +25,7 @@ use crate::schema::{LoadMode, Report, Scenario, Series};
 use crate::stats::Stat;
 
 pub use capacity::{capacity, Capacity, Thresholds};
+pub use configurations::configuration_labels;
 pub use findings::{findings, Findings, FindingsOptions};
 pub use interpolate::{Estimate, MonotoneCurve};
 pub use metric::Metric;
