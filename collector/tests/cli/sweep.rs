@@ -2,7 +2,8 @@
 //! configuration naming its parameters, and an index; the servers are gone afterwards (by pid);
 //! a server that exits at once, one that never becomes ready and one killed mid-run are each
 //! recorded with their reason and log tail while the sweep measures the rest; Ctrl-C stops the
-//! current server, keeps every finished report, and `--resume` goes on.
+//! current server, keeps every finished report, and `--resume` goes on. A server started by
+//! other means is measured after a hook applies each configuration.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -453,4 +454,57 @@ async fn ctrl_c_stops_the_current_server_and_resume_goes_on() {
         measured_records(&second) >= before,
         "the interrupted configuration's records are kept"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_started_by_other_means_is_measured_after_each_hook() {
+    let sim = start_sim(fast_sim_args()).await;
+    let dir = out_dir("sweep-hook");
+    let suite = small_suite(&dir, QUICK);
+    let out_dir = dir.join("out");
+    let applied = dir.join("applied.txt");
+    // The hook stands for `kubectl rollout`: it applies the configuration, or fails.
+    let hook = format!(
+        "echo \"rolling out replicas={{replicas}}\"; [ {{replicas}} != 3 ] || {{ echo 'error: quota exceeded' >&2; exit 4; }}; echo {{replicas}} >> {}",
+        applied.display()
+    );
+    let out = infermeter(
+        &[
+            "sweep",
+            "--quiet",
+            "--base-url",
+            &sim.base_url(),
+            "--hook",
+            &hook,
+            "--param",
+            "replicas=1,3,2",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--out-dir",
+            out_dir.to_str().unwrap(),
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(std::fs::read_to_string(&applied).unwrap(), "1\n2\n");
+    let (index, sweep) = read_index(&out_dir);
+    assert_eq!(sweep.serve, None);
+    assert_eq!(index.reports.len(), 2);
+    let failed = &sweep.configurations[1];
+    let failure = failed.failure.as_ref().expect("the hook's failure");
+    assert_eq!(failure.stage, FailureStage::Hook);
+    assert_eq!(failure.exit_code, Some(4));
+    assert_eq!(failure.reason, "the hook exited with status 4");
+    assert!(
+        failure
+            .log_tail
+            .iter()
+            .any(|l| l == "error: quota exceeded"),
+        "{failure:?}"
+    );
+    let report = report_at(&out_dir.join(&sweep.configurations[2].report));
+    let configuration = report.metadata.configuration.unwrap();
+    assert_eq!(configuration.parameters.to_string(), "replicas=2");
+    sim.shutdown().await;
 }
