@@ -215,22 +215,47 @@ fn combinations(grid: &Grid) -> Vec<Parameters> {
     all.into_iter().map(Parameters).collect()
 }
 
+/// The file's `[env]` with the flags' `NAME=VALUE` added (replacing the file's of that name).
+fn environment(
+    file: BTreeMap<String, String>,
+    flags: &[String],
+) -> Result<Vec<(String, Template)>, PlanError> {
+    let mut env: Vec<(String, Template)> = file
+        .into_iter()
+        .map(|(k, v)| (k, Template::new(v)))
+        .collect();
+    for pair in flags {
+        let (name, value) = pair
+            .split_once('=')
+            .ok_or_else(|| invalid(format!("--env \"{pair}\" is not NAME=VALUE")))?;
+        env.retain(|(k, _)| k != name);
+        env.push((name.to_string(), Template::new(value)));
+    }
+    Ok(env)
+}
+
+/// The flag's seconds, else the file's, else `default`: positive.
+fn seconds(
+    flag: Option<f64>,
+    file: Option<f64>,
+    default: f64,
+    what: &str,
+) -> Result<Duration, PlanError> {
+    let s = flag.or(file).unwrap_or(default);
+    if s.is_finite() && s > 0.0 {
+        Ok(Duration::from_secs_f64(s))
+    } else {
+        Err(invalid(format!(
+            "{what} must be a positive number of seconds, not {s}"
+        )))
+    }
+}
+
 impl SweepPlan {
     /// The plan the file and flags give, checked.
     pub fn new(flags: SweepFlags) -> Result<SweepPlan, PlanError> {
         let (file, folder) = SweepFile::read(flags.sweep.as_deref())?;
-        let mut env: Vec<(String, Template)> = file
-            .env
-            .into_iter()
-            .map(|(k, v)| (k, Template::new(v)))
-            .collect();
-        for pair in &flags.env {
-            let (name, value) = pair
-                .split_once('=')
-                .ok_or_else(|| invalid(format!("--env \"{pair}\" is not NAME=VALUE")))?;
-            env.retain(|(k, _)| k != name);
-            env.push((name.to_string(), Template::new(value)));
-        }
+        let env = environment(file.env, &flags.env)?;
         let suite = match (flags.suite, file.suite) {
             (Some(suite), _) => Some(suite),
             (None, Some(suite)) => Some(relative_to(&folder, &suite)),
@@ -240,16 +265,6 @@ impl SweepPlan {
             file.run.unwrap_or_default()
         } else {
             flags.run
-        };
-        let seconds = |flag: Option<f64>, file: Option<f64>, default: f64, what: &str| {
-            let s = flag.or(file).unwrap_or(default);
-            if s.is_finite() && s > 0.0 {
-                Ok(Duration::from_secs_f64(s))
-            } else {
-                Err(invalid(format!(
-                    "{what} must be a positive number of seconds, not {s}"
-                )))
-            }
         };
         let name = flags.name.or(file.name).unwrap_or_else(|| {
             let dir = flags.out_dir.file_name().unwrap_or_default();
