@@ -1,6 +1,6 @@
 // A sweep of the simulator's settings (`infermeter sweep`, #37) opened as a user opens it:
 // `infermeter view DIR` serves the folder's reports compared, each chart's legend names the
-// configurations by their parameters, and nothing but the sweep's own reports is shown.
+// configurations by their parameters, and `export DIR` puts the same four in one file.
 // Run: node --test tests/browser/sweep.test.mjs (after scripts/build-viewer.sh)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -89,5 +89,14 @@ describe('a sweep opened with infermeter view DIR', () => {
       assert.ok(legend.some((t) => t.includes(configuration)), `${configuration} in ${JSON.stringify(legend)}`);
     }
     assert.deepEqual(problems, { pageErrors: [], panics: [], dialogs: [], external: [] });
+  });
+
+  test('export DIR writes the four configurations into one file', () => {
+    const file = join(dir, 'sweep.html');
+    const run = spawnSync(infermeter, ['export', join(dir, 'sweep'), '-o', file, '--dist', distDir], { encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stdout, /4 reports/);
+    const html = readFileSync(file, 'utf8');
+    assert.ok(html.includes('id="infermeter-report-4"') && !html.includes('id="infermeter-report-5"'));
   });
 });
