@@ -300,10 +300,7 @@ mod tests {
             let mut r = sample();
             r.metadata.configuration = Some(infermeter_report::Configuration {
                 sweep: Some("mns".into()),
-                parameters: infermeter_report::Parameters(vec![
-                    ("mns".into(), mns.into()),
-                    ("tp".into(), "1".into()),
-                ]),
+                parameters: [("mns", mns), ("tp", "1")].into_iter().collect(),
             });
             r
         };

@@ -397,33 +397,24 @@ async fn a_sweep_of_llama_cpp_parallel_slots_differs_as_its_log_says() {
         paths.model.display()
     );
     let out_dir = dir.join("out");
-    let out = infermeter(
-        &[
-            "sweep",
-            "--quiet",
-            "--serve",
-            &serve,
-            "--param",
-            "n=1,4",
-            "--suite",
-            suite.to_str().unwrap(),
-            "--ready",
-            "/health",
-            "--ready-timeout",
-            "120",
-            "--out-dir",
-            out_dir.to_str().unwrap(),
-            "--",
-            "--api",
-            "completions",
-            "--tokenizer",
-            paths.tokenizer.to_str().unwrap(),
-            "--gpu",
-            "CPU (no GPU)",
-        ],
-        &[],
-    )
-    .await;
+    let swept = [
+        "--serve",
+        &serve,
+        "--param",
+        "n=1,4",
+        "--ready",
+        "/health",
+        "--ready-timeout",
+        "120",
+        "--",
+        "--api",
+        "completions",
+        "--tokenizer",
+        paths.tokenizer.to_str().unwrap(),
+        "--gpu",
+        "CPU (no GPU)",
+    ];
+    let out = infermeter(&sweep_args(&suite, &out_dir, &swept), &[]).await;
     assert!(out.status.success(), "{}", text(&out));
     let mut waits = Vec::new();
     for n in [1u32, 4] {

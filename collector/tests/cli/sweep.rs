@@ -78,23 +78,13 @@ async fn a_grid_of_the_simulator_gives_a_report_per_configuration_and_an_index()
     let suite = small_suite(&dir, QUICK);
     let out_dir = dir.join("out");
     let serve = sim_command("--max-num-seqs {mns} --gpus {tp}");
+    let grid = ["--serve", &serve, "--param", "mns=1,8", "--param", "tp=1,2"];
     let out = infermeter(
-        &[
-            "sweep",
-            "--quiet",
-            "--serve",
-            &serve,
-            "--param",
-            "mns=1,8",
-            "--param",
-            "tp=1,2",
-            "--suite",
-            suite.to_str().unwrap(),
-            "--ready",
-            "/health",
-            "--out-dir",
-            out_dir.to_str().unwrap(),
-        ],
+        &sweep_args(
+            &suite,
+            &out_dir,
+            &[&grid[..], &["--ready", "/health"]].concat(),
+        ),
         &[],
     )
     .await;
@@ -158,23 +148,7 @@ async fn a_grid_of_the_simulator_gives_a_report_per_configuration_and_an_index()
     );
 
     // A second sweep into the same folder is refused, not mixed in.
-    let again = infermeter(
-        &[
-            "sweep",
-            "--serve",
-            &serve,
-            "--param",
-            "mns=1",
-            "--param",
-            "tp=1",
-            "--suite",
-            suite.to_str().unwrap(),
-            "--out-dir",
-            out_dir.to_str().unwrap(),
-        ],
-        &[],
-    )
-    .await;
+    let again = infermeter(&sweep_args(&suite, &out_dir, &grid), &[]).await;
     assert!(!again.status.success());
     assert!(
         text(&again).contains("holds a sweep already: --resume"),
@@ -203,28 +177,26 @@ async fn failing_servers_are_recorded_and_the_sweep_measures_the_rest() {
     let out = tokio::time::timeout(
         Duration::from_secs(120),
         infermeter(
-            &[
-                "sweep",
-                "--quiet",
-                "--serve",
-                &serve,
-                "--configuration",
-                "mode=exits",
-                "--configuration",
-                "mode=hangs",
-                "--configuration",
-                "mode=dies",
-                "--configuration",
-                "mode=works",
-                "--suite",
-                suite.to_str().unwrap(),
-                "--ready-timeout",
-                "3",
-                "--stop-grace",
-                "2",
-                "--out-dir",
-                out_dir.to_str().unwrap(),
-            ],
+            &sweep_args(
+                &suite,
+                &out_dir,
+                &[
+                    "--serve",
+                    &serve,
+                    "--configuration",
+                    "mode=exits",
+                    "--configuration",
+                    "mode=hangs",
+                    "--configuration",
+                    "mode=dies",
+                    "--configuration",
+                    "mode=works",
+                    "--ready-timeout",
+                    "3",
+                    "--stop-grace",
+                    "2",
+                ],
+            ),
             &[],
         ),
     )
@@ -359,20 +331,11 @@ async fn ctrl_c_stops_the_current_server_and_resume_goes_on() {
     let out_dir = dir.join("out");
     let serve = sim_command("--seed {seed}");
     let args = |resume: bool| {
-        let mut args: Vec<String> = [
-            "sweep",
-            "--quiet",
-            "--serve",
-            &serve,
-            "--param",
-            "seed=1,2,3",
-            "--suite",
-            suite.to_str().unwrap(),
-            "--out-dir",
-            out_dir.to_str().unwrap(),
-        ]
-        .map(String::from)
-        .to_vec();
+        let mut args = sweep_args(
+            &suite,
+            &out_dir,
+            &["--serve", &serve, "--param", "seed=1,2,3"],
+        );
         if resume {
             args.push("--resume".into());
         }
@@ -468,24 +431,16 @@ async fn a_server_started_by_other_means_is_measured_after_each_hook() {
         "echo \"rolling out replicas={{replicas}}\"; [ {{replicas}} != 3 ] || {{ echo 'error: quota exceeded' >&2; exit 4; }}; echo {{replicas}} >> {}",
         applied.display()
     );
-    let out = infermeter(
-        &[
-            "sweep",
-            "--quiet",
-            "--base-url",
-            &sim.base_url(),
-            "--hook",
-            &hook,
-            "--param",
-            "replicas=1,3,2",
-            "--suite",
-            suite.to_str().unwrap(),
-            "--out-dir",
-            out_dir.to_str().unwrap(),
-        ],
-        &[],
-    )
-    .await;
+    let base_url = sim.base_url();
+    let hooked = [
+        "--base-url",
+        &base_url,
+        "--hook",
+        &hook,
+        "--param",
+        "replicas=1,3,2",
+    ];
+    let out = infermeter(&sweep_args(&suite, &out_dir, &hooked), &[]).await;
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert_eq!(std::fs::read_to_string(&applied).unwrap(), "1\n2\n");
     let (index, sweep) = read_index(&out_dir);

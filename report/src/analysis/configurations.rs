@@ -51,12 +51,7 @@ mod tests {
         let mut r = testing::report(&["chat"], Vec::new());
         r.metadata.configuration = Some(Configuration {
             sweep: Some("s".into()),
-            parameters: Parameters(
-                pairs
-                    .iter()
-                    .map(|(n, v)| (n.to_string(), v.to_string()))
-                    .collect(),
-            ),
+            parameters: pairs.iter().copied().collect(),
         });
         r
     }

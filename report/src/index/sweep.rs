@@ -137,7 +137,7 @@ mod tests {
             base_url: "http://127.0.0.1:{port}".into(),
             hook: None,
             configurations: vec![SweepConfiguration {
-                parameters: Parameters(vec![("mns".into(), "64".into())]),
+                parameters: [("mns", "64")].into_iter().collect(),
                 state: ConfigurationState::Failed,
                 report: "mns-64.json".into(),
                 log: "logs/mns-64.log".into(),
@@ -159,7 +159,7 @@ mod tests {
         assert!(text.contains("\"state\": \"failed\""), "{text}");
         assert_eq!(Sweep::from_index(&text).unwrap(), Some(sweep.clone()));
         assert_eq!(ReportIndex::parse(&text).unwrap().sweep, None);
-        let p = Parameters(vec![("mns".into(), "64".into())]);
+        let p = [("mns", "64")].into_iter().collect();
         assert_eq!(sweep.configuration(&p).unwrap().report, "mns-64.json");
         assert_eq!(Sweep::from_index(r#"{"reports": []}"#).unwrap(), None);
         let bad = Sweep::from_index(r#"{"reports": [], "sweep": {"name": 1}}"#).unwrap_err();

@@ -43,6 +43,18 @@ impl Parameters {
     }
 }
 
+/// Pairs of a name and a value, in order: `[("mns", "128"), ("tp", "2")].into_iter().collect()`.
+impl<N: Into<String>, V: Into<String>> FromIterator<(N, V)> for Parameters {
+    fn from_iter<I: IntoIterator<Item = (N, V)>>(pairs: I) -> Parameters {
+        Parameters(
+            pairs
+                .into_iter()
+                .map(|(n, v)| (n.into(), v.into()))
+                .collect(),
+        )
+    }
+}
+
 /// `mns=128 tp=2`: how a configuration is named in logs, file lists and legends.
 impl fmt::Display for Parameters {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -117,12 +129,7 @@ mod tests {
     use super::*;
 
     fn parameters(pairs: &[(&str, &str)]) -> Parameters {
-        Parameters(
-            pairs
-                .iter()
-                .map(|(n, v)| (n.to_string(), v.to_string()))
-                .collect(),
-        )
+        pairs.iter().copied().collect()
     }
 
     #[test]

@@ -248,12 +248,7 @@ mod tests {
     use super::*;
 
     fn parameters(pairs: &[(&str, &str)]) -> Parameters {
-        Parameters(
-            pairs
-                .iter()
-                .map(|(n, v)| (n.to_string(), v.to_string()))
-                .collect(),
-        )
+        pairs.iter().copied().collect()
     }
 
     #[test]
