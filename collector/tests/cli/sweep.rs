@@ -238,7 +238,7 @@ async fn failing_servers_are_recorded_and_the_sweep_measures_the_rest() {
     assert_eq!(failure.stage, FailureStage::Ready);
     assert!(
         failure.reason.contains("was not ready within 3 s")
-            && failure.reason.contains("--ready-timeout"),
+            && failure.reason.contains("; raise --ready-timeout"),
         "{failure:?}"
     );
     assert!(

@@ -349,7 +349,7 @@ impl Attempt<'_> {
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
         Readiness::TimedOut(format!(
-            "the server was not ready within {:.0} s: GET {url} never answered 2xx (last: {last});              raise --ready-timeout if it needs longer",
+            "the server was not ready within {:.0} s: GET {url} never answered 2xx (last: {last}); raise --ready-timeout if it needs longer",
             self.plan.ready_timeout.as_secs_f64()
         ))
     }
