@@ -76,6 +76,7 @@ pub fn new_report(config: &RunConfig, server: &Server, sharding: Option<Sharding
             collector_version: env!("CARGO_PKG_VERSION").into(),
             labels,
             configuration: about.configuration.clone(),
+            provenance: None,
         },
         status: RunStatus::Partial {
             reason: "run in progress".into(),
