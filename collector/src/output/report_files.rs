@@ -247,7 +247,7 @@ mod tests {
         // Without an index, a folder is the importers' (other tools' result files).
         assert_eq!(
             report_paths(std::slice::from_ref(&folder)).unwrap(),
-            [folder.clone()]
+            std::slice::from_ref(&folder)
         );
         let err = read_reports(std::slice::from_ref(&folder)).err().unwrap();
         assert!(
