@@ -8,6 +8,7 @@ use crate::commands::{
     bench_soak::BenchSoakArgs, bench_timing::BenchTimingArgs, calibrate::CalibrateArgs,
     docs::CompletionsArgs, docs::ManArgs, export::ExportArgs, fit::FitArgs, import::ImportArgs,
     k8s::K8sArgs, merge::MergeArgs, run::RunArgs, summary::SummaryArgs, summary::ValidateArgs,
+    sweep::SweepArgs,
     view::ViewArgs,
 };
 
@@ -39,6 +40,10 @@ pub enum LogFormat {
 pub enum Command {
     /// Run a benchmark suite against an endpoint and write a report.
     Run(Box<RunArgs>),
+    /// Measure every configuration of an engine's settings: start the server of each (or run a
+    /// hook), wait until ready, run the suite, stop it; a report per configuration and an
+    /// index, compared by `view DIR`.
+    Sweep(Box<SweepArgs>),
     /// Merge the reports of a sharded run's shards (`run --shard I/N`) into one, every level
     /// rebuilt from all their records.
     Merge(MergeArgs),

@@ -12,6 +12,7 @@ pub mod k8s;
 pub mod merge;
 pub mod run;
 pub mod summary;
+pub mod sweep;
 pub mod view;
 
 use std::process::ExitCode;
@@ -31,6 +32,7 @@ pub async fn dispatch(command: Command, show_progress: bool) -> anyhow::Result<E
     };
     match command {
         Command::Run(args) => run::run(*args, show_progress).await,
+        Command::Sweep(args) => sweep::run(*args, show_progress).await,
         Command::Summary(args) => summary::print(&args).map(|()| ExitCode::SUCCESS),
         Command::Validate(args) => Ok(done(summary::validate(&args))),
         Command::Sim(args) => {

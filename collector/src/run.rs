@@ -11,7 +11,7 @@ pub mod power;
 mod resume;
 mod search;
 pub mod shard;
-mod stop;
+pub mod stop;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -232,7 +232,7 @@ impl Run {
         Ok(Run {
             warmed: vec![false; config.suite.scenarios.len()],
             level_runs: AtomicU64::new(0),
-            stop: StopSignal::listen(),
+            stop: StopSignal::listen(config.stop_request.clone()),
             progress: Progress::new(config.show_progress),
             scraper: Scraper::new(server.side_client, server.metrics_url),
             levels,

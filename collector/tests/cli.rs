@@ -30,6 +30,8 @@ mod shards;
 mod suite_run;
 #[path = "cli/summary.rs"]
 mod summary;
+#[path = "cli/sweep.rs"]
+mod sweep;
 #[path = "cli/unchanged.rs"]
 mod unchanged;
 #[path = "cli/viewer.rs"]

@@ -158,6 +158,7 @@ fn metadata() -> Metadata {
         finished_at: Some("2026-01-15T10:12:00Z".into()),
         collector_version: env!("CARGO_PKG_VERSION").into(),
         labels: Default::default(),
+        configuration: None,
         provenance: None,
     }
 }

@@ -7,7 +7,14 @@
 //! the index file. As read, leniently (an index written by hand or another tool): a bare list
 //! instead of the object, an entry that is only a path, `url` or `file` for `path`, and
 //! `description`, `model`, `gpu`, `engine` and `note` shown beside the title; an entry without
-//! a path is skipped, and so is a comparison without a title or paths. [`ReportIndex::check_paths`] holds a published index to stricter paths.
+//! a path is skipped, and so is a comparison without a title or paths.
+//! [`ReportIndex::check_paths`] holds a published index to stricter paths.
+//!
+//! A sweep's index (`infermeter sweep`) also has a `sweep` section ([`Sweep`]): every
+//! configuration with its state. [`ReportIndex::parse`] reads the list and the comparisons, as
+//! the viewer needs; [`Sweep::from_index`] reads the section.
+
+mod sweep;
 
 use std::collections::BTreeSet;
 
@@ -16,6 +23,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use thiserror::Error;
 
+use crate::schema::Report;
+pub use sweep::*;
+
 /// The reports published next to the viewer.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ReportIndex {
@@ -23,6 +33,9 @@ pub struct ReportIndex {
     /// Reports opened together, compared (the landing page links each).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub comparisons: Vec<ComparisonEntry>,
+    /// The sweep that measured the reports, in a sweep's index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<Sweep>,
 }
 
 /// One report of the list.
@@ -84,16 +97,24 @@ pub enum IndexError {
         title: String,
         message: String,
     },
+    #[error("its \"sweep\" section is not a sweep's: {0}")]
+    Sweep(String),
 }
 
-impl ReportIndex {
-    /// Reads an index, leniently (see the module doc).
-    pub fn parse(text: &str) -> Result<ReportIndex, IndexError> {
-        let value: Value = serde_json::from_str(text).map_err(|e| IndexError::Syntax {
+impl IndexError {
+    fn syntax(e: serde_json::Error) -> IndexError {
+        IndexError::Syntax {
             line: e.line(),
             column: e.column(),
             message: e.to_string(),
-        })?;
+        }
+    }
+}
+
+impl ReportIndex {
+    /// Reads an index's list, leniently (see the module doc); a sweep section is left out.
+    pub fn parse(text: &str) -> Result<ReportIndex, IndexError> {
+        let value: Value = serde_json::from_str(text).map_err(IndexError::syntax)?;
         let list = match &value {
             Value::Array(list) => list,
             Value::Object(o) => o
@@ -112,6 +133,7 @@ impl ReportIndex {
         Ok(ReportIndex {
             reports: list.iter().filter_map(IndexEntry::read).collect(),
             comparisons,
+            sweep: None,
         })
     }
 
@@ -163,6 +185,21 @@ impl ReportIndex {
 }
 
 impl IndexEntry {
+    /// The entry of `report`, found at `path`: its title, model, GPU and engine.
+    pub fn of_report(path: String, report: &Report) -> IndexEntry {
+        let meta = &report.metadata;
+        IndexEntry {
+            path,
+            title: Some(report.display_title()),
+            description: None,
+            model: Some(meta.model.id.clone()),
+            gpu: Some(meta.hardware.gpu_label()),
+            engine: Some(meta.engine.name.clone()),
+            note: None,
+            synthetic: meta.synthetic,
+        }
+    }
+
     /// One entry as read: a path alone, or an object with a `path` (or `url`, `file`).
     fn read(entry: &Value) -> Option<IndexEntry> {
         if let Value::String(path) = entry {
@@ -279,6 +316,7 @@ mod tests {
                 paths: vec!["reports/1-a.json".into(), "reports/2-b.json".into()],
                 synthetic: false,
             }],
+            sweep: None,
         };
         assert_eq!(ReportIndex::parse(&index.to_json()).unwrap(), index);
         // Unset fields are left out.

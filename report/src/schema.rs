@@ -14,10 +14,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::stats::Distribution;
 
+mod configuration;
 mod fit;
 mod prompts;
 mod workload;
 
+pub use configuration::*;
 pub use fit::*;
 pub use prompts::*;
 pub use workload::*;
@@ -38,7 +40,8 @@ pub use workload::*;
 /// `Report::fit`, the simulator fitted to the measured levels, with its coefficients, the levels
 /// used and the held-out errors (#34); prompt files and length distributions (#36):
 /// `Scenario::prompts`, `Scenario::lengths`, `RequestRecord::asked` and the per-request column
-/// `RequestColumns::input_tokens`.
+/// `RequestColumns::input_tokens`; `Metadata::configuration`, the parameters of a sweep's
+/// configuration (#37).
 pub const SCHEMA_VERSION: &str = "1.3.0";
 
 /// One benchmark run: what was measured, on what, and every measured level.
@@ -98,6 +101,10 @@ pub struct Metadata {
     /// Free-form labels (`--label k=v`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
+    /// The engine configuration measured, when a sweep ran it (`infermeter sweep`): its
+    /// parameters' values (since 1.3.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub configuration: Option<Configuration>,
     /// Set when the report was imported from another benchmark tool's result files
     /// (`infermeter import`, or such a file opened in the viewer): which tool measured it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

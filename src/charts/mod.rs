@@ -263,6 +263,23 @@ mod tests {
         assert_ne!(same[0], same[1]);
     }
 
+    /// A sweep's configurations on one GPU: the legend names the setting, not the GPU.
+    #[test]
+    fn a_sweeps_configurations_are_labelled_by_their_parameters() {
+        let configured = |mns: &str| {
+            let mut r = sample();
+            r.metadata.configuration = Some(infermeter_report::Configuration {
+                sweep: Some("mns".into()),
+                parameters: [("mns", mns), ("tp", "1")].into_iter().collect(),
+            });
+            r
+        };
+        let reports = [configured("64"), configured("128")];
+        assert_eq!(report_labels(&reports), ["mns=64", "mns=128"]);
+        let p = with_all_sources(&reports, |s| fastest::decode(s, &ViewState::default()));
+        assert!(p.lines.last().unwrap().name.starts_with("mns=128 · "));
+    }
+
     /// H100 vs H200: a scenario keeps its colour across reports; the second report's lines are
     /// dashed with their own symbol, in the chart and in its legend.
     #[test]

@@ -22,11 +22,12 @@ use crate::output::viewer_files::{ViewerError, ViewerFiles};
 /// Options of `infermeter export`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ExportArgs {
-    /// Reports to put in the file; the first is opened, the others are compared with it.
-    #[arg(required = true, value_name = "REPORT.json")]
+    /// Reports to put in the file, or folders holding an index.json (a sweep's: the reports it
+    /// lists); the first is opened, the others are compared with it.
+    #[arg(required = true, value_name = "REPORT.json|DIR")]
     pub reports: Vec<PathBuf>,
     /// The HTML file to write (replaced if it exists). Default: the first report's path with
-    /// `.html` in place of `.json`.
+    /// `.html` in place of `.json` (a folder's: DIR.html beside it).
     #[arg(short, long, value_name = "FILE.html")]
     pub out: Option<PathBuf>,
     /// A built viewer's folder to take the viewer from (default: as `infermeter view` finds it).

@@ -222,6 +222,7 @@ impl RunArgs {
                 gpu: self.gpu,
                 gpu_count: self.gpu_count,
                 precision: self.precision,
+                configuration: None,
             },
             show_progress,
             ..RunConfig::new(String::new(), suite, self.out)

@@ -1,5 +1,6 @@
-//! `infermeter view REPORT.json...`: serves the built viewer with the given reports on loopback
-//! and prints the URL that opens them.
+//! `infermeter view REPORT.json|DIR...`: serves the built viewer with the given reports (a
+//! folder's: those its index.json lists, as a sweep writes it) on loopback and prints the URL
+//! that opens them.
 //!
 //! The viewer's files are served as static files, from where `ViewerFiles::locate` finds them:
 //! `--dist`, a checkout's `dist/`, or the copy embedded in the binary. The reports are validated
@@ -28,14 +29,15 @@ use axum::Router;
 use infermeter_report::index::{IndexEntry, ReportIndex};
 use tower_http::services::ServeDir;
 
-use crate::output::report_files::{read_reports, ReportFile};
+use crate::output::report_files::read_reports;
 use crate::output::viewer_files::{embedded_file, ViewerFiles};
 
 /// Options of `infermeter view`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ViewArgs {
-    /// Report files to show; the first is opened, the others are compared with it.
-    #[arg(required = true, value_name = "REPORT.json")]
+    /// Report files to show, or folders holding an index.json (a sweep's: the reports it
+    /// lists); the first is opened, the others are compared with it.
+    #[arg(required = true, value_name = "REPORT.json|DIR")]
     pub reports: Vec<PathBuf>,
     /// Address to serve on (port 0: any free port).
     #[arg(long, default_value = "127.0.0.1:0")]
@@ -92,8 +94,12 @@ pub async fn start(args: ViewArgs) -> anyhow::Result<RunningView> {
     let viewer = ViewerFiles::locate(args.dist.as_deref())?;
     let files = read_reports(&args.reports)?;
     let index = ReportIndex {
-        reports: files.iter().map(index_entry).collect(),
+        reports: files
+            .iter()
+            .map(|f| IndexEntry::of_report(format!("reports/{}", f.name), &f.report))
+            .collect(),
         comparisons: Vec::new(),
+        sweep: None,
     }
     .to_json();
     let first = format!("data/reports/{}", files[0].name);
@@ -175,21 +181,6 @@ async fn serve_report(
     match reports.get(&name) {
         Some(body) => ([(header::CONTENT_TYPE, "application/json")], body.clone()).into_response(),
         None => (StatusCode::NOT_FOUND, "no such report").into_response(),
-    }
-}
-
-/// The landing page's entry of a report.
-fn index_entry(file: &ReportFile) -> IndexEntry {
-    let meta = &file.report.metadata;
-    IndexEntry {
-        path: format!("reports/{}", file.name),
-        title: Some(file.report.display_title()),
-        description: None,
-        model: Some(meta.model.id.clone()),
-        gpu: Some(meta.hardware.gpu_label()),
-        engine: Some(meta.engine.name.clone()),
-        note: None,
-        synthetic: meta.synthetic,
     }
 }
 

@@ -2,11 +2,13 @@
 //! served or written, and given a name that needs no escaping. Other tools' result files (vLLM
 //! bench serve, AIPerf, guidellm, inference-perf, and folders of them) are read into reports by
 //! the report crate's converters, exactly as the viewer reads them ([`read_imports`], which
-//! `import` and `summary` use too).
+//! `import` and `summary` use too). A folder holding an `index.json` (a sweep's output folder)
+//! stands for the reports it lists, in its order ([`report_paths`]).
 
 use std::path::{Path, PathBuf};
 
 use infermeter_report::import::{self, Format, Input};
+use infermeter_report::index::{IndexError, ReportIndex};
 use infermeter_report::{LoadError, Report};
 
 /// A report file, validated.
@@ -29,8 +31,12 @@ pub enum ReportFileError {
     },
     #[error("{} is not a valid report: {reason}", path.display())]
     Invalid { path: PathBuf, reason: LoadError },
-    #[error("{} holds no result file of vLLM bench serve, AIPerf, guidellm or inference-perf", .0.display())]
+    #[error("{} holds neither an index.json (the list of reports a sweep writes) nor a result file of vLLM bench serve, AIPerf, guidellm or inference-perf", .0.display())]
     NothingInFolder(PathBuf),
+    #[error("{}: {reason}", path.display())]
+    BadIndex { path: PathBuf, reason: IndexError },
+    #[error("{} lists no report: no configuration of its sweep measured a level (its \"sweep\" section says why, its logs/ folder holds the servers' output)", path.display())]
+    EmptyIndex { path: PathBuf },
     #[error(transparent)]
     Import(#[from] import::ImportError),
 }
@@ -40,7 +46,7 @@ pub enum ReportFileError {
 /// make, served as the report written.
 pub fn read_reports(paths: &[PathBuf]) -> Result<Vec<ReportFile>, ReportFileError> {
     let mut files = Vec::with_capacity(paths.len());
-    for path in paths {
+    for path in &report_paths(paths)? {
         let text = (!path.is_dir()).then(|| read(path)).transpose()?;
         let n = files.len() + 1;
         match text {
@@ -73,6 +79,31 @@ pub fn read_reports(paths: &[PathBuf]) -> Result<Vec<ReportFile>, ReportFileErro
                 }
             }
         }
+    }
+    Ok(files)
+}
+
+/// The paths with each folder that holds an `index.json` (a sweep's) replaced by the reports it
+/// lists, relative to it (and kept inside it); other paths as they are.
+pub fn report_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ReportFileError> {
+    let mut files = Vec::new();
+    for path in paths {
+        let index_path = path.join("index.json");
+        if !path.is_dir() || !index_path.is_file() {
+            files.push(path.clone());
+            continue;
+        }
+        let text = read(&index_path)?;
+        let bad = |reason| ReportFileError::BadIndex {
+            path: index_path.clone(),
+            reason,
+        };
+        let index = ReportIndex::parse(&text).map_err(bad)?;
+        index.check_paths().map_err(bad)?;
+        if index.reports.is_empty() {
+            return Err(ReportFileError::EmptyIndex { path: index_path });
+        }
+        files.extend(index.reports.iter().map(|entry| path.join(&entry.path)));
     }
     Ok(files)
 }
@@ -207,5 +238,34 @@ mod tests {
         std::fs::write(&bad, "{}").unwrap();
         let err = read_reports(&[bad]).err().unwrap().to_string();
         assert!(err.contains("bad.json is not a valid report: "), "{err}");
+    }
+
+    #[test]
+    fn a_folder_with_an_index_stands_for_the_reports_it_lists() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().to_path_buf();
+        // Without an index, a folder is the importers' (other tools' result files).
+        assert_eq!(
+            report_paths(std::slice::from_ref(&folder)).unwrap(),
+            std::slice::from_ref(&folder)
+        );
+        let err = read_reports(std::slice::from_ref(&folder)).err().unwrap();
+        assert!(
+            err.to_string().contains("holds neither an index.json"),
+            "{err}"
+        );
+        let index = folder.join("index.json");
+        std::fs::write(&index, r#"{"reports": [{"path": "b.json"}, "a.json"]}"#).unwrap();
+        let other = PathBuf::from("c.json");
+        assert_eq!(
+            report_paths(&[folder.clone(), other.clone()]).unwrap(),
+            [folder.join("b.json"), folder.join("a.json"), other]
+        );
+        std::fs::write(&index, r#"{"reports": ["../secret.json"]}"#).unwrap();
+        let err = report_paths(std::slice::from_ref(&folder)).unwrap_err();
+        assert!(err.to_string().contains("must not leave"), "{err}");
+        std::fs::write(&index, r#"{"reports": []}"#).unwrap();
+        let err = report_paths(std::slice::from_ref(&folder)).unwrap_err();
+        assert!(err.to_string().contains("lists no report"), "{err}");
     }
 }

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
-use infermeter_report::{LoadMode, SearchSettings, Slo};
+use infermeter_report::{Configuration, LoadMode, SearchSettings, Slo};
 
 use crate::http::adapters::EngineKind;
 use crate::http::api::ConnectionReuse;
@@ -13,6 +13,7 @@ use crate::http::api_key::KeySource;
 pub use crate::http::server::ServerConfig;
 use crate::load::Part;
 use crate::run::power::PowerSource;
+use crate::run::stop::StopRequest;
 use crate::suite::spec::{SearchSpec, SpecError};
 use crate::suite::Suite;
 
@@ -47,6 +48,9 @@ pub struct RunConfig {
     pub about: About,
     /// Progress bars on the terminal.
     pub show_progress: bool,
+    /// A stop the caller may ask for besides Ctrl-C and SIGTERM (a sweep's, when the server
+    /// it measures exits).
+    pub stop_request: Option<StopRequest>,
 }
 
 /// A shard's part: which, from when, and the fixed step times every shard computes alike.
@@ -69,6 +73,8 @@ pub struct About {
     pub gpu: Option<String>,
     pub gpu_count: Option<u32>,
     pub precision: Option<String>,
+    /// The sweep's configuration this run measures.
+    pub configuration: Option<Configuration>,
 }
 
 /// Why a run's SLO or search settings do not hold together.
@@ -120,6 +126,7 @@ impl RunConfig {
             shard: None,
             about: About::default(),
             show_progress: false,
+            stop_request: None,
         }
     }
 

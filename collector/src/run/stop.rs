@@ -1,5 +1,6 @@
 //! Ctrl-C and SIGTERM: the run stops sending, gives in-flight requests a short grace, and keeps
-//! everything measured.
+//! everything measured. A caller can stop a run the same way ([`StopRequest`]): a sweep does
+//! when the server it measures exits.
 
 use std::sync::{Arc, Mutex};
 
@@ -11,16 +12,67 @@ pub struct StopSignal {
     name: Arc<Mutex<&'static str>>,
 }
 
+/// A stop asked for by the caller, with what asked for it ("the server's exit"), as the
+/// report's partial status names it.
+#[derive(Debug, Clone)]
+pub struct StopRequest(watch::Receiver<Option<&'static str>>);
+
+/// Asks the run holding the matching [`StopRequest`] to stop.
+#[derive(Debug)]
+pub struct StopRequester(watch::Sender<Option<&'static str>>);
+
+impl StopRequest {
+    /// A request and what sends it.
+    pub fn new() -> (StopRequester, StopRequest) {
+        let (tx, rx) = watch::channel(None);
+        (StopRequester(tx), StopRequest(rx))
+    }
+
+    /// Waits until the stop is asked for (never, once the requester is gone without asking).
+    async fn asked(mut self) -> &'static str {
+        let why = self
+            .0
+            .wait_for(Option::is_some)
+            .await
+            .ok()
+            .and_then(|why| *why);
+        match why {
+            Some(why) => why,
+            None => std::future::pending().await,
+        }
+    }
+}
+
+impl StopRequester {
+    pub fn stop(&self, why: &'static str) {
+        let _ = self.0.send(Some(why));
+    }
+}
+
 impl StopSignal {
-    /// Starts listening (on the current runtime).
-    pub fn listen() -> StopSignal {
+    /// Starts listening (on the current runtime) for a signal, or for `request`.
+    pub fn listen(request: Option<StopRequest>) -> StopSignal {
         let (tx, receiver) = watch::channel(false);
         let name = Arc::new(Mutex::new("signal"));
         let seen = name.clone();
         tokio::spawn(async move {
-            let name = wait_for_signal().await;
+            let asked = async move {
+                match request {
+                    Some(request) => request.asked().await,
+                    None => std::future::pending().await,
+                }
+            };
+            let name = tokio::select! {
+                name = wait_for_signal() => {
+                    tracing::warn!("{name} received: stopping, in-flight requests get a short grace");
+                    name
+                }
+                why = asked => {
+                    tracing::warn!("{why}: stopping the run, in-flight requests get a short grace");
+                    why
+                }
+            };
             *seen.lock().unwrap_or_else(|e| e.into_inner()) = name;
-            tracing::warn!("{name} received: stopping, in-flight requests get a short grace");
             let _ = tx.send(true);
         });
         StopSignal { receiver, name }
@@ -41,8 +93,9 @@ impl StopSignal {
     }
 }
 
+/// Waits for Ctrl-C (SIGINT) or SIGTERM; its name.
 #[cfg(unix)]
-async fn wait_for_signal() -> &'static str {
+pub async fn wait_for_signal() -> &'static str {
     use tokio::signal::unix::{signal, SignalKind};
     let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
     tokio::select! {
@@ -52,7 +105,7 @@ async fn wait_for_signal() -> &'static str {
 }
 
 #[cfg(not(unix))]
-async fn wait_for_signal() -> &'static str {
+pub async fn wait_for_signal() -> &'static str {
     let _ = tokio::signal::ctrl_c().await;
     "Ctrl-C"
 }

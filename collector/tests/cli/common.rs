@@ -84,6 +84,14 @@ pub fn run_args(base_url: &str, suite: &str, report: &Path, extra: &[&str]) -> V
     run.iter().chain(extra).map(|a| a.to_string()).collect()
 }
 
+/// `sweep --quiet --suite SUITE --out-dir DIR`, then `extra` (the server or base URL, the
+/// parameters, and after `--` the run options): the sweep the sweep tests make.
+pub fn sweep_args(suite: &Path, out_dir: &Path, extra: &[&str]) -> Vec<String> {
+    let (suite, out_dir) = (suite.to_str().unwrap(), out_dir.to_str().unwrap());
+    let sweep = ["sweep", "--quiet", "--suite", suite, "--out-dir", out_dir];
+    sweep.iter().chain(extra).map(|a| a.to_string()).collect()
+}
+
 pub async fn infermeter(args: &[impl AsRef<OsStr>], envs: &[(&str, &str)]) -> Output {
     let mut cmd = tokio::process::Command::new(BIN);
     cmd.args(args)

@@ -385,3 +385,139 @@ async fn natural_stop(server: &LlamaServer, tokenizer: &str) {
         assert_eq!(params["ignore_eos"], false, "{params}");
     }
 }
+
+/// The most tasks the engine's log shows in its slots at once (`launch_slot_` to `release`),
+/// and the slots it says it made (`n_slots = N`).
+fn slots_in_log(log: &str) -> (u32, u32) {
+    let made = log
+        .lines()
+        .find_map(|l| l.split("n_slots = ").nth(1))
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .expect("llama-server logs n_slots");
+    let (mut active, mut most) = (0u32, 0u32);
+    for line in log.lines() {
+        if line.contains("launch_slot_: id") {
+            active += 1;
+            most = most.max(active);
+        } else if line.contains("release: id") {
+            active = active.saturating_sub(1);
+        }
+    }
+    (made, most)
+}
+
+/// The most requests the client saw generating at once: their first-to-last-token spans
+/// (less a millisecond at each end, for stamps a hair apart) overlapping.
+fn most_generating(records: &[&RequestRecord]) -> usize {
+    let spans: Vec<(f64, f64)> = records
+        .iter()
+        .map(|r| (r.sent_s + r.ttft_s.unwrap(), r.sent_s + r.e2e_s.unwrap()))
+        .collect();
+    spans
+        .iter()
+        .map(|(start, _)| {
+            spans
+                .iter()
+                .filter(|(s, e)| *s <= *start + 0.001 && *e > *start + 0.001)
+                .count()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Acceptance 2 of #37: a sweep of llama-server's `--parallel` (its slots). The engine's log
+/// says how many slots it made and how many it used at once; each report shows the same: one
+/// slot generates one request at a time and queues the others before their first token, four
+/// generate together.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sweep_of_llama_cpp_parallel_slots_differs_as_its_log_says() {
+    let _timing = timing_sensitive().await;
+    let Some(paths) = llama_paths() else {
+        return;
+    };
+    let dir = out_dir("llama-cpp-sweep");
+    let suite = small_suite(
+        &dir,
+        &suite_toml(
+            "llama-sweep",
+            &[64],
+            "[peak]\nlevels = [4]\nrequests_per_slot = 2\nmin_seconds = 0\n",
+        ),
+    );
+    let serve = format!(
+        "exec {} -m {} -a tiny-llama --host 127.0.0.1 --port {{port}} -c 8192 --parallel {{n}} \
+         -t 1 --metrics --no-webui",
+        paths.server.display(),
+        paths.model.display()
+    );
+    let out_dir = dir.join("out");
+    let swept = [
+        "--serve",
+        &serve,
+        "--param",
+        "n=1,4",
+        "--ready",
+        "/health",
+        "--ready-timeout",
+        "120",
+        "--",
+        "--api",
+        "completions",
+        "--tokenizer",
+        paths.tokenizer.to_str().unwrap(),
+        "--gpu",
+        "CPU (no GPU)",
+    ];
+    let out = infermeter(&sweep_args(&suite, &out_dir, &swept), &[]).await;
+    assert!(out.status.success(), "{}", text(&out));
+    let mut waits = Vec::new();
+    for n in [1u32, 4] {
+        let report_path = out_dir.join(format!("n-{n}.json"));
+        let report = load_report(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
+        assert_eq!(report.status, RunStatus::Complete);
+        assert_eq!(report.metadata.engine.name, "llama.cpp");
+        let configuration = report.metadata.configuration.as_ref().unwrap();
+        assert_eq!(
+            configuration.parameters.get("n"),
+            Some(n.to_string().as_str())
+        );
+        let log = std::fs::read_to_string(out_dir.join(format!("logs/n-{n}.log"))).unwrap();
+        let (made, used) = slots_in_log(&log);
+        assert_eq!(made, n, "the engine made the slots asked for");
+        let records = read_records(&report_path);
+        let measured = ok_measured(&records);
+        assert!(measured.len() >= 8, "{} requests", measured.len());
+        let generating = most_generating(&measured);
+        eprintln!(
+            "llama.cpp --parallel {n}: log n_slots {made}, most slots busy at once {used}; \
+             report: most requests generating at once {generating}"
+        );
+        // The report shows what the engine's log does: as many generating at once as it had
+        // slots busy (never more than it made).
+        assert!(generating as u32 <= made, "{generating} > {made} slots");
+        if n == 1 {
+            assert_eq!((used, generating), (1, 1));
+        } else {
+            assert!(used > 1 && generating > 1, "{used} busy, {generating} seen");
+        }
+        // The wait before the engine starts a request (TTFT less its own prompt time).
+        let mut wait: Vec<f64> = measured
+            .iter()
+            .map(|r| r.ttft_s.unwrap() - r.engine_timings.unwrap().prompt_ms.unwrap() / 1000.0)
+            .collect();
+        wait.sort_by(f64::total_cmp);
+        waits.push(percentile_sorted(&wait, 50.0));
+    }
+    eprintln!(
+        "llama.cpp sweep: median wait for a slot --parallel 1 {:.3} s, --parallel 4 {:.3} s",
+        waits[0], waits[1]
+    );
+    // One slot for four users: most of them wait for another's whole answer.
+    assert!(
+        waits[0] > 2.0 * waits[1],
+        "median wait for a slot: --parallel 1 {:.3} s, --parallel 4 {:.3} s",
+        waits[0],
+        waits[1]
+    );
+}

@@ -465,6 +465,7 @@ fn report_of(run: Run) -> Report {
             finished_at: run.finished_at,
             collector_version: env!("CARGO_PKG_VERSION").into(),
             labels: run.labels,
+            configuration: None,
             provenance: Some(run.provenance),
         },
         status: RunStatus::Complete,
