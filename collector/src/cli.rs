@@ -55,6 +55,12 @@ pub enum Command {
     /// every few seconds, then kill it mid-level and check that its records and partial report
     /// load (exit 1 if not, or if memory grew over 5% after the first minute).
     BenchSoak(BenchSoakArgs),
+    /// Measure the collector's CPU per streamed token, syscalls, context switches and memory at
+    /// 64, 256 and 1,000 streams, beside a bare reader of the same streams (the floor).
+    BenchClient(crate::bench_client::BenchClientArgs),
+    /// The floor client `bench-client` measures (started by it).
+    #[command(hide = true)]
+    BenchClientFloor(crate::bench_client::BenchFloorArgs),
     /// Measure the simulator's calibration figures in real time and compare them with the
     /// published reference reports (exit 1 if any is off by more than 15%).
     Calibrate(CalibrateArgs),

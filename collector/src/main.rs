@@ -3,6 +3,7 @@
 //! binary).
 
 // Commands, one module each (`dispatch` calls them); `cli` holds their options.
+mod bench_client;
 mod bench_soak;
 mod bench_timing;
 mod calibrate;
@@ -113,6 +114,14 @@ async fn dispatch(command: Command, show_progress: bool) -> anyhow::Result<ExitC
             true => Ok(ExitCode::SUCCESS),
             false => Ok(ExitCode::FAILURE),
         },
+        Command::BenchClient(args) => {
+            bench_client::run(args).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::BenchClientFloor(args) => {
+            bench_client::floor(args).await?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::BenchTiming(args) => {
             bench_timing::run(args).await?;
             Ok(ExitCode::SUCCESS)

@@ -1,0 +1,854 @@
+//! `infermeter bench-client`: what the client itself costs per streamed token at scale, beside
+//! the floor, a bare reader of the same streams.
+//!
+//! The simulator runs in this process, on a runtime and threads of its own; each client under
+//! test is a child process, so the CPU time, peak memory and context switches the kernel
+//! accounts to that child (`wait4`) are the client's alone. At each stream count every run
+//! measures both clients, one after the other, alternating which goes first:
+//! - `infermeter run`: one peak level of that many streams, one request per slot (so three
+//!   waves of requests: the first, the measured one, and those that straddle its end), the
+//!   product's whole path: records, metrics scrapes, the report;
+//! - the floor (`bench-client-floor`): one task per connection sending the same request three
+//!   times in turn and reading each response into a buffer it throws away (no HTTP or SSE
+//!   parsing, no timestamps), on the same runtime.
+//!
+//! Both are divided by the tokens streamed (one per event here). Syscalls are counted by
+//! `perf stat` attached to the child just after it starts, where perf runs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use infermeter_report::Outcome;
+use infermeter_sim::{SimArgs, SimError, ThreadedSim};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::adapters::EngineKind;
+use crate::bench_soak::proc_stats::load_average;
+use crate::cli::{Api, ConnectionReuse};
+use crate::driver::{Driver, DriverConfig, DriverError};
+use crate::records::{read_records, records_path, RecordsError};
+
+/// Requests each stream sends in turn: as many as a peak level of one request per slot sends.
+const REQUESTS_PER_STREAM: u32 = 3;
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct BenchClientArgs {
+    /// Concurrent streams to measure at.
+    #[arg(long, value_delimiter = ',', default_values_t = [64u32, 256, 1000])]
+    pub streams: Vec<u32>,
+    /// Runs of each client at each stream count; the table gives their medians.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub runs: u32,
+    /// Input and output tokens of every request.
+    #[arg(long, default_value_t = 64)]
+    pub input_tokens: u32,
+    #[arg(long, default_value_t = 512)]
+    pub output_tokens: u32,
+    /// The simulated model and GPU (a B200 holds every stream's KV cache: no request waits).
+    #[arg(long, default_value = "llama-3.1-8b")]
+    pub model: String,
+    #[arg(long, default_value = "b200")]
+    pub gpu: String,
+    /// Count each client's syscalls with `perf stat` (auto: where perf runs).
+    #[arg(long, value_enum, default_value_t = SyscallCount::Auto)]
+    pub syscalls: SyscallCount,
+    /// Where the suites, reports, records and logs go (default: infermeter-bench-client in the
+    /// temp directory).
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SyscallCount {
+    Auto,
+    Perf,
+    Off,
+}
+
+/// The floor client's options (`bench-client` starts it; not for direct use).
+#[derive(Debug, Clone, clap::Args)]
+pub struct BenchFloorArgs {
+    /// The API base, e.g. http://127.0.0.1:8000/v1.
+    #[arg(long)]
+    pub base_url: String,
+    #[arg(long)]
+    pub model: String,
+    #[arg(long)]
+    pub streams: u32,
+    /// Requests each connection sends in turn.
+    #[arg(long, default_value_t = REQUESTS_PER_STREAM)]
+    pub requests: u32,
+    #[arg(long)]
+    pub input_tokens: u32,
+    #[arg(long)]
+    pub output_tokens: u32,
+}
+
+/// Why the benchmark could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchClientError {
+    #[error("cannot write {}", .path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot start the simulator")]
+    Sim(#[source] SimError),
+    #[error("the simulator did not name its model at {url}: {detail}")]
+    Model { url: String, detail: String },
+    #[error("cannot start {what}")]
+    Spawn {
+        what: String,
+        source: std::io::Error,
+    },
+    #[error("{what} exited ({status}); its log, {}, ends:\n{tail}", .log.display())]
+    Failed {
+        what: String,
+        status: ExitStatus,
+        log: PathBuf,
+        tail: String,
+    },
+    #[error("{what}: {done} of {expected} requests streamed to the end; see {}", .log.display())]
+    Incomplete {
+        what: String,
+        done: u64,
+        expected: u64,
+        log: PathBuf,
+    },
+    #[error(transparent)]
+    Records(#[from] RecordsError),
+    #[error(transparent)]
+    Driver(#[from] DriverError),
+    #[error("cannot connect to {addr}")]
+    Connect {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error("a floor stream failed: {0}")]
+    Stream(String),
+}
+
+/// The two clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Client {
+    Infermeter,
+    Floor,
+}
+
+impl Client {
+    fn name(self) -> &'static str {
+        match self {
+            Client::Infermeter => "infermeter",
+            Client::Floor => "floor",
+        }
+    }
+}
+
+/// What the kernel accounted to one child process, and what it streamed.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Measurement {
+    pub user_s: f64,
+    pub sys_s: f64,
+    pub max_rss_kib: u64,
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
+    /// Counted by perf from just after the start; `None` without perf.
+    pub syscalls: Option<u64>,
+    pub tokens: u64,
+    pub wall_s: f64,
+}
+
+impl Measurement {
+    fn per_token_us(&self, x: f64) -> f64 {
+        x / self.tokens.max(1) as f64 * 1e6
+    }
+    pub fn user_us(&self) -> f64 {
+        self.per_token_us(self.user_s)
+    }
+    pub fn sys_us(&self) -> f64 {
+        self.per_token_us(self.sys_s)
+    }
+    pub fn cpu_us(&self) -> f64 {
+        self.per_token_us(self.user_s + self.sys_s)
+    }
+    pub fn syscalls_per_token(&self) -> Option<f64> {
+        self.syscalls
+            .map(|n| n as f64 / self.tokens.max(1) as f64)
+    }
+    /// Context switches (voluntary, involuntary) per 1,000 tokens.
+    pub fn switches_per_k(&self) -> (f64, f64) {
+        let k = self.tokens.max(1) as f64 / 1e3;
+        (
+            self.voluntary_switches as f64 / k,
+            self.involuntary_switches as f64 / k,
+        )
+    }
+}
+
+/// The median of each figure over runs of one client at one stream count.
+pub fn median(runs: &[Measurement]) -> Measurement {
+    let mid = |f: &dyn Fn(&Measurement) -> f64| {
+        let mut v: Vec<f64> = runs.iter().map(f).collect();
+        v.sort_by(f64::total_cmp);
+        match v.len() {
+            0 => 0.0,
+            n if n % 2 == 1 => v[n / 2],
+            n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+        }
+    };
+    // Per-token figures are medians of the runs' ratios, carried on a common token count.
+    let tokens = 1_000_000u64;
+    let scale = |f: &dyn Fn(&Measurement) -> f64| mid(f) * tokens as f64;
+    let all_counted = !runs.is_empty() && runs.iter().all(|r| r.syscalls.is_some());
+    Measurement {
+        user_s: scale(&|r| r.user_s / r.tokens.max(1) as f64),
+        sys_s: scale(&|r| r.sys_s / r.tokens.max(1) as f64),
+        max_rss_kib: mid(&|r| r.max_rss_kib as f64) as u64,
+        voluntary_switches: scale(&|r| r.voluntary_switches as f64 / r.tokens.max(1) as f64)
+            as u64,
+        involuntary_switches: scale(&|r| {
+            r.involuntary_switches as f64 / r.tokens.max(1) as f64
+        }) as u64,
+        syscalls: all_counted.then(|| {
+            scale(&|r| r.syscalls.unwrap_or(0) as f64 / r.tokens.max(1) as f64) as u64
+        }),
+        tokens,
+        wall_s: mid(&|r| r.wall_s),
+    }
+}
+
+/// One row of the table: a client at a stream count, the median of its runs.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub streams: u32,
+    pub client: Client,
+    pub runs: Vec<Measurement>,
+}
+
+/// The table: per stream count, infermeter, the floor and their ratio.
+pub fn table(rows: &[Row]) -> String {
+    let mut out = format!(
+        "{:>7}  {:<10}  {:>5}  {:>8}  {:>8}  {:>8}  {:>8}  {:>10}  {:>9}  {:>7}  {:>8}\n",
+        "streams",
+        "client",
+        "runs",
+        "user µs",
+        "sys µs",
+        "CPU µs",
+        "vs floor",
+        "syscalls",
+        "ctx vol",
+        "invol",
+        "RSS MiB"
+    );
+    for row in rows {
+        let m = median(&row.runs);
+        let floor = rows
+            .iter()
+            .find(|r| r.streams == row.streams && r.client == Client::Floor)
+            .map(|r| median(&r.runs).cpu_us());
+        let ratio = match (row.client, floor) {
+            (Client::Infermeter, Some(f)) if f > 0.0 => format!("{:.2}×", m.cpu_us() / f),
+            _ => String::new(),
+        };
+        let (vol, invol) = m.switches_per_k();
+        out.push_str(&format!(
+            "{:>7}  {:<10}  {:>5}  {:>8.2}  {:>8.2}  {:>8.2}  {:>8}  {:>10}  {:>9.1}  {:>7.1}  {:>8.1}\n",
+            row.streams,
+            row.client.name(),
+            row.runs.len(),
+            m.user_us(),
+            m.sys_us(),
+            m.cpu_us(),
+            ratio,
+            m.syscalls_per_token()
+                .map_or("n/a".into(), |s| format!("{s:.2}")),
+            vol,
+            invol,
+            m.max_rss_kib as f64 / 1024.0
+        ));
+    }
+    out.push_str(
+        "(medians of the runs; µs of CPU per streamed token (one per event); syscalls per event; \
+         context switches per 1,000 events, voluntary and involuntary; peak RSS)",
+    );
+    out
+}
+
+/// The simulator: every stream in one batch (no queue), prefill of a whole level in one step.
+fn sim_args(args: &BenchClientArgs) -> SimArgs {
+    let max = args.streams.iter().copied().max().unwrap_or(1);
+    SimArgs {
+        listen: "127.0.0.1:0".parse().expect("literal address"),
+        model: args.model.clone(),
+        gpu: args.gpu.clone(),
+        max_num_seqs: max.max(256),
+        max_num_batched_tokens: Some(max.saturating_mul(args.input_tokens).max(8192)),
+        ..SimArgs::default()
+    }
+}
+
+/// The suite `infermeter run` measures: one peak level of `streams`, one request per slot.
+pub fn suite_toml(args: &BenchClientArgs, streams: u32) -> String {
+    format!(
+        "name = \"bench-client\"\nwarmup = 0\n[[scenario]]\nid = \"stream\"\nname = \"Stream\"\n\
+         input_tokens = {}\noutput_tokens = {}\n[peak]\nlevels = [{streams}]\n\
+         requests_per_slot = 1\nmin_seconds = 0\n",
+        args.input_tokens, args.output_tokens
+    )
+}
+
+/// Runs the benchmark and prints the table.
+pub async fn run(args: BenchClientArgs) -> Result<Vec<Row>, BenchClientError> {
+    let dir = args
+        .out_dir
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join("infermeter-bench-client"));
+    std::fs::create_dir_all(&dir).map_err(|source| BenchClientError::Write {
+        path: dir.clone(),
+        source,
+    })?;
+    let perf = match args.syscalls {
+        SyscallCount::Off => false,
+        SyscallCount::Perf => true,
+        SyscallCount::Auto => perf_runs(),
+    };
+    println!(
+        "client CPU per streamed token: {} in / {} out tokens, simulated {} on {}, streams {:?}, \
+         {} runs each; load average {}",
+        args.input_tokens,
+        args.output_tokens,
+        args.model,
+        args.gpu,
+        args.streams,
+        args.runs,
+        load_line()
+    );
+    let sim = ThreadedSim::start(sim_args(&args), true)
+        .await
+        .map_err(BenchClientError::Sim)?;
+    let measured = measure_all(&args, &dir, sim.base_url(), perf).await;
+    sim.stop();
+    let rows = measured?;
+    println!("{}", table(&rows));
+    println!("load average at the end {}", load_line());
+    Ok(rows)
+}
+
+async fn measure_all(
+    args: &BenchClientArgs,
+    dir: &Path,
+    base_url: &str,
+    perf: bool,
+) -> Result<Vec<Row>, BenchClientError> {
+    let model = served_model(base_url).await?;
+    let mut rows = Vec::new();
+    for &streams in &args.streams {
+        let suite = dir.join(format!("suite-{streams}.toml"));
+        std::fs::write(&suite, suite_toml(args, streams)).map_err(|source| {
+            BenchClientError::Write {
+                path: suite.clone(),
+                source,
+            }
+        })?;
+        let mut infermeter = Vec::new();
+        let mut floor = Vec::new();
+        for run in 0..args.runs {
+            let order = if run % 2 == 0 {
+                [Client::Infermeter, Client::Floor]
+            } else {
+                [Client::Floor, Client::Infermeter]
+            };
+            for client in order {
+                let job = Job {
+                    client,
+                    streams,
+                    run,
+                    dir,
+                    base_url,
+                    model: &model,
+                    suite: &suite,
+                    args,
+                };
+                let m = job.measure(perf).await?;
+                println!("{}", run_line(&job, &m));
+                match client {
+                    Client::Infermeter => infermeter.push(m),
+                    Client::Floor => floor.push(m),
+                }
+            }
+        }
+        rows.push(Row {
+            streams,
+            client: Client::Infermeter,
+            runs: infermeter,
+        });
+        rows.push(Row {
+            streams,
+            client: Client::Floor,
+            runs: floor,
+        });
+    }
+    Ok(rows)
+}
+
+fn run_line(job: &Job<'_>, m: &Measurement) -> String {
+    format!(
+        "  {:>5} streams, run {}, {:<10} {:>7.2} µs/token (user {:.2}, sys {:.2}), {} tokens in {:.1} s, syscalls/token {}, RSS {:.1} MiB, load {}",
+        job.streams,
+        job.run + 1,
+        job.client.name(),
+        m.cpu_us(),
+        m.user_us(),
+        m.sys_us(),
+        m.tokens,
+        m.wall_s,
+        m.syscalls_per_token()
+            .map_or("n/a".into(), |s| format!("{s:.2}")),
+        m.max_rss_kib as f64 / 1024.0,
+        load_line()
+    )
+}
+
+fn load_line() -> String {
+    load_average().map_or("n/a".into(), |l| format!("{l:.2}"))
+}
+
+/// The model the simulator serves, from `/models`.
+async fn served_model(base_url: &str) -> Result<String, BenchClientError> {
+    let url = format!("{base_url}/models");
+    let fail = |detail: String| BenchClientError::Model {
+        url: url.clone(),
+        detail,
+    };
+    let client = crate::transport::http_client(Duration::from_secs(5), 1)
+        .map_err(|e| fail(e.to_string()))?;
+    let body: serde_json::Value = client
+        .get(&url)
+        .send()
+        .await
+        .and_then(reqwest::Response::error_for_status)
+        .map_err(|e| fail(e.to_string()))?
+        .json()
+        .await
+        .map_err(|e| fail(e.to_string()))?;
+    body["data"][0]["id"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| fail(format!("no data[0].id in {body}")))
+}
+
+/// Whether `perf stat` can count syscalls here.
+fn perf_runs() -> bool {
+    Command::new("perf")
+        .args(["stat", "-x", ",", "-e", "raw_syscalls:sys_enter", "true"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// One client's run at one stream count.
+struct Job<'a> {
+    client: Client,
+    streams: u32,
+    run: u32,
+    dir: &'a Path,
+    base_url: &'a str,
+    model: &'a str,
+    suite: &'a Path,
+    args: &'a BenchClientArgs,
+}
+
+impl Job<'_> {
+    fn stem(&self) -> String {
+        format!("{}-{}-{}", self.client.name(), self.streams, self.run + 1)
+    }
+
+    fn command(&self, report: &Path) -> Command {
+        let program = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("infermeter"));
+        let mut command = Command::new(program);
+        match self.client {
+            Client::Infermeter => {
+                command
+                    .args(["--quiet", "run", "--force", "--power", "none"])
+                    .args(["--api", "completions", "--base-url", self.base_url])
+                    .arg("--suite")
+                    .arg(self.suite)
+                    .arg("--out")
+                    .arg(report);
+            }
+            Client::Floor => {
+                command
+                    .args(["--quiet", "bench-client-floor", "--base-url", self.base_url])
+                    .args(["--model", self.model])
+                    .args(["--streams", &self.streams.to_string()])
+                    .args(["--input-tokens", &self.args.input_tokens.to_string()])
+                    .args(["--output-tokens", &self.args.output_tokens.to_string()]);
+            }
+        }
+        command
+    }
+
+    /// Starts the client, counts its syscalls, waits for it and reads what it streamed.
+    async fn measure(&self, perf: bool) -> Result<Measurement, BenchClientError> {
+        let stem = self.stem();
+        let log = self.dir.join(format!("{stem}.log"));
+        let report = self.dir.join(format!("{stem}.json"));
+        let out = std::fs::File::create(&log).map_err(|source| BenchClientError::Write {
+            path: log.clone(),
+            source,
+        })?;
+        let err = out.try_clone().map_err(|source| BenchClientError::Write {
+            path: log.clone(),
+            source,
+        })?;
+        let what = format!("the {} client", self.client.name());
+        let start = Instant::now();
+        let child = self
+            .command(&report)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .map_err(|source| BenchClientError::Spawn {
+                what: what.clone(),
+                source,
+            })?;
+        let pid = child.id();
+        let counter = perf.then(|| SyscallCounter::attach(pid, &self.dir.join(format!("{stem}.perf"))));
+        let (status, mut m) = tokio::task::spawn_blocking(move || wait_for(pid))
+            .await
+            .expect("wait4 does not panic")
+            .map_err(|source| BenchClientError::Spawn {
+                what: what.clone(),
+                source,
+            })?;
+        m.wall_s = start.elapsed().as_secs_f64();
+        m.syscalls = match counter {
+            Some(Ok(counter)) => counter.finish(),
+            _ => None,
+        };
+        if !status.success() {
+            return Err(BenchClientError::Failed {
+                what,
+                status,
+                tail: tail(&log),
+                log,
+            });
+        }
+        let (done, expected, tokens) = match self.client {
+            Client::Infermeter => streamed(&records_path(&report))?,
+            Client::Floor => {
+                let done = floor_requests(&log);
+                let expected = u64::from(self.streams) * u64::from(REQUESTS_PER_STREAM);
+                (done, expected, done * u64::from(self.args.output_tokens))
+            }
+        };
+        if done < expected {
+            return Err(BenchClientError::Incomplete {
+                what,
+                done,
+                expected,
+                log,
+            });
+        }
+        m.tokens = tokens;
+        Ok(m)
+    }
+}
+
+/// Requests that ended well, requests sent, and tokens streamed, from a run's records.
+fn streamed(records: &Path) -> Result<(u64, u64, u64), BenchClientError> {
+    let records = read_records(records)?;
+    let ok = records.iter().filter(|r| r.outcome == Outcome::Ok);
+    let tokens = ok
+        .clone()
+        .flat_map(|r| &r.chunks)
+        .map(|c| u64::from(c.tokens))
+        .sum();
+    Ok((ok.count() as u64, records.len() as u64, tokens))
+}
+
+/// The floor's count of requests streamed to the end (its last line: `requests N`).
+fn floor_requests(log: &Path) -> u64 {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.strip_prefix("requests "))
+        .filter_map(|n| n.trim().parse().ok())
+        .next_back()
+        .unwrap_or(0)
+}
+
+/// The last lines of a log.
+fn tail(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
+}
+
+/// Waits for the child `pid` and takes what the kernel accounted to it.
+fn wait_for(pid: u32) -> std::io::Result<(ExitStatus, Measurement)> {
+    use std::os::unix::process::ExitStatusExt;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: status and usage outlive the call.
+        let rc = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
+        if rc >= 0 {
+            break;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Ok((
+        ExitStatus::from_raw(status),
+        Measurement {
+            user_s: secs(usage.ru_utime),
+            sys_s: secs(usage.ru_stime),
+            max_rss_kib: usage.ru_maxrss as u64,
+            voluntary_switches: usage.ru_nvcsw as u64,
+            involuntary_switches: usage.ru_nivcsw as u64,
+            ..Measurement::default()
+        },
+    ))
+}
+
+/// `perf stat` counting one process's syscalls.
+struct SyscallCounter {
+    perf: std::process::Child,
+    out: PathBuf,
+}
+
+impl SyscallCounter {
+    fn attach(pid: u32, out: &Path) -> std::io::Result<SyscallCounter> {
+        let perf = Command::new("perf")
+            .args(["stat", "-x", ",", "-e", "raw_syscalls:sys_enter", "-p"])
+            .arg(pid.to_string())
+            .arg("-o")
+            .arg(out)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()?;
+        Ok(SyscallCounter {
+            perf,
+            out: out.to_path_buf(),
+        })
+    }
+
+    /// The count, once perf has seen its process end.
+    fn finish(mut self) -> Option<u64> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while self.perf.try_wait().ok()?.is_none() {
+            if Instant::now() > deadline {
+                // SAFETY: SIGINT to our own child; perf writes its counts on it.
+                unsafe { libc::kill(self.perf.id() as libc::pid_t, libc::SIGINT) };
+                self.perf.wait().ok()?;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        parse_perf(&std::fs::read_to_string(&self.out).ok()?)
+    }
+}
+
+/// The count of `perf stat -x ,` output's syscall line.
+pub fn parse_perf(text: &str) -> Option<u64> {
+    text.lines()
+        .find(|l| l.contains("raw_syscalls:sys_enter"))
+        .and_then(|l| l.split(',').next())
+        .and_then(|n| n.trim().parse().ok())
+}
+
+// ------------------------------------------------------------------ the floor
+
+/// The floor client: `streams` connections, each sending the request `requests` times in turn
+/// and reading every response to its end, discarding it. Prints `requests N` when done.
+pub async fn floor(args: BenchFloorArgs) -> Result<(), BenchClientError> {
+    let driver = Driver::new(DriverConfig {
+        base_url: args.base_url.clone(),
+        api: Api::Completions,
+        model: args.model.clone(),
+        engine: EngineKind::Sim,
+        prompt_caching: false,
+        api_key: None,
+        connect_timeout: Duration::from_secs(10),
+        first_token_timeout: Duration::from_secs(600),
+        total_timeout: Duration::from_secs(600),
+        max_in_flight: 1,
+        connection_reuse: ConnectionReuse::Pooled,
+    })?;
+    let uri: http::Uri = format!("{}/completions", args.base_url.trim_end_matches('/'))
+        .parse()
+        .map_err(|e| BenchClientError::Stream(format!("{e}")))?;
+    let addr = uri
+        .authority()
+        .map(|a| a.as_str().to_string())
+        .unwrap_or_default();
+    let prompt = "hello ".repeat(args.input_tokens as usize);
+    let body = driver.body(prompt.trim_end(), args.output_tokens);
+    let mut request = format!(
+        "POST {} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+         accept: text/event-stream\r\ncontent-length: {}\r\n\r\n",
+        uri.path(),
+        body.len()
+    )
+    .into_bytes();
+    request.extend_from_slice(&body);
+    let request = std::sync::Arc::new(request);
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..args.streams {
+        let (request, addr) = (request.clone(), addr.clone());
+        let requests = args.requests;
+        tasks.spawn(async move { read_streams(&addr, &request, requests).await });
+    }
+    let mut done = 0u64;
+    while let Some(result) = tasks.join_next().await {
+        done += result.map_err(|e| BenchClientError::Stream(e.to_string()))??;
+    }
+    println!("requests {done}");
+    Ok(())
+}
+
+/// The last bytes of a chunked body: the zero-length chunk and the empty trailer.
+const BODY_END: &[u8; 5] = b"0\r\n\r\n";
+
+/// One connection of the floor: `requests` requests in turn, each read to its body's end.
+async fn read_streams(addr: &str, request: &[u8], requests: u32) -> Result<u64, BenchClientError> {
+    let mut tcp = tokio::net::TcpStream::connect(addr)
+        .await
+        .map_err(|source| BenchClientError::Connect {
+            addr: addr.to_string(),
+            source,
+        })?;
+    let broke = |e: std::io::Error| BenchClientError::Stream(e.to_string());
+    tcp.set_nodelay(true).map_err(broke)?;
+    // hyper's first read size.
+    let mut buf = vec![0u8; 8192];
+    for _ in 0..requests {
+        tcp.write_all(request).await.map_err(broke)?;
+        let mut tail = [0u8; 5];
+        let mut first = true;
+        loop {
+            let n = tcp.read(&mut buf).await.map_err(broke)?;
+            if n == 0 {
+                return Err(BenchClientError::Stream(
+                    "the server closed the connection mid-response".into(),
+                ));
+            }
+            if first && !buf[..n].starts_with(b"HTTP/1.1 200") {
+                return Err(BenchClientError::Stream(format!(
+                    "not a 200 response: {}",
+                    String::from_utf8_lossy(&buf[..n.min(200)])
+                )));
+            }
+            first = false;
+            // Only the end is looked for: the last five bytes seen, across reads.
+            if n >= 5 {
+                tail.copy_from_slice(&buf[n - 5..n]);
+            } else {
+                tail.rotate_left(n);
+                tail[5 - n..].copy_from_slice(&buf[..n]);
+            }
+            if &tail == BODY_END {
+                break;
+            }
+        }
+    }
+    Ok(u64::from(requests))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(user_s: f64, sys_s: f64, tokens: u64, syscalls: Option<u64>) -> Measurement {
+        Measurement {
+            user_s,
+            sys_s,
+            tokens,
+            syscalls,
+            max_rss_kib: 10_240,
+            ..Measurement::default()
+        }
+    }
+
+    #[test]
+    fn medians_are_of_per_token_figures() {
+        // 2, 4 and 3 µs user per token over different token counts: the median is 3.
+        let runs = [
+            m(2.0, 1.0, 1_000_000, Some(3_000_000)),
+            m(8.0, 2.0, 2_000_000, Some(4_000_000)),
+            m(1.5, 0.3, 500_000, Some(1_000_000)),
+        ];
+        let med = median(&runs);
+        assert!((med.user_us() - 3.0).abs() < 1e-9, "{}", med.user_us());
+        assert!((med.sys_us() - 1.0).abs() < 1e-9, "{}", med.sys_us());
+        assert_eq!(med.syscalls_per_token(), Some(2.0));
+        // One run without a count: no syscall figure.
+        let mut partial = runs;
+        partial[1].syscalls = None;
+        assert_eq!(median(&partial).syscalls_per_token(), None);
+    }
+
+    #[test]
+    fn the_table_sets_infermeter_beside_the_floor() {
+        let rows = [
+            Row {
+                streams: 256,
+                client: Client::Infermeter,
+                runs: vec![m(4.0, 2.0, 1_000_000, None)],
+            },
+            Row {
+                streams: 256,
+                client: Client::Floor,
+                runs: vec![m(1.0, 2.0, 1_000_000, None)],
+            },
+        ];
+        let text = table(&rows);
+        let line = |client: &str| {
+            text.lines()
+                .find(|l| l.contains(client))
+                .unwrap()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(line("infermeter")[3..7], ["4.00", "2.00", "6.00", "2.00×"]);
+        assert_eq!(line("floor")[3..6], ["1.00", "2.00", "3.00"]);
+    }
+
+    #[test]
+    fn perf_counts_are_read_from_its_csv() {
+        let text = "# started on Mon\n\n1234567,,raw_syscalls:sys_enter,100.00,,\n";
+        assert_eq!(parse_perf(text), Some(1_234_567));
+        assert_eq!(parse_perf("<not counted>,,raw_syscalls:sys_enter,0,0.00,,\n"), None);
+    }
+
+    #[test]
+    fn the_suite_is_one_peak_level() {
+        let args = BenchClientArgs {
+            streams: vec![256],
+            runs: 1,
+            input_tokens: 64,
+            output_tokens: 512,
+            model: "llama-3.1-8b".into(),
+            gpu: "b200".into(),
+            syscalls: SyscallCount::Off,
+            out_dir: None,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.toml");
+        std::fs::write(&path, suite_toml(&args, 256)).unwrap();
+        let suite = crate::suite::Suite::load(path.to_str().unwrap()).unwrap();
+        assert_eq!(suite.scenarios[0].output_tokens, 512);
+        let peak = suite.peak.unwrap();
+        assert_eq!((peak.levels, peak.requests_per_slot), (vec![256], 1));
+    }
+}
