@@ -24,13 +24,16 @@ use infermeter_sim::{SimArgs, SimError, ThreadedSim};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::adapters::EngineKind;
-use crate::bench_soak::proc_stats::load_average;
+use crate::bench_soak::proc_stats::{load_average, peak_rss_kib};
 use crate::cli::{Api, ConnectionReuse};
 use crate::driver::{Driver, DriverConfig, DriverError};
 use crate::records::{read_records, records_path, RecordsError};
 
 /// Requests each stream sends in turn: as many as a peak level of one request per slot sends.
 const REQUESTS_PER_STREAM: u32 = 3;
+
+/// How often a client's peak memory is read while it runs.
+const RSS_PERIOD: Duration = Duration::from_millis(50);
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct BenchClientArgs {
@@ -57,6 +60,9 @@ pub struct BenchClientArgs {
     /// temp directory).
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
+    /// The collector to measure (default: this one), e.g. an earlier build to compare with.
+    #[arg(long, value_name = "PATH")]
+    pub collector: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -150,6 +156,9 @@ impl Client {
 pub struct Measurement {
     pub user_s: f64,
     pub sys_s: f64,
+    /// The peak resident memory of the client's program (`VmHWM`, read every [`RSS_PERIOD`]).
+    /// Not `wait4`'s `ru_maxrss`: a child started with vfork (as `Command` does) is charged
+    /// the peak of its parent's memory, here the simulator's, when it calls exec.
     pub max_rss_kib: u64,
     pub voluntary_switches: u64,
     pub involuntary_switches: u64,
@@ -173,8 +182,7 @@ impl Measurement {
         self.per_token_us(self.user_s + self.sys_s)
     }
     pub fn syscalls_per_token(&self) -> Option<f64> {
-        self.syscalls
-            .map(|n| n as f64 / self.tokens.max(1) as f64)
+        self.syscalls.map(|n| n as f64 / self.tokens.max(1) as f64)
     }
     /// Context switches (voluntary, involuntary) per 1,000 tokens.
     pub fn switches_per_k(&self) -> (f64, f64) {
@@ -186,8 +194,23 @@ impl Measurement {
     }
 }
 
-/// The median of each figure over runs of one client at one stream count.
-pub fn median(runs: &[Measurement]) -> Measurement {
+/// The medians of one client's runs at one stream count, per streamed token.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Medians {
+    pub user_us: f64,
+    pub sys_us: f64,
+    /// The median of each run's total (not the sum of the two medians).
+    pub cpu_us: f64,
+    /// `None` unless every run was counted.
+    pub syscalls: Option<f64>,
+    /// Context switches per 1,000 tokens, voluntary and involuntary.
+    pub voluntary_k: f64,
+    pub involuntary_k: f64,
+    pub rss_mib: f64,
+}
+
+/// The median of each figure over `runs`.
+pub fn median(runs: &[Measurement]) -> Medians {
     let mid = |f: &dyn Fn(&Measurement) -> f64| {
         let mut v: Vec<f64> = runs.iter().map(f).collect();
         v.sort_by(f64::total_cmp);
@@ -197,24 +220,15 @@ pub fn median(runs: &[Measurement]) -> Measurement {
             n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
         }
     };
-    // Per-token figures are medians of the runs' ratios, carried on a common token count.
-    let tokens = 1_000_000u64;
-    let scale = |f: &dyn Fn(&Measurement) -> f64| mid(f) * tokens as f64;
-    let all_counted = !runs.is_empty() && runs.iter().all(|r| r.syscalls.is_some());
-    Measurement {
-        user_s: scale(&|r| r.user_s / r.tokens.max(1) as f64),
-        sys_s: scale(&|r| r.sys_s / r.tokens.max(1) as f64),
-        max_rss_kib: mid(&|r| r.max_rss_kib as f64) as u64,
-        voluntary_switches: scale(&|r| r.voluntary_switches as f64 / r.tokens.max(1) as f64)
-            as u64,
-        involuntary_switches: scale(&|r| {
-            r.involuntary_switches as f64 / r.tokens.max(1) as f64
-        }) as u64,
-        syscalls: all_counted.then(|| {
-            scale(&|r| r.syscalls.unwrap_or(0) as f64 / r.tokens.max(1) as f64) as u64
-        }),
-        tokens,
-        wall_s: mid(&|r| r.wall_s),
+    let counted = !runs.is_empty() && runs.iter().all(|r| r.syscalls.is_some());
+    Medians {
+        user_us: mid(&Measurement::user_us),
+        sys_us: mid(&Measurement::sys_us),
+        cpu_us: mid(&Measurement::cpu_us),
+        syscalls: counted.then(|| mid(&|r| r.syscalls_per_token().unwrap_or(0.0))),
+        voluntary_k: mid(&|r| r.switches_per_k().0),
+        involuntary_k: mid(&|r| r.switches_per_k().1),
+        rss_mib: mid(&|r| r.max_rss_kib as f64 / 1024.0),
     }
 }
 
@@ -247,34 +261,45 @@ pub fn table(rows: &[Row]) -> String {
         let floor = rows
             .iter()
             .find(|r| r.streams == row.streams && r.client == Client::Floor)
-            .map(|r| median(&r.runs).cpu_us());
+            .map(|r| median(&r.runs).cpu_us);
         let ratio = match (row.client, floor) {
-            (Client::Infermeter, Some(f)) if f > 0.0 => format!("{:.2}×", m.cpu_us() / f),
+            (Client::Infermeter, Some(f)) if f > 0.0 => format!("{:.2}×", m.cpu_us / f),
             _ => String::new(),
         };
-        let (vol, invol) = m.switches_per_k();
         out.push_str(&format!(
             "{:>7}  {:<10}  {:>5}  {:>8.2}  {:>8.2}  {:>8.2}  {:>8}  {:>10}  {:>9.1}  {:>7.1}  {:>8.1}\n",
             row.streams,
             row.client.name(),
             row.runs.len(),
-            m.user_us(),
-            m.sys_us(),
-            m.cpu_us(),
+            m.user_us,
+            m.sys_us,
+            m.cpu_us,
             ratio,
-            m.syscalls_per_token()
-                .map_or("n/a".into(), |s| format!("{s:.2}")),
-            vol,
-            invol,
-            m.max_rss_kib as f64 / 1024.0
+            m.syscalls.map_or("n/a".into(), |s| format!("{s:.2}")),
+            m.voluntary_k,
+            m.involuntary_k,
+            m.rss_mib
         ));
     }
     out.push_str(
         "(medians of the runs; µs of CPU per streamed token (one per event); syscalls per event; \
          context switches per 1,000 events, voluntary and involuntary; peak RSS)",
     );
+    for row in rows.iter().filter(|r| r.client == Client::Infermeter) {
+        let cpu_us = median(&row.runs).cpu_us;
+        if cpu_us > 0.0 {
+            out.push_str(&format!(
+                "\nat {} streams, one core's worth of this CPU drives ~{:.0} streams of 50 tok/s",
+                row.streams,
+                1e6 / (cpu_us * PER_CORE_TOK_S)
+            ));
+        }
+    }
     out
 }
+
+/// The per-stream token rate the streams-per-core line is given at (a typical chat pace).
+const PER_CORE_TOK_S: f64 = 50.0;
 
 /// The simulator: every stream in one batch (no queue), prefill of a whole level in one step.
 fn sim_args(args: &BenchClientArgs) -> SimArgs {
@@ -467,10 +492,10 @@ impl Job<'_> {
     }
 
     fn command(&self, report: &Path) -> Command {
-        let program = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("infermeter"));
-        let mut command = Command::new(program);
+        let this = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("infermeter"));
         match self.client {
             Client::Infermeter => {
+                let mut command = Command::new(self.args.collector.as_ref().unwrap_or(&this));
                 command
                     .args(["--quiet", "run", "--force", "--power", "none"])
                     .args(["--api", "completions", "--base-url", self.base_url])
@@ -478,17 +503,19 @@ impl Job<'_> {
                     .arg(self.suite)
                     .arg("--out")
                     .arg(report);
+                command
             }
             Client::Floor => {
+                let mut command = Command::new(this);
                 command
                     .args(["--quiet", "bench-client-floor", "--base-url", self.base_url])
                     .args(["--model", self.model])
                     .args(["--streams", &self.streams.to_string()])
                     .args(["--input-tokens", &self.args.input_tokens.to_string()])
                     .args(["--output-tokens", &self.args.output_tokens.to_string()]);
+                command
             }
         }
-        command
     }
 
     /// Starts the client, counts its syscalls, waits for it and reads what it streamed.
@@ -517,14 +544,23 @@ impl Job<'_> {
                 source,
             })?;
         let pid = child.id();
-        let counter = perf.then(|| SyscallCounter::attach(pid, &self.dir.join(format!("{stem}.perf"))));
-        let (status, mut m) = tokio::task::spawn_blocking(move || wait_for(pid))
-            .await
-            .expect("wait4 does not panic")
-            .map_err(|source| BenchClientError::Spawn {
-                what: what.clone(),
-                source,
-            })?;
+        let counter =
+            perf.then(|| SyscallCounter::attach(pid, &self.dir.join(format!("{stem}.perf"))));
+        let mut waiting = tokio::task::spawn_blocking(move || wait_for(pid));
+        let mut peak_kib = 0;
+        let waited = loop {
+            tokio::select! {
+                waited = &mut waiting => break waited.expect("wait4 does not panic"),
+                () = tokio::time::sleep(RSS_PERIOD) => {
+                    peak_kib = peak_kib.max(peak_rss_kib(pid).unwrap_or(0));
+                }
+            }
+        };
+        let (status, mut m) = waited.map_err(|source| BenchClientError::Spawn {
+            what: what.clone(),
+            source,
+        })?;
+        m.max_rss_kib = peak_kib;
         m.wall_s = start.elapsed().as_secs_f64();
         m.syscalls = match counter {
             Some(Ok(counter)) => counter.finish(),
@@ -612,7 +648,6 @@ fn wait_for(pid: u32) -> std::io::Result<(ExitStatus, Measurement)> {
         Measurement {
             user_s: secs(usage.ru_utime),
             sys_s: secs(usage.ru_stime),
-            max_rss_kib: usage.ru_maxrss as u64,
             voluntary_switches: usage.ru_nvcsw as u64,
             involuntary_switches: usage.ru_nivcsw as u64,
             ..Measurement::default()
@@ -782,20 +817,23 @@ mod tests {
 
     #[test]
     fn medians_are_of_per_token_figures() {
-        // 2, 4 and 3 µs user per token over different token counts: the median is 3.
+        // 2, 4 and 3 µs user per token over different token counts: the median is 3; the
+        // totals are 3, 5 and 3.6, so the CPU median is 3.6, not 3 + 1.
         let runs = [
             m(2.0, 1.0, 1_000_000, Some(3_000_000)),
             m(8.0, 2.0, 2_000_000, Some(4_000_000)),
             m(1.5, 0.3, 500_000, Some(1_000_000)),
         ];
         let med = median(&runs);
-        assert!((med.user_us() - 3.0).abs() < 1e-9, "{}", med.user_us());
-        assert!((med.sys_us() - 1.0).abs() < 1e-9, "{}", med.sys_us());
-        assert_eq!(med.syscalls_per_token(), Some(2.0));
+        assert!((med.user_us - 3.0).abs() < 1e-9, "{med:?}");
+        assert!((med.sys_us - 1.0).abs() < 1e-9, "{med:?}");
+        assert!((med.cpu_us - 3.6).abs() < 1e-9, "{med:?}");
+        assert_eq!(med.syscalls, Some(2.0));
+        assert_eq!(med.rss_mib, 10.0);
         // One run without a count: no syscall figure.
         let mut partial = runs;
         partial[1].syscalls = None;
-        assert_eq!(median(&partial).syscalls_per_token(), None);
+        assert_eq!(median(&partial).syscalls, None);
     }
 
     #[test]
@@ -815,10 +853,9 @@ mod tests {
         let text = table(&rows);
         let line = |client: &str| {
             text.lines()
-                .find(|l| l.contains(client))
+                .map(|l| l.split_whitespace().collect::<Vec<_>>())
+                .find(|fields| fields.get(1) == Some(&client))
                 .unwrap()
-                .split_whitespace()
-                .collect::<Vec<_>>()
         };
         assert_eq!(line("infermeter")[3..7], ["4.00", "2.00", "6.00", "2.00×"]);
         assert_eq!(line("floor")[3..6], ["1.00", "2.00", "3.00"]);
@@ -828,7 +865,10 @@ mod tests {
     fn perf_counts_are_read_from_its_csv() {
         let text = "# started on Mon\n\n1234567,,raw_syscalls:sys_enter,100.00,,\n";
         assert_eq!(parse_perf(text), Some(1_234_567));
-        assert_eq!(parse_perf("<not counted>,,raw_syscalls:sys_enter,0,0.00,,\n"), None);
+        assert_eq!(
+            parse_perf("<not counted>,,raw_syscalls:sys_enter,0,0.00,,\n"),
+            None
+        );
     }
 
     #[test]
@@ -842,6 +882,7 @@ mod tests {
             gpu: "b200".into(),
             syscalls: SyscallCount::Off,
             out_dir: None,
+            collector: None,
         };
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.toml");

@@ -39,6 +39,7 @@ mod records;
 mod scheduler;
 mod shard;
 mod slo_spec;
+mod sse;
 mod suite;
 mod transport;
 // Multi-turn sessions (the conversations and the users who hold them) and trace replay.
