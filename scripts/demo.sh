@@ -2,14 +2,21 @@
 # The main job on the built-in default: start an engine (the simulator, or llama.cpp on CPU with
 # --engine llama.cpp), measure it with the collector, then serve the viewer with the fresh report
 # on 127.0.0.1 and print its URL. Reports are kept under runs/<time>/ and never overwritten.
+# The binary it builds ($CARGO_TARGET_DIR/<profile>/infermeter) has the viewer built in, so its
+# `view` and `export` work from any folder.
 #
 #   bash scripts/demo.sh [--engine sim|llama.cpp] [--suite NAME] [--full] [--model M --gpu G]
+#                        [--profile release|dev] [--no-view]
+#
+# --no-view: stop after the summary (the report's path is the last line printed), e.g. to script
+#   the run; --profile dev: the unoptimized build the tests use (minutes less to build).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 source scripts/env.sh
 
 engine=sim suite=four-scenario quick=--quick model=qwen3.5-35b-a3b-fp8 gpu=h100-sxm
+profile=release view=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --engine) engine=$2; shift 2 ;;
@@ -17,16 +24,27 @@ while [ $# -gt 0 ]; do
     --full) quick=; shift ;;
     --model) model=$2; shift 2 ;;
     --gpu) gpu=$2; shift 2 ;;
-    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    --profile) profile=$2; shift 2 ;;
+    --no-view) view=; shift ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "demo.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
   esac
 done
 
+case "$profile" in
+  release) profile_dir=release ;;
+  dev) profile_dir=debug ;;
+  *) echo "demo.sh: --profile must be release or dev, not '$profile'" >&2; exit 2 ;;
+esac
+
 bash scripts/setup.sh
-echo "[demo] building the collector and the viewer (release)" >&2
-cargo build --release --locked -p infermeter
+# The viewer first: the collector embeds the dist/ it finds when it is built (collector/build.rs),
+# named as scripts/test.sh names it, so the two share one build of the collector.
+echo "[demo] building the viewer, then the collector with it ($profile)" >&2
 bash scripts/build-viewer.sh >&2
-bin="$CARGO_TARGET_DIR/release/infermeter"
+export INFERMETER_VIEWER_DIST=$root/dist
+cargo build --profile "$profile" --locked -p infermeter
+bin="$CARGO_TARGET_DIR/$profile_dir/infermeter"
 
 out="$root/runs/$(date -u +%Y%m%dT%H%M%SZ)-$engine"
 mkdir -p "$out"
@@ -61,4 +79,8 @@ echo "[demo] measuring $base with suite $suite ${quick:+(quick)}; report in $out
 cleanup
 server_pid=
 "$bin" summary "$out/report.json"
+if [ -z "$view" ]; then
+  echo "$out/report.json"
+  exit 0
+fi
 exec "$bin" view "$out/report.json"

@@ -42,5 +42,15 @@ step "pip wheel (maturin; dev profile: what the tests above compiled) in a fresh
 wheel=$(bash scripts/build-wheel.sh --profile dev --viewer-built | tail -1)
 bash tests/wheel/run.sh "$wheel"
 
+step "demo (scripts/demo.sh, dev build): its binary exports a report from outside the checkout"
+# What a user runs first: the binary it leaves must carry the viewer, so `view` and `export`
+# work from any folder (collector/build.rs embeds the dist/ demo.sh builds first).
+demo_report=$(bash scripts/demo.sh --no-view --profile dev | tail -1)
+outside=$(mktemp -d)
+"$CARGO_TARGET_DIR/debug/infermeter" --version | grep -q "viewer built in"
+(cd "$outside" && env -u INFERMETER_DIST "$CARGO_TARGET_DIR/debug/infermeter" export "$demo_report" -o demo.html)
+grep -q 'id="infermeter-report-1"' "$outside/demo.html"
+rm -rf "$outside" "$(dirname "$demo_report")"
+
 step "browser tests"
 node --test tests/browser/

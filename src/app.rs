@@ -2,6 +2,7 @@
 //! works from any static file server without rewrites: no report -> landing (report list),
 //! `report=URL` -> the report, `report=URL&chart=ID` -> that chart alone (embed).
 
+use infermeter_report::index::IndexEntry;
 use infermeter_report::{Report, Stat};
 use leptos::prelude::*;
 
@@ -9,7 +10,7 @@ use crate::address_bar;
 use crate::charts::registry;
 use crate::components::{painted_once, ChartView, ErrorPanel, ThemeToggle};
 use crate::load::{
-    fetch_index, fetch_reports, inlined_report_urls, read_files, IndexEntry, LoadFailure,
+    fetch_index, fetch_reports, index_url, inlined_report_urls, read_files, LoadFailure,
 };
 use crate::sections::{self, read_sources, read_sources_in};
 use crate::state::{ReportContext, ViewState};
@@ -213,18 +214,20 @@ fn ReportList(entries: Vec<IndexEntry>) -> impl IntoView {
         <form method="get" data-testid="compare-form">
             <ul class="report-list" data-testid="report-list">
                 {entries.into_iter().map(|entry| {
-                    let href = reports_href(vec![entry.url.clone()]);
+                    let url = index_url(&entry.path);
+                    let title = entry.title().to_string();
+                    let href = reports_href(vec![url.clone()]);
                     view! {
                         <li>
-                            <a href=href>{entry.title.clone()}</a>
+                            <a href=href>{title.clone()}</a>
                             {entry.synthetic.then(|| view! { <span class="badge">"synthetic"</span> })}
                             <label class="compare-pick">
-                                <input type="checkbox" name="compare" value=entry.url
+                                <input type="checkbox" name="compare" value=url
                                     data-testid="compare-pick"
-                                    aria-label=format!("Compare: {}", entry.title) />
+                                    aria-label=format!("Compare: {title}") />
                                 " Compare"
                             </label>
-                            {entry.detail.map(|d| view! { <p class="muted">{d}</p> })}
+                            {entry.detail().map(|d| view! { <p class="muted">{d}</p> })}
                         </li>
                     }
                 }).collect_view()}

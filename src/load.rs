@@ -4,8 +4,8 @@
 
 use std::fmt;
 
+use infermeter_report::index::{IndexEntry, ReportIndex};
 use infermeter_report::{inline, load_report, Report};
-use serde_json::Value;
 
 /// The report list shipped with the viewer, relative to the page (works under any sub-path).
 pub const INDEX_URL: &str = "data/index.json";
@@ -39,69 +39,9 @@ impl LoadFailure {
     }
 }
 
-/// One report offered on the landing page.
-#[derive(Debug, Clone, PartialEq)]
-pub struct IndexEntry {
-    /// URL of the report JSON, relative to the page.
-    pub url: String,
-    pub title: String,
-    /// Model, hardware, engine... whatever the index says about it.
-    pub detail: Option<String>,
-    pub synthetic: bool,
-}
-
-/// Reads `data/index.json`: an array of entries or `{"reports": [...]}`; an entry is a path
-/// string or an object with `path` (or `url`/`file`) and optional `title`, `description`,
-/// `model`, `gpu`, `engine`, `synthetic`. Entries without a path are skipped.
-pub fn parse_index(text: &str) -> Result<Vec<IndexEntry>, String> {
-    let value: Value = serde_json::from_str(text).map_err(|e| {
-        format!(
-            "not valid JSON at line {}, column {}: {e}",
-            e.line(),
-            e.column()
-        )
-    })?;
-    let list = match &value {
-        Value::Array(list) => list,
-        Value::Object(o) => o
-            .get("reports")
-            .and_then(Value::as_array)
-            .ok_or("has no \"reports\" list")?,
-        _ => return Err("is neither a list of reports nor an object with \"reports\"".into()),
-    };
-    Ok(list.iter().filter_map(index_entry).collect())
-}
-
-fn index_entry(entry: &Value) -> Option<IndexEntry> {
-    if let Value::String(path) = entry {
-        return Some(IndexEntry {
-            url: index_url(path),
-            title: path.rsplit('/').next().unwrap_or(path).to_string(),
-            detail: None,
-            synthetic: false,
-        });
-    }
-    let text = |key: &str| entry.get(key).and_then(Value::as_str).map(str::to_string);
-    let path = text("path")
-        .or_else(|| text("url"))
-        .or_else(|| text("file"))?;
-    let detail: Vec<String> = ["description", "model", "gpu", "engine"]
-        .into_iter()
-        .filter_map(text)
-        .collect();
-    Some(IndexEntry {
-        url: index_url(&path),
-        title: text("title").unwrap_or_else(|| path.clone()),
-        detail: (!detail.is_empty()).then(|| detail.join(" · ")),
-        synthetic: entry
-            .get("synthetic")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-    })
-}
-
-/// Index paths are relative to `data/` (where the index lives) unless absolute or already under it.
-fn index_url(path: &str) -> String {
+/// Index paths are relative to `data/` (where the index lives) unless absolute or already under it:
+/// the URL of an entry's report, relative to the page.
+pub fn index_url(path: &str) -> String {
     if path.contains("://") || path.starts_with('/') || path.starts_with("data/") {
         path.to_string()
     } else {
@@ -213,7 +153,9 @@ pub async fn fetch_reports(urls: Vec<String>) -> Result<Vec<Report>, LoadFailure
 /// The landing page's report list.
 pub async fn fetch_index() -> Result<Vec<IndexEntry>, LoadFailure> {
     let text = fetch_text(INDEX_URL).await?;
-    parse_index(&text).map_err(|message| LoadFailure::new(INDEX_URL, message))
+    let index =
+        ReportIndex::parse(&text).map_err(|e| LoadFailure::new(INDEX_URL, e.to_string()))?;
+    Ok(index.reports)
 }
 
 /// Reads and validates picked or dropped files, in order (the first is the main report).
@@ -244,25 +186,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn index_accepts_lists_objects_and_bare_paths() {
-        let entries = parse_index(
-            r#"{"reports": [
-                {"path": "reports/a.json", "title": "A", "model": "M", "gpu": "H100", "synthetic": true},
-                "reports/b.json",
-                {"title": "no path"},
-                {"url": "https://example.org/c.json"}
-            ]}"#,
-        )
-        .unwrap();
-        assert_eq!(entries.len(), 3);
-        assert_eq!(entries[0].url, "data/reports/a.json");
-        assert_eq!(entries[0].detail.as_deref(), Some("M · H100"));
-        assert!(entries[0].synthetic);
-        assert_eq!(entries[1].title, "b.json");
-        assert_eq!(entries[2].url, "https://example.org/c.json");
-        assert_eq!(parse_index("[]").unwrap(), Vec::new());
-        assert!(parse_index("{").unwrap_err().contains("line 1"));
-        assert!(parse_index("3").is_err());
+    fn index_paths_are_relative_to_the_data_folder() {
+        assert_eq!(index_url("reports/a.json"), "data/reports/a.json");
+        assert_eq!(index_url("data/reports/a.json"), "data/reports/a.json");
+        assert_eq!(
+            index_url("https://example.org/c.json"),
+            "https://example.org/c.json"
+        );
+        assert_eq!(index_url("/r/c.json"), "/r/c.json");
     }
 
     #[test]

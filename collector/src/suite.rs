@@ -2,6 +2,7 @@
 //! their scenario shapes from `infermeter_report::presets`; custom suites come from TOML.
 //! Sessions and traces: [`workloads`].
 
+pub mod spec;
 mod workloads;
 
 use std::path::Path;
@@ -12,8 +13,8 @@ use infermeter_report::presets::{
 use infermeter_report::{Arrivals, Scenario, Slo};
 use serde::Deserialize;
 
-use crate::slo_spec::{parse_slo, SearchSpec, SpecError};
-use crate::trace::Trace;
+use crate::prompts::trace::Trace;
+use crate::suite::spec::{parse_slo, SearchSpec, SpecError};
 pub use workloads::{SessionRatePlan, TraceSpec, UsersPlan};
 
 /// A complete run plan.
@@ -338,6 +339,13 @@ impl Suite {
             return bad(message);
         }
         Ok(())
+    }
+
+    /// Whether scenario `scenario` sends single requests (the peak, burst and rate modes'),
+    /// rather than conversations or a trace's lines.
+    pub fn is_single(&self, scenario: usize) -> bool {
+        let s = &self.scenarios[scenario];
+        s.session.is_none() && s.trace.is_none()
     }
 
     /// A smoke-run version: same token lengths, fewer levels, fewer and shorter requests.

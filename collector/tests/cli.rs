@@ -14,6 +14,8 @@ mod goodput;
 mod interrupt;
 #[path = "cli/k8s.rs"]
 mod k8s;
+#[path = "cli/layers.rs"]
+mod layers;
 #[path = "cli/llama_cpp.rs"]
 mod llama_cpp;
 #[path = "cli/secrets.rs"]
@@ -26,5 +28,7 @@ mod shards;
 mod suite_run;
 #[path = "cli/summary.rs"]
 mod summary;
+#[path = "cli/unchanged.rs"]
+mod unchanged;
 #[path = "cli/viewer.rs"]
 mod viewer;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::schema::{
     to_ticks, EngineTimings, Level, LevelMetrics, Outcome, RequestColumns, RequestCounts,
-    RequestRecord, ServerMetrics, TrialSummary, DEFAULT_STALL_GAP_S,
+    RequestRecord, ServerMetrics, TraceLevel, TrialSummary, DEFAULT_STALL_GAP_S,
 };
 use crate::stats::{confidence_interval_95, percentile_sorted, Distribution};
 
@@ -36,8 +36,57 @@ pub struct Trial<'a> {
     pub window: Window,
 }
 
-/// Builds the level from its trials (pooled), with confidence intervals when there are several.
-pub fn level(concurrency: u32, request_rate: Option<f64>, trials: &[Trial<'_>]) -> Level {
+/// How a level applied its load: what its records cannot say.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Applied {
+    /// The level's load: requests in flight (peak), queue depth (burst), users, or the most
+    /// requests (sessions) in flight at once in an open-loop mode ([`open_loop_concurrency`]).
+    pub concurrency: u32,
+    /// Rate mode: requests per second offered.
+    pub request_rate: Option<f64>,
+    /// Session arrivals: new sessions per second offered.
+    pub session_rate: Option<f64>,
+    /// Trace replay: its speed.
+    pub trace_speed: Option<f64>,
+}
+
+impl Applied {
+    /// How a measured level applied its load, as its report says.
+    pub fn of(level: &Level) -> Applied {
+        Applied {
+            concurrency: level.concurrency,
+            request_rate: level.request_rate,
+            session_rate: level.sessions.as_ref().and_then(|s| s.session_rate),
+            trace_speed: level.trace.map(|t| t.speed),
+        }
+    }
+}
+
+/// An open-loop level's `concurrency`: the most requests (or sessions) in flight, at least 1
+/// and above the series' `previous` level, so that a series' levels keep increasing as the
+/// schema wants.
+pub fn open_loop_concurrency(max_in_flight: u32, previous: Option<u32>) -> u32 {
+    max_in_flight.max(1).max(previous.map_or(0, |p| p + 1))
+}
+
+/// The level from its trials' records, as the run measuring it and `merge` rebuilding it both
+/// make it: the statistics (pooled over trials, with confidence intervals when there are
+/// several), the per-request columns, its sessions and trace replay, and its timeline in slices
+/// of `slice_s` seconds. What side channels saw (server metrics, power, the client's health)
+/// is the caller's to add.
+pub fn assemble(applied: &Applied, trials: &[Trial<'_>], slice_s: f64) -> Level {
+    let mut level = level(applied.concurrency, applied.request_rate, trials);
+    if let Some(sessions) = &mut level.sessions {
+        sessions.session_rate = applied.session_rate;
+    }
+    level.trace = applied.trace_speed.map(|speed| TraceLevel { speed });
+    level.timeline = timeline(trials, slice_s);
+    level
+}
+
+/// Builds the level's statistics from its trials (pooled), with confidence intervals when
+/// there are several.
+fn level(concurrency: u32, request_rate: Option<f64>, trials: &[Trial<'_>]) -> Level {
     let all: Vec<&RequestRecord> = trials
         .iter()
         .flat_map(|t| t.records.iter())

@@ -26,8 +26,10 @@ pub use workload::*;
 /// `RequestRecord::retried`, `ClientHealth::retried` and `Measurement::connection_reuse` (#26);
 /// sessions (`users` and `sessions` modes, `Scenario::session`, `Series::cache`,
 /// `Level::sessions`), trace replay (`trace` mode), reasoning (`first_answer_s`,
-/// `reasoning_tokens`), `Level::prompt_cache` and `Level::timeline` (#25).
-pub const SCHEMA_VERSION: &str = "1.2.0";
+/// `reasoning_tokens`), `Level::prompt_cache` and `Level::timeline` (#25). 1.3.0 (optional):
+/// `ShardLevel::cache`, so that sharded users and session-arrival levels keep their cache use
+/// (#32).
+pub const SCHEMA_VERSION: &str = "1.3.0";
 
 /// One benchmark run: what was measured, on what, and every measured level.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -201,16 +203,6 @@ impl Default for Slo {
     }
 }
 
-impl Slo {
-    /// True when no bound is set (every request that did not fail meets it).
-    pub fn is_unbounded(&self) -> bool {
-        self.max_ttft_s.is_none()
-            && self.max_tpot_s.is_none()
-            && self.max_e2e_s.is_none()
-            && self.max_stalls.is_none()
-    }
-}
-
 /// A search-mode run: levels probed by bracketing (doubling until the SLO breaks) and bisection,
 /// instead of a fixed list. Every probed level is in the report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -354,6 +346,24 @@ pub enum LoadMode {
 }
 
 impl LoadMode {
+    /// Every mode, in the order a scenario's levels are planned and listed.
+    pub const ALL: [LoadMode; 6] = [
+        LoadMode::Peak,
+        LoadMode::Burst,
+        LoadMode::Rate,
+        LoadMode::Users,
+        LoadMode::Sessions,
+        LoadMode::Trace,
+    ];
+
+    /// Whether the mode is an open loop (rate, session arrivals, trace replay): its levels'
+    /// `concurrency` is the most requests (or sessions) they saw in flight, and their records
+    /// number them from 1 instead.
+    pub fn is_open_loop(self) -> bool {
+        matches!(self, LoadMode::Rate | LoadMode::Sessions | LoadMode::Trace)
+    }
+
+    /// The mode's name, as the report's JSON and the command line spell it.
     pub fn label(self) -> &'static str {
         match self {
             LoadMode::Peak => "peak",
@@ -805,13 +815,19 @@ pub struct ShardLevel {
     pub scenario: String,
     pub mode: LoadMode,
     /// The level as its records name it (`RequestRecord::concurrency`): the whole run's
-    /// concurrency in peak and burst mode, the level's number in rate mode.
+    /// concurrency in peak and burst mode, its users in users mode, the level's number in the
+    /// open-loop modes (rate, sessions, trace).
     pub level: u32,
+    /// Session levels: the series' cache use (a run measures a users level once per cache
+    /// use).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheUse>,
     /// The whole run's target arrival rate (rate mode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_rate: Option<f64>,
-    /// Requests this shard kept in flight (peak) or sent at once (burst). None in rate mode,
-    /// where the level's arrivals are dealt out in turn (see `trials[].max_in_flight`).
+    /// Requests this shard kept in flight (peak), sent at once (burst), or its users (users).
+    /// None in the open-loop modes, whose arrivals, sessions or trace lines are dealt out in
+    /// turn (see `trials[].max_in_flight`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share: Option<u32>,
     /// One per trial.

@@ -28,17 +28,6 @@ pub fn axes_metrics(thresholds: &Thresholds) -> (Metric, Metric) {
     (left, right)
 }
 
-/// Short label of a metric in legends and tables.
-pub fn short_label(metric: Metric) -> &'static str {
-    match metric {
-        Metric::DecodeTokS => "Generation speed",
-        Metric::Itl => "ITL",
-        Metric::Ttft => "TTFT",
-        Metric::E2e => "End-to-end latency",
-        other => other.label(),
-    }
-}
-
 /// The capacity chart of `target` (matched by id in every compared report).
 pub fn chart(sources: &[Source], target: &CapacityTarget, view: &ViewState) -> Plot {
     let thresholds = view.thresholds(&target.id, target.preset);
@@ -67,7 +56,11 @@ pub fn chart(sources: &[Source], target: &CapacityTarget, view: &ViewState) -> P
             if points.is_empty() {
                 continue;
             }
-            let shows = format!("{} ({} axis)", short_label(metric), ["left", "right"][axis]);
+            let shows = format!(
+                "{} ({} axis)",
+                metric.short_label(),
+                ["left", "right"][axis]
+            );
             p.lines.push(Line {
                 indicative: indicative_points(
                     source,
@@ -98,7 +91,7 @@ pub fn chart(sources: &[Source], target: &CapacityTarget, view: &ViewState) -> P
             value,
             label: format!(
                 "{} {sign} {} {}",
-                short_label(metric),
+                metric.short_label(),
                 format_number(value),
                 metric.unit()
             ),

@@ -10,7 +10,7 @@ use infermeter_report::analysis::use_cases::CapacityTarget;
 use infermeter_report::analysis::Metric;
 use infermeter_report::Stat;
 
-use crate::charts::capacity::{axes_metrics, short_label};
+use crate::charts::capacity::axes_metrics;
 use crate::state::ViewState;
 
 /// The capacity figure, e.g. "7 concurrent requests", "≈ 12 concurrent requests" between
@@ -74,24 +74,11 @@ pub fn caption(target: &CapacityTarget, view: &ViewState) -> String {
     };
     format!(
         "{stat} {} and {} at {} input + {} output tokens. Dashed lines indicate quality thresholds.",
-        mid_sentence(short_label(left)),
-        short_label(right),
+        left.in_sentence(),
+        right.short_label(),
         format_grouped(f64::from(target.input_tokens)),
         format_grouped(f64::from(target.output_tokens))
     )
-}
-
-/// A label as it reads inside a sentence: "Generation speed" -> "generation speed"; acronyms
-/// ("ITL", "TTFT") stay as they are.
-fn mid_sentence(label: &str) -> String {
-    let first_word = label.split([' ', '-']).next().unwrap_or_default();
-    if first_word.chars().all(|c| c.is_ascii_uppercase()) {
-        return label.to_string();
-    }
-    let mut chars = label.chars();
-    chars
-        .next()
-        .map_or_else(String::new, |c| c.to_lowercase().chain(chars).collect())
 }
 
 /// "Thresholds: TTFT < 10 s, generation speed > 10 tok/s".
@@ -141,14 +128,6 @@ pub fn token_profile(input_tokens: u32, output_tokens: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn labels_inside_a_sentence_keep_their_acronyms() {
-        assert_eq!(mid_sentence("ITL"), "ITL");
-        assert_eq!(mid_sentence("TTFT"), "TTFT");
-        assert_eq!(mid_sentence("Generation speed"), "generation speed");
-        assert_eq!(mid_sentence("End-to-end latency"), "end-to-end latency");
-    }
 
     #[test]
     fn guidance_texts() {

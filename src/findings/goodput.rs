@@ -16,11 +16,10 @@ pub fn card(series: &SeriesGoodput) -> (String, String, String) {
         LoadMode::Trace => "max trace speed meeting the SLO",
     };
     let value = series.max_load.value_text();
-    let unit = match series.mode {
-        LoadMode::Rate | LoadMode::Sessions | LoadMode::Trace => {
-            format!(" {}", load_unit(series.mode, 2.0))
-        }
-        _ => String::new(),
+    let unit = if series.mode.is_open_loop() {
+        format!(" {}", load_unit(series.mode, 2.0))
+    } else {
+        String::new()
     };
     (
         format!("{value}{unit}"),

@@ -8,7 +8,7 @@ use infermeter_report::analysis::use_cases::CapacityTarget;
 use infermeter_report::analysis::{series_points, Metric};
 use infermeter_report::{LoadMode, DEFAULT_ATTAINMENT_TARGET};
 
-use crate::charts::capacity::{axes_metrics, short_label};
+use crate::charts::capacity::axes_metrics;
 use crate::charts::Source;
 use crate::state::ViewState;
 
@@ -94,7 +94,7 @@ pub fn table(
                     }
                 })
                 .collect();
-            (short_label(metric).to_string(), cells)
+            (metric.short_label().to_string(), cells)
         })
         .collect();
     let noun = capacity.unit.noun();

@@ -2,10 +2,11 @@
 //! their results: request outcomes, request rate and each latency and speed at the chosen
 //! statistic. Nothing a run measured is left out of the page, and the CSV carries it all.
 
+use infermeter_report::analysis::describe;
 use infermeter_report::analysis::findings::headline::indicative_note;
 use infermeter_report::analysis::format::format_number;
 use infermeter_report::analysis::Metric;
-use infermeter_report::{Level, LoadMode, Stat};
+use infermeter_report::{LoadMode, Stat};
 
 use crate::charts::plot::csv_field;
 use crate::charts::Source;
@@ -49,32 +50,9 @@ pub struct MeasurementTable {
     pub rows: Vec<MeasurementRow>,
 }
 
-/// "TTFT (s)": a column heading with its display unit.
+/// "TTFT (s)": a column heading, the metric's short label with its display unit.
 pub fn heading(metric: Metric) -> String {
-    let name = match metric {
-        Metric::Ttft => "TTFT",
-        Metric::Tpot => "TPOT",
-        Metric::Itl => "ITL",
-        Metric::E2e => "E2E latency",
-        Metric::DecodeTokS => "Decode per user",
-        Metric::PrefillTokS => "Prefill per user",
-        Metric::SystemOutputTokS => "System output",
-        other => other.label(),
-    };
-    format!("{name} ({})", metric.unit())
-}
-
-fn load(mode: LoadMode, level: &Level) -> String {
-    let session_rate = level.sessions.as_ref().and_then(|s| s.session_rate);
-    let speed = level.trace.map(|t| t.speed);
-    match (mode, level.request_rate, session_rate, speed) {
-        (LoadMode::Burst, ..) => format!("queue depth {}", level.concurrency),
-        (LoadMode::Rate, Some(rate), ..) => format!("{} req/s", format_number(rate)),
-        (LoadMode::Users, ..) => format!("{} users", level.concurrency),
-        (LoadMode::Sessions, _, Some(rate), _) => format!("{} sessions/s", format_number(rate)),
-        (LoadMode::Trace, .., Some(speed)) => format!("trace at {}×", format_number(speed)),
-        _ => format!("{} concurrent", level.concurrency),
-    }
+    format!("{} ({})", metric.short_label(), metric.unit())
 }
 
 /// Every level of `source`'s report, series in report order, `stat` of each distribution.
@@ -99,8 +77,12 @@ pub fn measurements(source: &Source, stat: Stat) -> MeasurementTable {
                 .map_or_else(|| series.scenario.clone(), |s| s.name.clone()),
             mode: series.mode,
             load: match series.cache {
-                Some(cache) => format!("{} ({})", load(series.mode, level), cache.label()),
-                None => load(series.mode, level),
+                Some(cache) => format!(
+                    "{} ({})",
+                    describe::level(series.mode, level),
+                    cache.label()
+                ),
+                None => describe::level(series.mode, level),
             },
             ok: level.requests.ok,
             total: level.requests.total(),
@@ -217,7 +199,7 @@ mod tests {
             .position(|s| s.mode == LoadMode::Burst)
             .unwrap();
         let at: usize = report.series[..burst].iter().map(|s| s.levels.len()).sum();
-        assert!(table.rows[at].load.starts_with("queue depth "));
+        assert!(table.rows[at].load.ends_with(" queue depth") || table.rows[at].load == "1 user");
         assert_eq!(heading(Metric::Itl), "ITL (ms)");
         let headings = table.headings();
         let cells = row.cells();
@@ -261,7 +243,7 @@ mod tests {
             .mean;
         // A name that would be a spreadsheet formula is quoted and defused.
         assert!(
-            lines[1].starts_with("\"'=HYPERLINK(\"\"x\"\"), \"\"quoted\"\"\",peak,1 concurrent,"),
+            lines[1].starts_with("\"'=HYPERLINK(\"\"x\"\"), \"\"quoted\"\"\",peak,single user,"),
             "{}",
             lines[1]
         );

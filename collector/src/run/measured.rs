@@ -3,13 +3,11 @@
 
 use infermeter_report::aggregate::{self, Expected, Trial};
 use infermeter_report::{
-    ClientHealth, Level, PowerStats, RequestRecord, ServerMetrics, Timeline, TokenSource,
-    TraceLevel,
+    ClientHealth, Level, PowerStats, RequestRecord, ServerMetrics, TokenSource,
 };
 
-use super::plan::PlannedLevel;
-use crate::arrival::{ClockCounts, MIXED_CLOCKS};
-use crate::scheduler::{LevelRun, Load};
+use crate::http::arrival::{ClockCounts, MIXED_CLOCKS};
+use crate::load::{LevelRun, PlannedLevel};
 
 pub struct Measured {
     /// One per trial, in order; the last may have been cut short by a stop.
@@ -47,14 +45,14 @@ impl Measured {
             .fold(ClockCounts::default(), |all, r| all.merge(r.clocks))
     }
 
-    /// The level's figures: the records' statistics (pooled over trials), the server's own
-    /// speeds where the engine reports them, power and the client's health. `previous` is the
-    /// report concurrency of the series' last level.
-    pub fn level(&self, planned: &PlannedLevel, previous: Option<u32>) -> Level {
+    /// The level's figures: what its records say ([`aggregate::assemble`], its timeline in
+    /// slices of `slice_s`), the server's own speeds where the engine reports them, power and
+    /// the client's health. `previous` is the report concurrency of the series' last level.
+    pub fn level(&self, planned: &PlannedLevel, previous: Option<u32>, slice_s: f64) -> Level {
         let trials = self.trials();
         let max_in_flight = self.runs.iter().map(|r| r.max_in_flight).max();
-        let concurrency = planned.report_concurrency(max_in_flight.unwrap_or(1), previous);
-        let mut level = aggregate::level(concurrency, planned.request_rate, &trials);
+        let applied = planned.load.applied(max_in_flight.unwrap_or(1), previous);
+        let mut level = aggregate::assemble(&applied, &trials, slice_s);
         level.server = aggregate::server(self.server.clone(), &trials);
         level.power = self.power.clone();
         level.client = self.runs.last().map(|r| ClientHealth {
@@ -63,21 +61,7 @@ impl Measured {
             retried: self.runs.iter().map(|r| r.client.retried).sum(),
             ..r.client.clone()
         });
-        match planned.load {
-            Load::Sessions(s) => {
-                if let Some(sessions) = &mut level.sessions {
-                    sessions.session_rate = Some(s.rate);
-                }
-            }
-            Load::Trace { speed } => level.trace = Some(TraceLevel { speed }),
-            _ => {}
-        }
         level
-    }
-
-    /// The level's timeline in slices of `slice_s` seconds.
-    pub fn timeline(&self, slice_s: f64) -> Option<Timeline> {
-        aggregate::timeline(&self.trials(), slice_s)
     }
 
     /// Warnings about what the level measured versus what was asked.

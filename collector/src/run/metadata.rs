@@ -3,19 +3,20 @@
 use std::collections::BTreeMap;
 
 use infermeter_report::{
-    EngineInfo, HardwareInfo, Measurement, Metadata, ModelInfo, Report, RunStatus, TestParameters,
-    SCHEMA_VERSION,
+    EngineInfo, HardwareInfo, Measurement, Metadata, ModelInfo, Report, RunStatus, Sharding,
+    TestParameters, SCHEMA_VERSION,
 };
 
-use super::Endpoint;
-use crate::base_url::without_credentials;
-use crate::cli::RunArgs;
-use crate::suite::Suite;
+use super::RunConfig;
+use crate::http::base_url::without_credentials;
+use crate::http::server::Server;
 
-/// The report's metadata from the options, the suite and what the server said about itself.
-pub fn new_report(args: &RunArgs, suite: &Suite, endpoint: &Endpoint) -> Report {
-    let (model, engine, info) = (endpoint.model.as_str(), endpoint.engine, &endpoint.info);
-    let mut labels: BTreeMap<String, String> = args.labels.iter().cloned().collect();
+/// The report a fresh run starts from: its metadata from the run's settings, the suite and
+/// what the server said about itself, and a sharded run's `sharding`.
+pub fn new_report(config: &RunConfig, server: &Server, sharding: Option<Sharding>) -> Report {
+    let (model, engine, info) = (server.model.as_str(), server.engine, &server.info);
+    let (suite, about) = (&config.suite, &config.about);
+    let mut labels: BTreeMap<String, String> = about.labels.iter().cloned().collect();
     if let Some(len) = info.max_model_len {
         labels
             .entry("max_model_len".into())
@@ -26,7 +27,7 @@ pub fn new_report(args: &RunArgs, suite: &Suite, endpoint: &Endpoint) -> Report 
     Report {
         schema_version: SCHEMA_VERSION.into(),
         metadata: Metadata {
-            title: args.title.clone(),
+            title: about.title.clone(),
             synthetic: simulated,
             source: simulated.then(|| "infermeter simulator".to_string()),
             model: ModelInfo {
@@ -36,7 +37,7 @@ pub fn new_report(args: &RunArgs, suite: &Suite, endpoint: &Endpoint) -> Report 
                 architecture: card.map(|c| c.architecture.clone()),
                 total_params_b: card.map(|c| c.total_params_b),
                 active_params_b: card.map(|c| c.active_params_b),
-                precision: args
+                precision: about
                     .precision
                     .clone()
                     .or_else(|| card.map(|c| c.precision.clone())),
@@ -45,16 +46,16 @@ pub fn new_report(args: &RunArgs, suite: &Suite, endpoint: &Endpoint) -> Report 
                 name: engine.display_name().into(),
                 version: info.version.clone(),
                 flags: Vec::new(),
-                api: Some(endpoint.api.label().into()),
-                base_url: Some(without_credentials(&endpoint.api_base)),
+                api: Some(server.api.label().into()),
+                base_url: Some(without_credentials(&server.api_base)),
             },
             hardware: HardwareInfo {
-                gpu_model: args
+                gpu_model: about
                     .gpu
                     .clone()
                     .or_else(|| card.map(|c| c.gpu.clone()))
                     .unwrap_or_else(|| "unknown (pass --gpu)".into()),
-                gpu_count: args
+                gpu_count: about
                     .gpu_count
                     .or_else(|| card.map(|c| c.gpu_count))
                     .unwrap_or(1),
@@ -66,6 +67,8 @@ pub fn new_report(args: &RunArgs, suite: &Suite, endpoint: &Endpoint) -> Report 
                 suite: Some(suite.name.clone()),
                 prompt_caching: Some(suite.prompt_caching),
                 kv_cache_dtype: card.map(|c| c.kv_cache_dtype.clone()),
+                slo: config.slo,
+                search: config.search.clone(),
                 ..TestParameters::default()
             },
             started_at: chrono::Utc::now().to_rfc3339(),
@@ -78,13 +81,13 @@ pub fn new_report(args: &RunArgs, suite: &Suite, endpoint: &Endpoint) -> Report 
         },
         measurement: Measurement {
             steady_state: Some("peak mode: the first wave of N requests (started together) and requests still running when the first slot drains are excluded; throughput counts tokens arriving inside the window".into()),
-            connection_reuse: Some(args.connection_reuse.label().into()),
+            connection_reuse: Some(config.server.connection_reuse.label().into()),
             ..Measurement::default()
         },
         scenarios: suite.scenarios.clone(),
         series: Vec::new(),
         records: None,
         warnings: Vec::new(),
-        sharding: None,
+        sharding,
     }
 }

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use infermeter_report::{CacheUse, LoadMode, Report, RequestRecord};
 
-use super::plan::level_label;
-use crate::records::{self, RecordsError};
+use crate::load::level_label;
+use crate::output::records::{self, RecordsError};
 
 /// Complete levels per series (scenario, mode, cache use) of a resumed run.
 pub type DoneLevels = BTreeMap<(String, LoadMode, Option<CacheUse>), usize>;
@@ -36,12 +36,13 @@ fn level_is_complete(report: &Report, record: &RequestRecord) -> bool {
         .series
         .iter()
         .find(|s| (s.scenario.as_str(), s.mode, s.cache) == series_of(record))
-        .is_some_and(|s| match record.mode {
+        .is_some_and(|s| {
             // Open-loop levels are keyed by what they saw; records by the level's number.
-            LoadMode::Rate | LoadMode::Sessions | LoadMode::Trace => {
+            if record.mode.is_open_loop() {
                 s.levels.len() >= record.concurrency as usize
+            } else {
+                s.levels.iter().any(|l| l.concurrency == record.concurrency)
             }
-            _ => s.levels.iter().any(|l| l.concurrency == record.concurrency),
         });
     present && !report.warnings.iter().any(|w| w.starts_with(&flag))
 }
@@ -76,11 +77,11 @@ pub fn resume(
             .iter_mut()
             .find(|s| (s.scenario.as_str(), s.mode, s.cache) == series_of(&last))
         {
-            match last.mode {
-                LoadMode::Rate | LoadMode::Sessions | LoadMode::Trace => series
-                    .levels
-                    .truncate(last.concurrency.saturating_sub(1) as usize),
-                _ => series.levels.retain(|l| l.concurrency != last.concurrency),
+            if last.mode.is_open_loop() {
+                let before = last.concurrency.saturating_sub(1) as usize;
+                series.levels.truncate(before);
+            } else {
+                series.levels.retain(|l| l.concurrency != last.concurrency);
             }
         }
     }

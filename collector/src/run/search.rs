@@ -1,9 +1,12 @@
 //! Search mode: which level to measure next, from how the levels measured so far fared against
 //! the SLO. Bracketing doubles the load from the lowest until a level fails (or the highest
 //! allowed passes), then bisection halves the gap between the highest passing and the lowest
-//! failing level down to the resolution. Pure: the run measures, this decides.
+//! failing level down to the resolution ([`Search`]), each level judged by [`judge`]. Pure: the
+//! run measures, this decides.
 
-use infermeter_report::SearchSettings;
+use infermeter_report::analysis::format::format_number;
+use infermeter_report::analysis::goodput::{self, slo_text};
+use infermeter_report::{Level, LoadMode, SearchSettings, Slo};
 
 /// The search over one series: loads are whole numbers (requests in flight or queued).
 #[derive(Debug, Clone)]
@@ -59,10 +62,65 @@ impl Search {
     }
 }
 
+/// A probed level against the SLO: whether it passed, a line for the log, and a warning for
+/// the report when the level was over-saturated.
+pub struct Judgement {
+    pub passed: bool,
+    pub summary: String,
+    pub warning: Option<String>,
+}
+
+impl Judgement {
+    pub fn fail(summary: String) -> Judgement {
+        Judgement {
+            passed: false,
+            summary,
+            warning: None,
+        }
+    }
+}
+
+/// Whether `level` meets `slo`: its attainment reaches the target and, outside burst mode
+/// (whose queue drains by design), TTFT did not grow without bound over it. An over-saturated
+/// level fails whatever its attainment: its figures only depend on how long it ran.
+pub fn judge(level: &Level, mode: LoadMode, slo: &Slo, label: &str) -> Judgement {
+    let Some(attainment) = goodput::attainment(level, slo) else {
+        return Judgement::fail(format!("{label}: no per-request figures to judge"));
+    };
+    let share = format!(
+        "{label}: {}% of {} requests met {}",
+        format_number(attainment.fraction * 100.0),
+        attainment.total,
+        slo_text(slo)
+    );
+    let saturated = (mode != LoadMode::Burst)
+        .then(|| goodput::saturation(level))
+        .flatten();
+    match saturated {
+        Some(s) => Judgement {
+            passed: false,
+            summary: format!("{share}: over-saturated, counted as failing"),
+            warning: Some(format!(
+                "{label}: over-saturated (median TTFT rose from {} s to {} s over the level); \
+                 the search counts it as failing and probes no higher load",
+                format_number(s.first_ttft_s),
+                format_number(s.last_ttft_s)
+            )),
+        },
+        None => {
+            let passed = attainment.passes(slo);
+            Judgement {
+                passed,
+                summary: format!("{share}: {}", if passed { "pass" } else { "fail" }),
+                warning: None,
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use infermeter_report::LoadMode;
 
     fn settings(min: f64, max: f64, resolution: f64) -> SearchSettings {
         SearchSettings {

@@ -8,8 +8,8 @@ use infermeter_report::{Arrivals, CacheUse, Scenario, SessionShape, ThinkTime};
 use serde::Deserialize;
 
 use super::{default_arrivals, Suite, SuiteError};
-use crate::session::MAX_TURNS;
-use crate::trace::Trace;
+use crate::prompts::conversation::MAX_TURNS;
+use crate::prompts::trace::Trace;
 
 /// A `[[session]]` table: a conversation's shape.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -54,6 +54,34 @@ async fn merge(files: &[PathBuf], out: &Path) -> std::process::Output {
     infermeter(&args, &[]).await
 }
 
+/// Runs shards 0 to `count - 1` of one run of `suite` (with `extra` options) on one start
+/// time, each its own process, into `dir/shard-I.json`; their reports' paths.
+async fn run_shards(
+    base_url: &str,
+    suite: &str,
+    dir: &Path,
+    count: u32,
+    extra: &[&str],
+) -> Vec<PathBuf> {
+    // Late enough for the debug builds to start and prepare on a busy two-core machine.
+    let start = SystemTime::now() + Duration::from_secs(6);
+    let start = chrono::DateTime::<chrono::Utc>::from(start).to_rfc3339();
+    let files: Vec<PathBuf> = (0..count)
+        .map(|i| dir.join(format!("shard-{i}.json")))
+        .collect();
+    let runs = files.iter().enumerate().map(|(i, out)| {
+        let shard = format!("{i}/{count}");
+        let mut options = vec!["--quiet", "--shard", &shard, "--start-at", &start];
+        options.extend(extra);
+        let args = run_args(base_url, suite, out, &options);
+        async move { infermeter(&args, &[]).await }
+    });
+    for out in futures::future::join_all(runs).await {
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    files
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn three_shards_merge_into_the_single_run() {
     let _timing = timing_sensitive().await;
@@ -62,31 +90,8 @@ async fn three_shards_merge_into_the_single_run() {
     let dir = out_dir("shards");
     let suite = small_suite(&dir, SUITE);
     let suite = suite.to_str().unwrap();
-    // Late enough for three debug builds to start and prepare on a busy two-core machine.
-    let start = SystemTime::now() + Duration::from_secs(6);
-    let start = chrono::DateTime::<chrono::Utc>::from(start).to_rfc3339();
-    let shard_files: Vec<PathBuf> = (0..SHARDS)
-        .map(|i| dir.join(format!("shard-{i}.json")))
-        .collect();
-    let runs = shard_files.iter().enumerate().map(|(i, out)| {
-        let shard = format!("{i}/{SHARDS}");
-        let extra = [
-            "--quiet",
-            "--shard",
-            &shard,
-            "--start-at",
-            &start,
-            "--level-seconds",
-            "3",
-            "--drain-seconds",
-            "2",
-        ];
-        let args = run_args(&sim.base_url(), suite, out, &extra);
-        async move { infermeter(&args, &[]).await }
-    });
-    for out in futures::future::join_all(runs).await {
-        assert!(out.status.success(), "{}", text(&out));
-    }
+    let steps = ["--level-seconds", "3", "--drain-seconds", "2"];
+    let shard_files = run_shards(&sim.base_url(), suite, &dir, SHARDS, &steps).await;
     let merged_path = dir.join("merged.json");
     let out = merge(&shard_files, &merged_path).await;
     assert!(out.status.success(), "{}", text(&out));
@@ -293,7 +298,7 @@ async fn refusals(dir: &Path, shards: &[PathBuf], single: &Path) {
 async fn shard_options_are_checked_before_measuring() {
     let dir = out_dir("shard-options");
     let report = dir.join("report.json");
-    let cases: [(&str, &[&str], i32, &str); 4] = [
+    let cases: [(&str, &[&str], i32, &str); 3] = [
         (
             "four-scenario",
             &["--shard", "3/3", "--start-at", "2030-01-01T00:00:00Z"],
@@ -307,13 +312,6 @@ async fn shard_options_are_checked_before_measuring() {
             1,
             "that time passed",
         ),
-        // A session's turns must stay on one shard: not yet dealt out, so refused.
-        (
-            "chat-sessions",
-            &["--shard", "0/3", "--start-at", "2030-01-01T00:00:00Z"],
-            1,
-            "--shard cannot run users levels",
-        ),
     ];
     for (suite, extra, code, expected) in cases {
         let args = run_args("http://127.0.0.1:9/v1", suite, &report, extra);
@@ -321,5 +319,139 @@ async fn shard_options_are_checked_before_measuring() {
         assert_eq!(out.status.code(), Some(code), "{}", text(&out));
         assert!(text(&out).contains(expected), "{}", text(&out));
         assert!(!report.exists());
+    }
+}
+
+/// A conversation of 3 turns (a shared system prompt) for 4 users with caching allowed, 2
+/// sessions each, and the bundled sessions trace replayed at 10×: the levels a sharded run
+/// deals out by user and by session.
+fn sessions_suite(trace: &Path) -> String {
+    format!(
+        r#"
+name = "shard-sessions"
+warmup = 1
+[[session]]
+id = "conv"
+name = "Conversation"
+system_prompt_tokens = 512
+first_turn_tokens = 64
+turn_tokens = 32
+turns = 3
+output_tokens = 16
+think_time = {{ distribution = "fixed", seconds = 0.2 }}
+[users]
+levels = [4]
+sessions_per_user = 2
+cache = ["allowed"]
+[trace]
+file = {trace:?}
+speeds = [10.0]
+"#
+    )
+}
+
+/// The simulator's H100 with its prefix cache, in scaled time, and the sessions suite.
+async fn sessions_setup(name: &str) -> (infermeter_sim::RunningSim, PathBuf, String) {
+    let sim = start_sim(infermeter_sim::SimArgs {
+        prefix_cache: true,
+        time_scale: 0.25,
+        ..h100_sim_args()
+    })
+    .await;
+    let dir = out_dir(name);
+    let trace = manifest_dir().join("../data/traces/sample-sessions.jsonl");
+    let suite = small_suite(&dir, &sessions_suite(&trace.canonicalize().unwrap()));
+    (sim, dir, suite.to_str().unwrap().to_string())
+}
+
+const SESSION_STEPS: [&str; 4] = ["--level-seconds", "4", "--drain-seconds", "2"];
+
+/// Acceptance 2 of #32: one shard merged is the run it was. Every level of the merge (users,
+/// trace) equals the shard's own, its timeline and its session and trace fields included:
+/// `merge` assembles levels as `run` does.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_merged_shard_is_the_run_it_was() {
+    let _timing = timing_sensitive().await;
+    let (sim, dir, suite) = sessions_setup("shard-one").await;
+    let shards = run_shards(&sim.base_url(), &suite, &dir, 1, &SESSION_STEPS).await;
+    sim.shutdown().await;
+    let merged_path = dir.join("merged.json");
+    let out = merge(&shards, &merged_path).await;
+    assert!(out.status.success(), "{}", text(&out));
+    check_json_schema(&merged_path);
+    let (run, merged) = (read(&shards[0]), read(&merged_path));
+    assert_eq!(merged.series.len(), 2);
+    for (r, m) in run.series.iter().zip(&merged.series) {
+        assert_eq!(
+            (&r.scenario, r.mode, r.cache),
+            (&m.scenario, m.mode, m.cache)
+        );
+        assert_eq!(r.levels.len(), m.levels.len());
+        for (rl, ml) in r.levels.iter().zip(&m.levels) {
+            assert!(ml.timeline.is_some(), "{:?}: no timeline", m.mode);
+            match m.mode {
+                LoadMode::Users => assert_eq!(ml.sessions.as_ref().unwrap().started, 8),
+                _ => assert_eq!(ml.trace.unwrap().speed, 10.0),
+            }
+            let json = |l: &Level| serde_json::to_value(l).unwrap();
+            assert_eq!(json(rl), json(ml), "{:?} level differs", m.mode);
+        }
+    }
+}
+
+/// Acceptance 4 of #32: users and a trace over 2 shards, merged, against one process: the
+/// same users and sessions served, every trace line sent once, cached tokens within 10%, and
+/// TTFT medians within 10% or one engine step.
+#[tokio::test(flavor = "multi_thread")]
+async fn users_and_a_trace_shard_by_session() {
+    let _timing = timing_sensitive().await;
+    let (sim, dir, suite) = sessions_setup("shard-sessions").await;
+    let shards = run_shards(&sim.base_url(), &suite, &dir, 2, &SESSION_STEPS).await;
+    let merged_path = dir.join("merged.json");
+    let out = merge(&shards, &merged_path).await;
+    assert!(out.status.success(), "{}", text(&out));
+    check_json_schema(&merged_path);
+    let single_path = dir.join("single.json");
+    let args = run_args(&sim.base_url(), &suite, &single_path, &["--quiet"]);
+    let out = infermeter(&args, &[]).await;
+    assert!(out.status.success(), "{}", text(&out));
+    sim.shutdown().await;
+    let (merged, single) = (read(&merged_path), read(&single_path));
+    for w in &merged.warnings {
+        eprintln!("merge warning: {w}");
+    }
+    // Each shard served whole sessions: a session's turns never span two shards.
+    let records = read_records(&merged_path);
+    let mut session_shard = std::collections::BTreeMap::new();
+    for r in records.iter().filter(|r| !r.warmup) {
+        let key = (r.mode, r.session.map(|s| s.id));
+        let shard = *session_shard.entry(key).or_insert(r.shard);
+        assert_eq!(shard, r.shard, "{key:?} on two shards");
+    }
+    let shards_used: std::collections::BTreeSet<_> = session_shard.values().collect();
+    assert_eq!(shards_used.len(), 2, "both shards served sessions");
+    for mode in [LoadMode::Users, LoadMode::Trace] {
+        let (m, s) = (levels(&merged, mode)[0], levels(&single, mode)[0]);
+        if mode == LoadMode::Users {
+            assert_eq!(m.concurrency, 4);
+            let (ms, ss) = (m.sessions.as_ref().unwrap(), s.sessions.as_ref().unwrap());
+            assert_eq!((ms.started, ms.completed), (ss.started, ss.completed));
+            assert_eq!((ms.started, ms.completed), (8, 8));
+        }
+        assert_eq!(m.requests.ok, s.requests.ok, "{mode:?}");
+        let cached = |l: &Level| l.prompt_cache.unwrap().cached_tokens as f64;
+        let (x, y) = (cached(m), cached(s));
+        eprintln!("{mode:?}: cached tokens {x} merged, {y} single");
+        assert!(
+            (x - y).abs() <= 0.10 * y,
+            "{mode:?}: cached {x} merged vs {y} single"
+        );
+        let (x, y) = (m.metrics.ttft_s.unwrap().p50, s.metrics.ttft_s.unwrap().p50);
+        let step = s.metrics.itl_s.unwrap().p50;
+        eprintln!("{mode:?}: TTFT median {x:.5} merged, {y:.5} single, step {step:.5}");
+        assert!(
+            (x - y).abs() <= (0.10 * y).max(step),
+            "{mode:?}: TTFT median {x} merged vs {y} single"
+        );
     }
 }

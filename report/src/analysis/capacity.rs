@@ -77,7 +77,7 @@ impl Check {
     /// met limit "generation speed 36 tok/s is above the 10 tok/s minimum", "TTFT 1.72 s is within
     /// the 2 s limit".
     pub fn describe(&self) -> String {
-        let name = short_name(self.metric);
+        let name = self.metric.in_sentence();
         let unit = self.metric.unit();
         let limit = format_number(self.metric.to_display(self.limit));
         let Some(v) = self.value else {
@@ -94,16 +94,6 @@ impl Check {
                 format!("{name} {v} {unit} is above the {limit} {unit} minimum")
             }
         }
-    }
-}
-
-fn short_name(metric: Metric) -> &'static str {
-    match metric {
-        Metric::Ttft => "TTFT",
-        Metric::Itl => "ITL",
-        Metric::E2e => "end-to-end latency",
-        Metric::DecodeTokS => "generation speed",
-        other => other.label(),
     }
 }
 
@@ -316,7 +306,7 @@ impl Capacity {
             if let Some(good) = met_phrase(&first.met) {
                 let limitation = match first.breaches.as_slice() {
                     [only] if only.value.is_some() => {
-                        format!(", so {} is the limitation", short_name(only.metric))
+                        format!(", so {} is the limitation", only.metric.in_sentence())
                     }
                     _ => String::new(),
                 };

@@ -347,10 +347,12 @@ pub fn max_load_under(series: &Series, slo: &Slo) -> Option<MaxLoad> {
     let (passing, failing) = (points[first_fail - 1].0, points[first_fail].0);
     let curve = MonotoneCurve::new(&points)?;
     let crossing = last_reaching(&curve, passing, failing, slo.target);
-    let load = match series.mode {
-        // Whole requests in flight or queued.
-        LoadMode::Peak | LoadMode::Burst | LoadMode::Users => crossing.floor().max(passing),
-        LoadMode::Rate | LoadMode::Sessions | LoadMode::Trace => crossing,
+    // A rate or a speed is read as it crosses; a closed loop's load is whole requests in
+    // flight, queued, or users.
+    let load = if series.mode.is_open_loop() {
+        crossing
+    } else {
+        crossing.floor().max(passing)
     };
     Some(MaxLoad::Between {
         load,

@@ -95,6 +95,25 @@ impl Metric {
         }
     }
 
+    /// Short name, in chart legends, table headings and limits: "TTFT", "Generation speed",
+    /// "End-to-end latency"; the full [`Metric::label`] where it is short already.
+    pub fn short_label(self) -> &'static str {
+        match self {
+            Metric::Ttft => "TTFT",
+            Metric::Itl => "ITL",
+            Metric::Tpot => "TPOT",
+            Metric::E2e => "End-to-end latency",
+            Metric::DecodeTokS => "Generation speed",
+            other => other.label(),
+        }
+    }
+
+    /// [`Metric::short_label`] as it reads inside a sentence: "generation speed"; acronyms
+    /// ("TTFT", "ITL") stay as they are.
+    pub fn in_sentence(self) -> String {
+        mid_sentence(self.short_label())
+    }
+
     /// Display unit (after [`Metric::to_display`]).
     pub fn unit(self) -> &'static str {
         match self {
@@ -215,9 +234,34 @@ impl Metric {
     }
 }
 
+/// A label as it reads inside a sentence: "Generation speed" -> "generation speed"; acronyms
+/// ("ITL", "TTFT") stay as they are.
+pub fn mid_sentence(label: &str) -> String {
+    let first_word = label.split([' ', '-']).next().unwrap_or_default();
+    if first_word.chars().all(|c| c.is_ascii_uppercase()) {
+        return label.to_string();
+    }
+    let mut chars = label.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_lowercase().chain(chars).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_inside_a_sentence_keep_their_acronyms() {
+        assert_eq!(Metric::Itl.in_sentence(), "ITL");
+        assert_eq!(Metric::Ttft.in_sentence(), "TTFT");
+        assert_eq!(Metric::DecodeTokS.in_sentence(), "generation speed");
+        assert_eq!(Metric::E2e.in_sentence(), "end-to-end latency");
+        assert_eq!(
+            mid_sentence("Per-user decode speed"),
+            "per-user decode speed"
+        );
+    }
     use crate::analysis::testing::level;
     use crate::schema::PowerStats;
 

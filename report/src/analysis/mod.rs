@@ -5,6 +5,7 @@
 pub mod capacity;
 pub mod cost;
 pub mod coverage;
+pub mod describe;
 pub mod findings;
 pub mod format;
 pub mod goodput;

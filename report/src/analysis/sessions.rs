@@ -6,9 +6,11 @@
 use serde::Serialize;
 
 use super::capacity::{capacity, Capacity, Thresholds};
+use super::describe;
 use super::format::{context_label, format_number, with_unit};
 use super::metric::Metric;
 use super::use_cases::default_scenario_thresholds;
+use crate::aggregate::Applied;
 use crate::presets::use_cases;
 use crate::schema::{
     CacheUse, Level, LoadMode, Report, Scenario, Series, SessionShape, ThinkTime, TraceSource,
@@ -481,13 +483,23 @@ fn cache_label(cache: Option<CacheUse>) -> &'static str {
     cache.map_or("caching not set", CacheUse::label)
 }
 
-/// "16 users", "12 sessions active".
-pub fn load_phrase(mode: LoadMode, load: u32) -> String {
-    match (mode, load) {
-        (LoadMode::Users, 1) => "1 user".into(),
-        (LoadMode::Users, n) => format!("{n} users"),
-        (_, n) => format!("{n} sessions active"),
-    }
+/// "16 users", "12 sessions active": a session series' load `load`, as [`describe::load`]
+/// words it.
+fn load_phrase(mode: LoadMode, load: u32) -> String {
+    let applied = Applied {
+        concurrency: load,
+        ..Applied::default()
+    };
+    describe::load(mode, &applied)
+}
+
+/// "4× speed": a replay's speed, as [`describe::load`] words it.
+fn trace_speed(speed: f64) -> String {
+    let applied = Applied {
+        trace_speed: Some(speed),
+        ..Applied::default()
+    };
+    describe::load(LoadMode::Trace, &applied)
 }
 
 /// e.g. "exponential, mean 5 s".
@@ -738,9 +750,9 @@ impl TraceReplay {
     /// blocks imply 51%)."
     pub fn cache_sentence(&self) -> Option<String> {
         let level = self.levels.iter().find(|l| l.cache_hit_ratio.is_some())?;
-        let speed = level.speed.map_or(String::new(), |s| {
-            format!(" at {}× speed", format_number(s))
-        });
+        let speed = level
+            .speed
+            .map_or(String::new(), |s| format!(" at {}", trace_speed(s)));
         Some(format!(
             "{}{speed}: {} of prompt tokens from the cache (its shared blocks imply {}).",
             self.scenario_name,
@@ -776,9 +788,7 @@ impl TraceReplay {
             if let Some(lag) = l.scheduling_lag_p99_s {
                 parts.push(format!("send lag p99 {}", with_unit(lag * 1000.0, "ms")));
             }
-            let speed = l
-                .speed
-                .map_or("replay".into(), |s| format!("{}× speed", format_number(s)));
+            let speed = l.speed.map_or("replay".into(), trace_speed);
             lines.push((format!("  at {speed}"), parts.join(", ")));
         }
         lines

@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use super::format::{format_number, with_unit};
-use super::sessions::load_phrase;
+use super::describe;
+use super::format::with_unit;
 use crate::schema::{Level, LoadMode, Report, Series, TimelineSlice};
 use crate::stats::Stat;
 
@@ -107,15 +107,6 @@ pub fn timeline_points(level: &Level, metric: TimelineMetric, stat: Stat) -> Vec
         .collect()
 }
 
-/// Every metric of `level`'s timeline that has points: what a timeline chart of it plots.
-pub fn level_timeline(level: &Level, stat: Stat) -> Vec<(TimelineMetric, Vec<(f64, f64)>)> {
-    TimelineMetric::ALL
-        .into_iter()
-        .map(|m| (m, timeline_points(level, m, stat)))
-        .filter(|(_, points)| !points.is_empty())
-        .collect()
-}
-
 /// A level that has a timeline, as the level picker lists it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TimelineLevel {
@@ -190,9 +181,10 @@ pub fn level_by_key<'a>(report: &'a Report, key: &str) -> Option<&'a Level> {
 }
 
 fn level_key(series: &Series, index: usize) -> String {
-    let n = match series.mode {
-        LoadMode::Peak | LoadMode::Burst | LoadMode::Users => series.levels[index].concurrency,
-        _ => index as u32 + 1,
+    let n = if series.mode.is_open_loop() {
+        index as u32 + 1
+    } else {
+        series.levels[index].concurrency
     };
     let cache = series
         .cache
@@ -201,23 +193,7 @@ fn level_key(series: &Series, index: usize) -> String {
 }
 
 fn level_label(scenario_name: &str, series: &Series, level: &Level) -> String {
-    let load = match series.mode {
-        LoadMode::Users | LoadMode::Sessions => {
-            let mut load = load_phrase(series.mode, level.concurrency);
-            if let Some(rate) = level.sessions.as_ref().and_then(|s| s.session_rate) {
-                load = format!("{} sessions/s", format_number(rate));
-            }
-            load
-        }
-        LoadMode::Trace => level.trace.map_or("replay".into(), |t| {
-            format!("{}× speed", format_number(t.speed))
-        }),
-        LoadMode::Rate => level
-            .request_rate
-            .map_or("rate".into(), |r| format!("{} req/s", format_number(r))),
-        LoadMode::Burst => format!("{} queue depth", level.concurrency),
-        LoadMode::Peak => format!("{} concurrent", level.concurrency),
-    };
+    let load = describe::level(series.mode, level);
     let mut label = format!("{scenario_name} · {load}");
     if let Some(cache) = series.cache {
         label.push_str(" · ");

@@ -35,7 +35,9 @@ fn every_data_file_loads_and_unmeasured_reports_say_synthetic() {
             serde_json::from_str::<serde_json::Value>(&text)
                 .unwrap_or_else(|e| panic!("{relative:?} is not JSON: {e}"));
         } else if relative == Path::new("index.json") {
-            let index = ReportIndex::parse(&text).unwrap_or_else(|e| panic!("{relative:?}: {e}"));
+            let index = ReportIndex::parse(&text)
+                .and_then(|i| i.check_paths().map(|()| i))
+                .unwrap_or_else(|e| panic!("{relative:?}: {e}"));
             for entry in &index.reports {
                 assert!(
                     data.join(&entry.path).is_file(),

@@ -16,13 +16,15 @@ pub mod throughput;
 use serde::Serialize;
 
 use super::cost::DEFAULT_USD_PER_KWH;
-use super::format::{context_phrase, format_number};
+use super::describe;
+use super::format::context_phrase;
 use super::goodput::{self, GoodputFindings};
 use super::metric::Metric;
 use super::queue::{max_safe_queue_depth, SafeDepth, DEFAULT_TTFT_THRESHOLD_S};
 use super::sessions::SessionFindings;
 use super::use_cases::{targets, CapacityTarget};
 use super::{series_points, Analysis};
+use crate::aggregate::Applied;
 use crate::schema::{LoadMode, Report, Scenario, Slo};
 use crate::stats::Stat;
 
@@ -100,15 +102,14 @@ impl Located {
     }
 
     /// Where the level sits in its mode: "single user", "32 concurrent", "1 user" and "256 queue
-    /// depth" (burst), "2 req/s" (rate).
+    /// depth" (burst), "2 req/s" (rate), as [`describe::load`] words every level.
     pub fn load_phrase(&self) -> String {
-        match (self.mode, self.request_rate) {
-            (LoadMode::Burst, _) if self.concurrency == 1 => "1 user".into(),
-            (LoadMode::Burst, _) => format!("{} queue depth", self.concurrency),
-            (LoadMode::Rate, Some(rate)) => format!("{} req/s", format_number(rate)),
-            _ if self.concurrency == 1 => "single user".into(),
-            _ => format!("{} concurrent", self.concurrency),
-        }
+        let applied = Applied {
+            concurrency: self.concurrency,
+            request_rate: self.request_rate,
+            ..Applied::default()
+        };
+        describe::load(self.mode, &applied)
     }
 
     /// "1K context".

@@ -1,0 +1,215 @@
+//! `infermeter summary` and `infermeter validate`: read a report and say what it holds.
+
+use std::path::{Path, PathBuf};
+
+use infermeter_report::analysis::format::{format_number, with_unit};
+use infermeter_report::analysis::goodput::{load_unit, report_slo, slo_text, GoodputFindings};
+use infermeter_report::analysis::{findings, FindingsOptions};
+use infermeter_report::{load_report, LoadError, Report, RunStatus};
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct SummaryArgs {
+    pub report: PathBuf,
+    /// Machine-readable output: every figure the report page states, as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Which figure of each distribution to read, as the viewer's Statistic selector: mean,
+    /// p50, p90, p95, p99, p99.9, min or max.
+    #[arg(long, default_value = "mean", value_parser = parse_stat)]
+    pub stat: infermeter_report::Stat,
+    /// TTFT threshold for the max safe queue depth, seconds.
+    #[arg(long, default_value_t = infermeter_report::analysis::DEFAULT_TTFT_THRESHOLD_S)]
+    pub ttft_threshold: f64,
+    /// Electricity price for the energy costs, dollars per kWh.
+    #[arg(long, default_value_t = infermeter_report::analysis::cost::DEFAULT_USD_PER_KWH)]
+    pub usd_per_kwh: f64,
+    /// The SLO to judge goodput by, as `run --slo` takes it (default: the one the run
+    /// recorded, else TTFT 5 s and TPOT 50 ms for 95% of requests).
+    #[arg(long, value_name = "SPEC", value_parser = crate::suite::spec::parse_slo)]
+    pub slo: Option<infermeter_report::Slo>,
+}
+
+fn parse_stat(s: &str) -> Result<infermeter_report::Stat, String> {
+    infermeter_report::Stat::parse(s).ok_or_else(|| {
+        let all: Vec<&str> = infermeter_report::Stat::ALL
+            .iter()
+            .map(|s| s.label())
+            .collect();
+        format!("\"{s}\" is not a statistic; use one of {}", all.join(", "))
+    })
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ValidateArgs {
+    pub report: PathBuf,
+}
+
+/// `infermeter summary`: prints the report's summary.
+pub fn print(args: &SummaryArgs) -> anyhow::Result<()> {
+    let report = read_report(&args.report).map_err(anyhow::Error::msg)?;
+    println!("{}", summary(&report, args));
+    Ok(())
+}
+
+/// `infermeter validate`: says whether the report is valid, and why not; whether it is.
+pub fn validate(args: &ValidateArgs) -> bool {
+    match read_report(&args.report) {
+        Ok(report) => {
+            println!(
+                "{} is a valid report (schema {}, {} series)",
+                args.report.display(),
+                report.schema_version,
+                report.series.len()
+            );
+            true
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            false
+        }
+    }
+}
+
+/// Loads a report file with an error that names the file.
+pub fn read_report(path: &Path) -> Result<Report, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    load_report(&text).map_err(|e| describe(path, &e))
+}
+
+fn describe(path: &Path, e: &LoadError) -> String {
+    match e {
+        LoadError::Invalid(problems) => {
+            let mut s = format!("{} is inconsistent:", path.display());
+            for p in problems {
+                s.push_str(&format!("\n  - {p}"));
+            }
+            s
+        }
+        other => format!("{}: {other}", path.display()),
+    }
+}
+
+/// The summary of a report: the findings the report page states (its highlight cards, key
+/// findings and safe queue depths, goodput under the SLO) as text, or every figure as JSON
+/// (`--json`: the report crate's `Findings`, serialised as it is). Figures are written by the
+/// report crate's formatter, so "6.18 s" on the page is "6.18 s" here.
+pub fn summary(report: &Report, args: &SummaryArgs) -> String {
+    let options = FindingsOptions {
+        stat: args.stat,
+        queue_ttft_s: args.ttft_threshold,
+        usd_per_kwh: args.usd_per_kwh,
+        slo: Some(args.slo.unwrap_or_else(|| report_slo(report))),
+    };
+    let f = findings(report, &options);
+    if args.json {
+        return serde_json::to_string_pretty(&f).expect("findings serialise");
+    }
+    let mut lines = vec![format!(
+        "{} ({})",
+        report.display_title(),
+        report.metadata.engine.name
+    )];
+    if let RunStatus::Partial { reason } = &report.status {
+        lines.push(format!("PARTIAL RUN: {reason}"));
+    }
+    lines.push(labelled("Statistic", args.stat.label()));
+    let row =
+        |label: &str, value: &str, context: &str| labelled(label, &format!("{value}  ({context})"));
+    for card in f.cards() {
+        // A percentile on few samples says so beside where it was measured.
+        let context = match card.indicative_note(args.stat) {
+            Some(note) => format!("{}; {note}", card.context),
+            None => card.context.clone(),
+        };
+        lines.push(row(card.label, &card.value, &context));
+    }
+    let power = f.power.key_lines(options.usd_per_kwh);
+    for (label, text) in f.key_findings().into_iter().chain(power) {
+        lines.push(labelled(label, &text));
+    }
+    for depth in &f.burst.safe_depths {
+        lines.push(row(
+            "Max safe queue depth",
+            &depth.value_text(),
+            &depth.caption(options.queue_ttft_s),
+        ));
+    }
+    // Session labels name use cases and can be long: labelled() keeps a space before the figure.
+    for (label, text) in f.sessions.lines() {
+        lines.push(labelled(&label, &text));
+    }
+    if let Some(goodput) = &f.goodput {
+        lines.extend(goodput_lines(goodput));
+    }
+    for w in &report.warnings {
+        lines.push(format!("warning: {w}"));
+    }
+    lines.join("\n")
+}
+
+/// One line of the summary: the label in a column of its own, at least one space wide of the
+/// text (a long scenario name pushes its text right rather than running into it).
+fn labelled(label: &str, text: &str) -> String {
+    format!("{label:<33} {text}")
+}
+
+/// Goodput as the viewer's section states it: the SLO, then per series the highest load that
+/// meets it and each level's attainment (with its 95% interval) and goodput.
+fn goodput_lines(goodput: &GoodputFindings) -> Vec<String> {
+    let mut lines = vec![labelled("Goodput SLO", &slo_text(&goodput.slo))];
+    if let Some(why) = &goodput.absent {
+        lines.push(labelled("Goodput", &format!("not available: {why}")));
+    }
+    let percent = |share: f64| with_unit(share * 100.0, "%");
+    for series in &goodput.series {
+        let load = &series.max_load;
+        lines.push(labelled(
+            &format!(
+                "{} ({}) max load",
+                series.scenario_name,
+                series.mode.label()
+            ),
+            &format!(
+                "{} {}  ({})",
+                load.value_text(),
+                load_unit(series.mode, 2.0),
+                load.note()
+            ),
+        ));
+        for level in &series.levels {
+            let a = &level.attainment;
+            let rate = |v: Option<f64>, unit: &str| v.map_or("—".into(), |v| with_unit(v, unit));
+            let smoothness = level.smoothness.map_or(String::new(), |s| {
+                let jitter = s.jitter_p50.map_or(String::new(), |j| {
+                    format!(", jitter p50 {}×", format_number(j))
+                });
+                let requests = if s.stalled_requests == 1 {
+                    "request"
+                } else {
+                    "requests"
+                };
+                format!(
+                    "  stalls {} in {} {requests}{jitter}",
+                    s.stalls, s.stalled_requests
+                )
+            });
+            lines.push(format!(
+                "  @{:<8}{} of {} met (95% CI {}–{})  goodput {}, {}{smoothness}{}",
+                format_number(level.load),
+                percent(a.fraction),
+                a.total,
+                percent(a.interval.low),
+                percent(a.interval.high),
+                rate(a.goodput_req_s, "req/s"),
+                rate(a.goodput_tok_s, "tok/s"),
+                if level.saturation.is_some() {
+                    "  (over-saturated: TTFT grew over the level)"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    lines
+}

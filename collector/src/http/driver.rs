@@ -1,0 +1,1110 @@
+//! Sends one streaming request and timestamps every SSE event on the monotonic clock.
+//!
+//! Time is read here and nowhere else. An event's instant is the kernel's receive timestamp of
+//! the read that completed it ([`crate::http::arrival`]), so events parsed late in a burst keep the
+//! instant they arrived; without one, the instant right after the event is parsed. Everything
+//! downstream works from these instants.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use std::borrow::Cow;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use http::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use http_body_util::{BodyExt, Full};
+use infermeter_report::{EngineTimings, ErrorKind, Outcome, Retried, RetryReason, TokenSource};
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use crate::http::adapters::EngineKind;
+use crate::http::api::{Api, ConnectionReuse};
+use crate::http::api_key::ApiKey;
+use crate::http::arrival::{ArrivalClock, EventClock};
+use crate::http::base_url::without_credentials;
+use crate::http::connection_log::ConnectionLog;
+use crate::http::sse::{Event, Events};
+use crate::http::transport::{error_chain, stream_client, StreamClient};
+use crate::prompts::text::ChatMessage;
+
+/// Everything needed to talk to one endpoint.
+#[derive(Clone)]
+pub struct Driver {
+    /// Pooled or not, as `--connection-reuse` says.
+    client: StreamClient,
+    /// Never pooled: where a request goes again when a reused connection failed it before
+    /// any response byte.
+    fresh_client: StreamClient,
+    uri: http::Uri,
+    api: Api,
+    model: String,
+    engine: EngineKind,
+    prompt_caching: bool,
+    /// `Bearer <key>`, marked sensitive (never printed).
+    authorization: Option<HeaderValue>,
+    first_token_timeout: Duration,
+    total_timeout: Duration,
+}
+
+impl fmt::Debug for Driver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Driver")
+            .field("uri", &self.uri)
+            .field("api", &self.api)
+            .field("model", &self.model)
+            .field("engine", &self.engine)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a [`Driver`] cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    #[error("the endpoint {url:?} is not an http:// or https:// URL with a host ({reason}); use e.g. http://localhost:8000/v1")]
+    BaseUrl { url: String, reason: String },
+    #[error("the API key holds characters an HTTP header cannot carry (control or non-ASCII characters); check the key's file or variable")]
+    ApiKey,
+    #[error("cannot set up TLS: {0}")]
+    Tls(#[from] rustls::Error),
+}
+
+/// Endpoint settings for [`Driver::new`].
+#[derive(Debug, Clone)]
+pub struct DriverConfig {
+    /// The API base, e.g. `http://localhost:8000/v1`: the endpoint is the API's path under it.
+    pub base_url: String,
+    pub api: Api,
+    pub model: String,
+    pub engine: EngineKind,
+    /// The suite's `prompt_caching`: when false, engines that can are told not to cache.
+    pub prompt_caching: bool,
+    pub api_key: Option<ApiKey>,
+    pub connect_timeout: Duration,
+    pub first_token_timeout: Duration,
+    pub total_timeout: Duration,
+    /// Largest number of requests in flight, to size the connection pool.
+    pub max_in_flight: usize,
+    pub connection_reuse: ConnectionReuse,
+}
+
+/// One content-carrying stream event, or a final event counting tokens that decoded to no text.
+#[derive(Debug, Clone, Copy)]
+pub struct Chunk {
+    /// When it arrived (see the module doc for which clock).
+    pub at: Instant,
+    pub tokens: u32,
+    /// The simulator's CLOCK_MONOTONIC send time (`--emit-timestamps`), for timing benchmarks.
+    pub server_mono_ns: Option<u64>,
+}
+
+/// What one request produced: raw instants and counts, reduced later by `aggregate`.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    pub sent: Instant,
+    pub end: Instant,
+    pub first_token: Option<Instant>,
+    pub chunks: Vec<Chunk>,
+    pub outcome: Outcome,
+    pub prompt_tokens: Option<u32>,
+    pub output_tokens: Option<u32>,
+    pub cached_tokens: Option<u32>,
+    pub token_source: TokenSource,
+    pub engine_timings: Option<EngineTimings>,
+    /// Where `chunks[].at`, `first_token` and a successful `end` came from (`Parse` if any of
+    /// them had to fall back to parse time).
+    pub clock: EventClock,
+    /// Set when the request went a second time (then `sent` is the second attempt's).
+    pub retried: Option<Retried>,
+    /// The response's `id`.
+    pub response_id: Option<String>,
+    /// The first event carrying answer content (not reasoning), when reasoning came first.
+    pub first_answer: Option<Instant>,
+    /// Reasoning tokens, when the stream carried reasoning: the server's
+    /// `completion_tokens_details.reasoning_tokens`, else one per reasoning event.
+    pub reasoning_tokens: Option<u32>,
+    /// The answer's text as streamed (reasoning left out), when asked for
+    /// ([`Driver::send_from`]): a conversation's next turn carries it.
+    pub answer: Option<String>,
+}
+
+/// One event's JSON. Its strings borrow from the event's text where they hold no escapes: the
+/// text of every token is looked at, and kept only for a conversation's next turn.
+#[derive(Debug, Deserialize)]
+struct StreamChunk<'a> {
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    choices: Vec<Choice<'a>>,
+    usage: Option<Usage>,
+    error: Option<Value>,
+    infermeter_ts: Option<ServerTimestamp>,
+    timings: Option<RawTimings>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Choice<'a> {
+    #[serde(borrow)]
+    delta: Option<Delta<'a>>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Delta<'a> {
+    #[serde(borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    reasoning: Option<Cow<'a, str>>,
+    tool_calls: Option<Vec<IgnoredAny>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Usage {
+    prompt_tokens: Option<u32>,
+    completion_tokens: Option<u32>,
+    prompt_tokens_details: Option<PromptDetails>,
+    completion_tokens_details: Option<CompletionDetails>,
+}
+
+#[derive(Debug, Deserialize)]
+struct PromptDetails {
+    cached_tokens: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CompletionDetails {
+    reasoning_tokens: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ServerTimestamp {
+    mono_ns: u64,
+}
+
+/// llama.cpp's per-request `timings` (running, with `timings_per_token`, on every chunk).
+#[derive(Debug, Deserialize)]
+struct RawTimings {
+    prompt_n: Option<u64>,
+    prompt_ms: Option<f64>,
+    predicted_n: Option<u32>,
+    predicted_ms: Option<f64>,
+    /// Prompt tokens reused from the slot's cache.
+    cache_n: Option<u64>,
+}
+
+fn non_empty(s: &Option<Cow<'_, str>>) -> bool {
+    s.as_deref().is_some_and(|s| !s.is_empty())
+}
+
+impl Choice<'_> {
+    /// True for content, reasoning or a tool-call delta; false for the role-only first chunk.
+    fn carries_output(&self) -> bool {
+        self.carries_answer() || self.carries_reasoning()
+    }
+
+    /// Content (text) or a tool-call delta: what the user waits for after any reasoning.
+    fn carries_answer(&self) -> bool {
+        non_empty(&self.text)
+            || self.delta.as_ref().is_some_and(|d| {
+                non_empty(&d.content) || d.tool_calls.as_ref().is_some_and(|t| !t.is_empty())
+            })
+    }
+
+    /// `reasoning_content` (vLLM, DeepSeek) or `reasoning` (OpenRouter, newer vLLM).
+    fn carries_reasoning(&self) -> bool {
+        self.delta
+            .as_ref()
+            .is_some_and(|d| non_empty(&d.reasoning_content) || non_empty(&d.reasoning))
+    }
+
+    /// The answer text of this chunk (a completion's text, a chat delta's content).
+    fn answer_text(&self) -> Option<&str> {
+        self.text
+            .as_deref()
+            .or_else(|| self.delta.as_ref().and_then(|d| d.content.as_deref()))
+    }
+}
+
+/// Why a stream stopped early.
+enum Stop {
+    Failed { kind: ErrorKind, detail: String },
+}
+
+/// Why an attempt got no response head.
+enum AttemptError {
+    /// It failed on a reused connection before any response byte: it never reached the
+    /// engine (the detail is the connection's error).
+    StaleConnection(String),
+    Failed(Stop),
+}
+
+impl AttemptError {
+    /// The failure of an attempt that is not sent again. (A retry goes on a new connection,
+    /// which cannot be stale; were it, the connection broke before the stream ended.)
+    fn into_stop(self) -> Stop {
+        match self {
+            AttemptError::Failed(stop) => stop,
+            AttemptError::StaleConnection(detail) => Stop::Failed {
+                kind: ErrorKind::Disconnect,
+                detail,
+            },
+        }
+    }
+}
+
+impl Driver {
+    pub fn new(config: DriverConfig) -> Result<Driver, DriverError> {
+        let url = format!(
+            "{}/{}",
+            config.base_url.trim_end_matches('/'),
+            config.api.path()
+        );
+        let bad_url = |reason: String| DriverError::BaseUrl {
+            url: without_credentials(&url),
+            reason,
+        };
+        let uri: http::Uri = url.parse().map_err(|e| bad_url(format!("{e}")))?;
+        if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
+            return Err(bad_url("no http(s) scheme or host".into()));
+        }
+        let authorization = match &config.api_key {
+            Some(key) => Some(key.bearer().ok_or(DriverError::ApiKey)?),
+            None => None,
+        };
+        let pool = match config.connection_reuse {
+            ConnectionReuse::Pooled => config.max_in_flight.max(1),
+            ConnectionReuse::Never => 0,
+        };
+        Ok(Driver {
+            client: stream_client(config.connect_timeout, pool)?,
+            fresh_client: stream_client(config.connect_timeout, 0)?,
+            uri,
+            api: config.api,
+            model: config.model,
+            engine: config.engine,
+            prompt_caching: config.prompt_caching,
+            authorization,
+            first_token_timeout: config.first_token_timeout,
+            total_timeout: config.total_timeout,
+        })
+    }
+
+    /// The request body for `prompt` asking for exactly `output_tokens`.
+    pub fn body(&self, prompt: &str, output_tokens: u32) -> Vec<u8> {
+        let prompt = match self.api {
+            Api::Chat => json!([{ "role": "user", "content": prompt }]),
+            Api::Completions => prompt.into(),
+        };
+        self.body_of(prompt, output_tokens, self.prompt_caching)
+    }
+
+    /// The body of a conversation's turn: its `messages` for chat, their contents one after
+    /// another for completions; `caching` tells engines that can whether to use their cache.
+    pub fn messages_body(
+        &self,
+        messages: &[ChatMessage],
+        output_tokens: u32,
+        caching: bool,
+    ) -> Vec<u8> {
+        let prompt = match self.api {
+            Api::Chat => json!(messages),
+            Api::Completions => messages
+                .iter()
+                .map(|m| m.content.as_str())
+                .collect::<Vec<_>>()
+                .join("\n\n")
+                .into(),
+        };
+        self.body_of(prompt, output_tokens, caching)
+    }
+
+    /// A body with `prompt` (the `messages` array for chat, the text for completions).
+    fn body_of(&self, prompt: Value, output_tokens: u32, caching: bool) -> Vec<u8> {
+        let mut body = Map::new();
+        body.insert("model".into(), self.model.clone().into());
+        let key = match self.api {
+            Api::Chat => "messages",
+            Api::Completions => "prompt",
+        };
+        body.insert(key.into(), prompt);
+        body.insert("max_tokens".into(), output_tokens.into());
+        body.insert("stream".into(), true.into());
+        body.insert("temperature".into(), 0.0.into());
+        let mut stream_options = json!({ "include_usage": true });
+        if self.engine.wants_continuous_usage() {
+            stream_options["continuous_usage_stats"] = true.into();
+        }
+        body.insert("stream_options".into(), stream_options);
+        self.engine
+            .request_extras(&mut body, output_tokens, caching);
+        serde_json::to_vec(&Value::Object(body)).expect("JSON of plain values")
+    }
+
+    /// Sends `body` now and reads the stream to its end. Never panics on server behaviour:
+    /// every failure becomes an [`Outcome`].
+    pub async fn send(&self, body: Vec<u8>) -> Exchange {
+        self.send_from(body, Instant::now(), false).await
+    }
+
+    /// [`Driver::send`] of a request the scheduler dispatched at `sent` (to this task): the
+    /// time until the task runs counts in its latencies. `keep_answer` keeps the answer's text
+    /// in [`Exchange::answer`].
+    pub async fn send_from(&self, body: Vec<u8>, sent: Instant, keep_answer: bool) -> Exchange {
+        let mut exchange = Exchange {
+            sent,
+            end: sent,
+            first_token: None,
+            chunks: Vec::new(),
+            outcome: Outcome::Ok,
+            prompt_tokens: None,
+            output_tokens: None,
+            cached_tokens: None,
+            token_source: TokenSource::Chunks,
+            engine_timings: None,
+            clock: EventClock::Parse,
+            retried: None,
+            response_id: None,
+            first_answer: None,
+            reasoning_tokens: None,
+            answer: keep_answer.then(String::new),
+        };
+        match self.stream(body, &mut exchange).await {
+            Ok(done) => exchange.end = done,
+            Err(Stop::Failed { kind, detail }) => {
+                exchange.end = Instant::now();
+                exchange.outcome = if exchange.first_token.is_some() {
+                    Outcome::Incomplete { kind, detail }
+                } else {
+                    Outcome::Errored { kind, detail }
+                };
+            }
+        }
+        if exchange.output_tokens.is_none() && exchange.outcome == Outcome::Ok {
+            exchange.output_tokens = Some(exchange.chunks.iter().map(|c| c.tokens).sum());
+        }
+        exchange
+    }
+
+    /// Sends the request and reads its stream to `[DONE]`; returns that event's instant.
+    async fn stream(&self, body: Vec<u8>, ex: &mut Exchange) -> Result<Instant, Stop> {
+        let deadlines = Deadlines {
+            first_token: tokio::time::Instant::from_std(ex.sent + self.first_token_timeout),
+            total: tokio::time::Instant::from_std(ex.sent + self.total_timeout),
+        };
+        let response = self.respond(Bytes::from(body), ex, &deadlines).await?;
+        let arrival = response.extensions().get::<ArrivalClock>().cloned();
+        let mut events = Events::new(response.into_body().into_data_stream());
+        let mut read = StreamRead::new(ex, arrival);
+        // One timer for the whole stream, moved once when the first token comes: a timeout
+        // per event would put a timer into the runtime's wheel and take it out for each.
+        let mut streaming = false;
+        let deadline = tokio::time::sleep_until(deadlines.next(streaming));
+        tokio::pin!(deadline);
+        loop {
+            if !streaming && read.ex.first_token.is_some() {
+                streaming = true;
+                deadline.as_mut().reset(deadlines.next(streaming));
+            }
+            let next = tokio::select! {
+                biased;
+                next = events.next() => next,
+                () = &mut deadline => return Err(timeout_stop(streaming)),
+            };
+            let stamp = read.stamp();
+            let event = match next {
+                None => return read.finish(None),
+                Some(Err(e)) => {
+                    return Err(Stop::Failed {
+                        kind: ErrorKind::Disconnect,
+                        detail: format!("stream broke: {e}"),
+                    })
+                }
+                Some(Ok(event)) => event,
+            };
+            match parse(&event)? {
+                Parsed::Done => {
+                    read.ex.clock = stamp.clock;
+                    let done = read.finish(Some(stamp.at));
+                    read_to_end(&mut events).await;
+                    return done;
+                }
+                Parsed::Nothing => {}
+                Parsed::Chunk(chunk) => read.classify(*chunk, stamp),
+            }
+        }
+    }
+
+    /// Sends the request and waits for the head of a successful response. A first attempt
+    /// that failed on a reused connection before any response byte never reached the engine:
+    /// it goes again, once, on a new connection, and the exchange's times start from there.
+    async fn respond(
+        &self,
+        body: Bytes,
+        ex: &mut Exchange,
+        deadlines: &Deadlines,
+    ) -> Result<http::Response<hyper::body::Incoming>, Stop> {
+        let detail = match self.attempt(&self.client, body.clone(), deadlines).await {
+            Ok(response) => return successful(response).await,
+            Err(AttemptError::Failed(stop)) => return Err(stop),
+            Err(AttemptError::StaleConnection(detail)) => detail,
+        };
+        let again = Instant::now();
+        ex.retried = Some(Retried {
+            reason: RetryReason::StaleConnection,
+            detail,
+            lost_s: (again - ex.sent).as_secs_f64(),
+        });
+        ex.sent = again;
+        let response = self
+            .attempt(&self.fresh_client, body, deadlines)
+            .await
+            .map_err(AttemptError::into_stop)?;
+        successful(response).await
+    }
+
+    /// Sends the request once on `client`; the response's head, or why none came.
+    async fn attempt(
+        &self,
+        client: &StreamClient,
+        body: Bytes,
+        deadlines: &Deadlines,
+    ) -> Result<http::Response<hyper::body::Incoming>, AttemptError> {
+        let mut request = http::Request::post(self.uri.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "text/event-stream");
+        if let Some(authorization) = &self.authorization {
+            request = request.header(AUTHORIZATION, authorization.clone());
+        }
+        let request = request
+            .body(Full::new(body))
+            .expect("the URI and headers were checked in Driver::new");
+        match tokio::time::timeout_at(deadlines.next(false), client.request(request)).await {
+            Err(_) => Err(AttemptError::Failed(timeout_stop(false))),
+            Ok(Err(e)) => Err(request_error(e)),
+            Ok(Ok(response)) => {
+                if let Some(log) = response.extensions().get::<ConnectionLog>() {
+                    log.answered();
+                }
+                Ok(response)
+            }
+        }
+    }
+}
+
+/// The response if its status is a success; else the failure, with the body's start.
+async fn successful(
+    response: http::Response<hyper::body::Incoming>,
+) -> Result<http::Response<hyper::body::Incoming>, Stop> {
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
+    let text = tokio::time::timeout(Duration::from_secs(5), response.into_body().collect())
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .map(|body| String::from_utf8_lossy(&body.to_bytes()).into_owned())
+        .unwrap_or_default();
+    Err(Stop::Failed {
+        kind: ErrorKind::Http(status.as_u16()),
+        detail: format!("HTTP {status}: {}", snippet(&text)),
+    })
+}
+
+/// When a request gives up: no token by `first_token`, or not done by `total`.
+struct Deadlines {
+    first_token: tokio::time::Instant,
+    total: tokio::time::Instant,
+}
+
+impl Deadlines {
+    /// The deadline for what comes next: until the first token, both apply.
+    fn next(&self, streaming: bool) -> tokio::time::Instant {
+        if streaming {
+            self.total
+        } else {
+            self.first_token.min(self.total)
+        }
+    }
+}
+
+/// What one stream event says.
+#[derive(Debug)]
+enum Parsed<'a> {
+    /// `[DONE]`: the stream is complete.
+    Done,
+    /// A keep-alive or an empty data line.
+    Nothing,
+    /// A chunk, with or without output.
+    Chunk(Box<StreamChunk<'a>>),
+}
+
+/// Parses one event: the end, nothing, a chunk, or the failure it reports.
+fn parse(event: &Event) -> Result<Parsed<'_>, Stop> {
+    let data = event.data.trim();
+    if data == "[DONE]" {
+        return Ok(Parsed::Done);
+    }
+    if event.event == "error" {
+        return Err(Stop::Failed {
+            kind: ErrorKind::ErrorEvent,
+            detail: snippet(data),
+        });
+    }
+    if data.is_empty() {
+        return Ok(Parsed::Nothing);
+    }
+    let chunk: StreamChunk = serde_json::from_str(data).map_err(|e| Stop::Failed {
+        kind: ErrorKind::MalformedSse,
+        detail: format!("{e}: {}", snippet(data)),
+    })?;
+    match &chunk.error {
+        Some(error) => Err(Stop::Failed {
+            kind: ErrorKind::ErrorEvent,
+            detail: snippet(&error.to_string()),
+        }),
+        None => Ok(Parsed::Chunk(Box::new(chunk))),
+    }
+}
+
+/// When an event arrived, and which clock says so.
+#[derive(Debug, Clone, Copy)]
+struct Stamp {
+    at: Instant,
+    /// Whether the kernel stamped the read that completed the event.
+    kernel: bool,
+    /// The exchange's clock if this event counts (`Parse` once any counted event was not
+    /// kernel-stamped).
+    clock: EventClock,
+}
+
+/// A count raised by an event without text (tokens that decoded to nothing), waiting for the
+/// next content event to carry it.
+#[derive(Debug, Clone, Copy)]
+struct Textless {
+    stamp: Stamp,
+    running_total: u32,
+}
+
+/// A successful response's stream as it is read: classifies each chunk into the exchange
+/// (timestamps, token counts, usage, engine timings) and checks the end.
+struct StreamRead<'a> {
+    ex: &'a mut Exchange,
+    arrival: Option<ArrivalClock>,
+    /// Instants never go back: a clock step cannot reorder events or precede the request.
+    floor: Instant,
+    /// Set when the engine reports a running output count on content chunks (vLLM's
+    /// `continuous_usage_stats`, llama.cpp's `timings_per_token`).
+    running_counts: bool,
+    /// The running count the chunks so far carry.
+    counted: u32,
+    /// Counts raised since the last content event; if none comes, these carry them.
+    textless: Vec<Textless>,
+    /// Events that carried reasoning.
+    reasoning_events: u32,
+    /// The server's reasoning token count (`completion_tokens_details`).
+    reasoning_reported: Option<u32>,
+}
+
+impl<'a> StreamRead<'a> {
+    fn new(ex: &'a mut Exchange, arrival: Option<ArrivalClock>) -> StreamRead<'a> {
+        // Kernel-stamped until an event that counts is not (see `stamp`).
+        ex.clock = match arrival {
+            Some(_) => EventClock::KernelReceive,
+            None => EventClock::Parse,
+        };
+        let floor = ex.sent;
+        StreamRead {
+            ex,
+            arrival,
+            floor,
+            running_counts: false,
+            counted: 0,
+            textless: Vec::new(),
+            reasoning_events: 0,
+            reasoning_reported: None,
+        }
+    }
+
+    /// The instant of the event just read. hyper reads the socket only as the body is
+    /// consumed, so the latest read is the one that completed this event (or a later one:
+    /// hence no later than now); a read without a timestamp falls back to parse time.
+    fn stamp(&mut self) -> Stamp {
+        let now = Instant::now();
+        let arrived = self.arrival.as_ref().and_then(ArrivalClock::last_arrival);
+        let at = arrived.map_or(now, |arrived| arrived.max(self.floor).min(now));
+        self.floor = at;
+        Stamp {
+            at,
+            kernel: arrived.is_some(),
+            clock: if arrived.is_some() {
+                self.ex.clock
+            } else {
+                EventClock::Parse
+            },
+        }
+    }
+
+    /// Takes in one chunk: its tokens (1 per content event, or the increase of a running
+    /// count), usage and timings, and the first-token instant.
+    /// What the chunk's `timings` (llama.cpp) and `usage` say of the request's counts.
+    fn counts(&mut self, chunk: &StreamChunk<'_>) {
+        let ex = &mut *self.ex;
+        if let Some(t) = &chunk.timings {
+            ex.engine_timings = Some(EngineTimings {
+                prompt_n: t.prompt_n,
+                prompt_ms: t.prompt_ms,
+                predicted_n: t.predicted_n.map(u64::from),
+                predicted_ms: t.predicted_ms,
+                cache_n: t.cache_n,
+            });
+            // llama.cpp says what its cache served here; `usage`, when it says, wins below.
+            if let Some(cache_n) = t.cache_n {
+                ex.cached_tokens = Some(u32::try_from(cache_n).unwrap_or(u32::MAX));
+            }
+        }
+        if let Some(usage) = &chunk.usage {
+            if let Some(completion) = usage.completion_tokens {
+                ex.output_tokens = Some(completion);
+            }
+            ex.prompt_tokens = usage.prompt_tokens.or(ex.prompt_tokens);
+            if let Some(cached) = usage
+                .prompt_tokens_details
+                .as_ref()
+                .and_then(|d| d.cached_tokens)
+            {
+                ex.cached_tokens = Some(cached);
+            }
+            if let Some(reasoning) = usage
+                .completion_tokens_details
+                .as_ref()
+                .and_then(|d| d.reasoning_tokens)
+            {
+                self.reasoning_reported = Some(reasoning);
+            }
+        }
+    }
+
+    fn classify(&mut self, chunk: StreamChunk<'_>, stamp: Stamp) {
+        let ex = &mut *self.ex;
+        if ex.response_id.is_none() {
+            ex.response_id = chunk.id.as_deref().map(str::to_string);
+        }
+        let carries_output = chunk.choices.iter().any(Choice::carries_output);
+        if chunk.choices.iter().any(Choice::carries_reasoning) {
+            self.reasoning_events += 1;
+        }
+        if chunk.choices.iter().any(Choice::carries_answer) {
+            ex.first_answer.get_or_insert(stamp.at);
+        }
+        if let Some(answer) = &mut ex.answer {
+            for text in chunk.choices.iter().filter_map(Choice::answer_text) {
+                answer.push_str(text);
+            }
+        }
+        // A running count on a content chunk: this chunk's share is the increase since the
+        // last one (0 or 2 happen: llama.cpp holds back a token ending in half a UTF-8
+        // character and sends control tokens as empty text, which is not a content event).
+        let running = chunk
+            .usage
+            .as_ref()
+            .and_then(|u| u.completion_tokens)
+            .or(chunk.timings.as_ref().and_then(|t| t.predicted_n));
+        let mut tokens = 1;
+        if let (true, Some(total)) = (carries_output, running) {
+            self.running_counts = true;
+            tokens = total.saturating_sub(self.counted);
+            self.counted = total;
+        }
+        self.counts(&chunk);
+        let ex = &mut *self.ex;
+        match (carries_output, running) {
+            (false, Some(total)) => {
+                let last = self
+                    .textless
+                    .last()
+                    .map_or(self.counted, |t| t.running_total);
+                if total > last {
+                    self.textless.push(Textless {
+                        stamp,
+                        running_total: total,
+                    });
+                }
+            }
+            (false, None) => {}
+            (true, _) => {
+                self.textless.clear();
+                ex.clock = stamp.clock;
+                ex.first_token.get_or_insert(stamp.at);
+                ex.chunks.push(Chunk {
+                    at: stamp.at,
+                    tokens,
+                    server_mono_ns: chunk.infermeter_ts.map(|t| t.mono_ns),
+                });
+            }
+        }
+    }
+
+    /// Ends the read at `[DONE]`'s instant (`None`: the stream ended without it): where the
+    /// token counts came from, whether the stream was complete, and the last counts without
+    /// text.
+    fn finish(self, done: Option<Instant>) -> Result<Instant, Stop> {
+        let ex = self.ex;
+        // Only a stream that reasoned has a first answer apart from its first token.
+        if self.reasoning_events > 0 || self.reasoning_reported.is_some_and(|n| n > 0) {
+            ex.reasoning_tokens = self.reasoning_reported.or(Some(self.reasoning_events));
+        } else {
+            ex.first_answer = None;
+        }
+        ex.token_source = match (self.running_counts, ex.output_tokens.is_some()) {
+            (true, _) => TokenSource::ContinuousUsage,
+            (false, true) => TokenSource::Usage,
+            (false, false) => TokenSource::Chunks,
+        };
+        let Some(done) = done else {
+            return Err(Stop::Failed {
+                kind: ErrorKind::ClosedWithoutDone,
+                detail: "the stream ended without a [DONE] event".into(),
+            });
+        };
+        if ex.first_token.is_none() {
+            return Err(Stop::Failed {
+                kind: ErrorKind::NoOutput,
+                detail: "the stream finished without any content".into(),
+            });
+        }
+        // llama.cpp's last token can decode to nothing (a control token, half a UTF-8
+        // character): only the final event counts it, and the chunks must still add up.
+        if self.running_counts {
+            let mut counted = self.counted;
+            for Textless {
+                stamp,
+                running_total,
+            } in self.textless
+            {
+                if !stamp.kernel {
+                    ex.clock = EventClock::Parse;
+                }
+                ex.chunks.push(Chunk {
+                    at: stamp.at,
+                    tokens: running_total - counted,
+                    server_mono_ns: None,
+                });
+                counted = running_total;
+            }
+        }
+        Ok(done)
+    }
+}
+
+/// After `[DONE]`, how long the body's end (the last chunk's framing) may take to arrive.
+const BODY_END_WAIT: Duration = Duration::from_millis(50);
+
+/// Reads the body past `[DONE]` to its end, so the connection goes back to the pool: dropped
+/// unfinished, hyper closes it, and the next request pays for a new one. Events after
+/// `[DONE]` are ignored.
+async fn read_to_end<S: futures::Stream + Unpin>(events: &mut S) {
+    let _ = tokio::time::timeout(BODY_END_WAIT, async {
+        while events.next().await.is_some() {}
+    })
+    .await;
+}
+
+fn timeout_stop(streaming: bool) -> Stop {
+    if streaming {
+        Stop::Failed {
+            kind: ErrorKind::TimeoutTotal,
+            detail: "the request exceeded the total timeout (--total-timeout)".into(),
+        }
+    } else {
+        Stop::Failed {
+            kind: ErrorKind::TimeoutFirstToken,
+            detail: "no token before the first-token timeout (--first-token-timeout)".into(),
+        }
+    }
+}
+
+/// Classifies a failure before a response arrived: a connect error, a request the server
+/// never saw (a reused connection it had closed, failing before any response byte), or a
+/// disconnect. Only the error and its sources are reported: never the request (its headers
+/// hold the API key).
+fn request_error(e: hyper_util::client::legacy::Error) -> AttemptError {
+    let detail = error_chain(&e);
+    // Timeouts are ours (`timeout_stop`), and a connect timeout is a connect error.
+    if e.is_connect() {
+        return AttemptError::Failed(Stop::Failed {
+            kind: ErrorKind::Connect,
+            detail,
+        });
+    }
+    let facts = e
+        .connect_info()
+        .and_then(ConnectionLog::of)
+        .map(|log| log.attempt());
+    match facts {
+        Some(facts) if facts.never_reached_the_server() => AttemptError::StaleConnection(detail),
+        _ => AttemptError::Failed(Stop::Failed {
+            kind: ErrorKind::Disconnect,
+            detail,
+        }),
+    }
+}
+
+/// The start of a body, for error details.
+fn snippet(text: &str) -> String {
+    const MAX: usize = 200;
+    let text = text.trim();
+    match text.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_key_debug_is_redacted() {
+        let key = ApiKey::new("sk-secret".into()).unwrap();
+        assert!(!format!("{key:?}").contains("sk-secret"));
+        assert!(ApiKey::new("  ".into()).is_none());
+    }
+
+    #[test]
+    fn role_only_chunk_carries_no_output() {
+        let parse = |s: &'static str| serde_json::from_str::<StreamChunk<'static>>(s).unwrap();
+        let role = parse(r#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#);
+        assert!(!role.choices[0].carries_output());
+        let reasoning = parse(r#"{"choices":[{"delta":{"reasoning_content":"hm"}}]}"#);
+        assert!(reasoning.choices[0].carries_output());
+        let tool = parse(r#"{"choices":[{"delta":{"tool_calls":[{"index":0}]}}]}"#);
+        assert!(tool.choices[0].carries_output());
+        let text = parse(r#"{"choices":[{"text":"a"}]}"#);
+        assert!(text.choices[0].carries_output());
+    }
+
+    #[test]
+    fn each_event_parses_to_the_end_nothing_a_chunk_or_its_failure() {
+        let event = |name: &str, data: &str| Event {
+            event: name.into(),
+            data: data.into(),
+        };
+        let failure = |e: Event| match parse(&e) {
+            Err(Stop::Failed { kind, detail }) => (kind, detail),
+            Ok(parsed) => panic!("{e:?} parsed as {parsed:?}"),
+        };
+        assert!(matches!(
+            parse(&event("message", " [DONE] ")),
+            Ok(Parsed::Done)
+        ));
+        assert!(matches!(parse(&event("message", "")), Ok(Parsed::Nothing)));
+        let text = event("message", r#"{"choices":[{"text":"a"}]}"#);
+        let chunk = parse(&text);
+        assert!(matches!(chunk, Ok(Parsed::Chunk(c)) if c.choices[0].carries_output()));
+        let (kind, detail) = failure(event("message", "{not json"));
+        assert_eq!(kind, ErrorKind::MalformedSse);
+        assert!(detail.ends_with(": {not json"), "{detail}");
+        let (kind, detail) = failure(event("error", "overloaded"));
+        assert_eq!(
+            (kind, detail.as_str()),
+            (ErrorKind::ErrorEvent, "overloaded")
+        );
+        let (kind, detail) = failure(event("message", r#"{"error":{"message":"boom"}}"#));
+        assert_eq!(kind, ErrorKind::ErrorEvent);
+        assert!(detail.contains("boom"), "{detail}");
+    }
+
+    /// A pooled driver of the completions API at `base_url`, with 5 s timeouts.
+    fn test_driver(base_url: String, engine: EngineKind) -> Driver {
+        Driver::new(DriverConfig {
+            base_url,
+            api: Api::Completions,
+            model: "m".into(),
+            engine,
+            prompt_caching: false,
+            api_key: None,
+            connect_timeout: Duration::from_secs(5),
+            first_token_timeout: Duration::from_secs(5),
+            total_timeout: Duration::from_secs(5),
+            max_in_flight: 1,
+            connection_reuse: ConnectionReuse::Pooled,
+        })
+        .unwrap()
+    }
+
+    /// What a keep-alive test server does with a request.
+    #[derive(Debug, Clone, Copy)]
+    enum Answer {
+        /// A one-token stream, chunked; the body's last chunk 5 ms after `[DONE]`.
+        Stream,
+        /// The status line alone, then close.
+        PartialHead,
+        /// Close without a byte.
+        Close,
+    }
+
+    /// Serves each connection's requests in turn as `answer(connection, request)` says, with
+    /// keep-alive; returns the API base and the count of connections accepted.
+    async fn keep_alive_server(
+        answer: impl Fn(usize, usize) -> Answer + Copy + Send + 'static,
+    ) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use tokio::io::AsyncWriteExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let accepted = std::sync::Arc::new(AtomicUsize::new(0));
+        let counter = accepted.clone();
+        tokio::spawn(async move {
+            loop {
+                let (mut tcp, _) = listener.accept().await.unwrap();
+                let connection = counter.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    for request in 0.. {
+                        crate::http::transport::read_request(&mut tcp).await;
+                        match answer(connection, request) {
+                            Answer::Stream => {
+                                let events =
+                                    "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: [DONE]\n\n";
+                                let head = "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n";
+                                let chunk = format!("{head}{:x}\r\n{events}\r\n", events.len());
+                                tcp.write_all(chunk.as_bytes()).await.unwrap();
+                                tokio::time::sleep(Duration::from_millis(5)).await;
+                                tcp.write_all(b"0\r\n\r\n").await.unwrap();
+                            }
+                            Answer::PartialHead => {
+                                tcp.write_all(b"HTTP/1.1 200 OK\r\n").await.unwrap();
+                                return;
+                            }
+                            Answer::Close => return,
+                        }
+                    }
+                });
+            }
+        });
+        (base_url, accepted)
+    }
+
+    /// Streams, but `answer` to the second request on the first connection.
+    fn second_request(answer: Answer) -> impl Fn(usize, usize) -> Answer + Copy + Send {
+        move |connection, request| match (connection, request) {
+            (0, 1) => answer,
+            _ => Answer::Stream,
+        }
+    }
+
+    /// Two requests in turn, the second once the first's connection is idle in the pool.
+    async fn two_in_turn(base_url: String) -> (Exchange, Exchange) {
+        let driver = test_driver(base_url, EngineKind::Vllm);
+        let first = driver.send(driver.body("hi", 1)).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        (first, driver.send(driver.body("hi", 1)).await)
+    }
+
+    /// A disconnect before any output, sent once.
+    fn assert_disconnected_once(ex: &Exchange) {
+        assert!(ex.retried.is_none());
+        let disconnect =
+            matches!(&ex.outcome, Outcome::Errored { kind, .. } if *kind == ErrorKind::Disconnect);
+        assert!(disconnect, "{:?}", ex.outcome);
+    }
+
+    fn connections(accepted: &std::sync::atomic::AtomicUsize) -> usize {
+        accepted.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    #[tokio::test]
+    async fn the_next_request_reuses_a_streams_connection() {
+        let (base_url, accepted) = keep_alive_server(|_, _| Answer::Stream).await;
+        let (first, second) = two_in_turn(base_url).await;
+        assert_eq!((first.outcome, second.outcome), (Outcome::Ok, Outcome::Ok));
+        assert!(second.retried.is_none());
+        // The body was read to its end after [DONE], so the connection went back to the pool.
+        assert_eq!(connections(&accepted), 1);
+    }
+
+    #[tokio::test]
+    async fn a_reused_connection_closed_before_any_byte_is_retried_on_a_new_one() {
+        let (base_url, accepted) = keep_alive_server(second_request(Answer::Close)).await;
+        let (first, second) = two_in_turn(base_url).await;
+        assert!(first.retried.is_none());
+        assert_eq!(second.outcome, Outcome::Ok);
+        let retried = second.retried.expect("the second request went again");
+        assert_eq!(retried.reason, RetryReason::StaleConnection);
+        assert!(
+            retried.detail.contains("connection closed"),
+            "{}",
+            retried.detail
+        );
+        // Its times are the second attempt's.
+        assert!(second.sent >= first.end);
+        assert_eq!(connections(&accepted), 2);
+    }
+
+    #[tokio::test]
+    async fn a_failure_after_any_response_byte_is_never_retried() {
+        let (base_url, accepted) = keep_alive_server(second_request(Answer::PartialHead)).await;
+        let (_, second) = two_in_turn(base_url).await;
+        assert_disconnected_once(&second);
+        assert_eq!(connections(&accepted), 1);
+    }
+
+    #[tokio::test]
+    async fn a_new_connection_closed_before_any_byte_is_a_failure() {
+        let (base_url, accepted) = keep_alive_server(|_, _| Answer::Close).await;
+        let driver = test_driver(base_url, EngineKind::Vllm);
+        let ex = driver.send(driver.body("hi", 1)).await;
+        assert_disconnected_once(&ex);
+        assert_eq!(connections(&accepted), 1);
+    }
+
+    /// Serves one request with `events` as a close-delimited SSE body, as llama.cpp does.
+    async fn serve_once(events: &'static [&'static str]) -> String {
+        use tokio::io::AsyncWriteExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let (mut tcp, _) = listener.accept().await.unwrap();
+            crate::http::transport::read_request(&mut tcp).await;
+            let mut response = String::from("HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n");
+            for event in events {
+                response.push_str(&format!("data: {event}\n\n"));
+            }
+            tcp.write_all(response.as_bytes()).await.unwrap();
+        });
+        base_url
+    }
+
+    #[tokio::test]
+    async fn tokens_without_text_still_add_up() {
+        // llama.cpp: a held-back token (counted by the next content event) and a last token
+        // that decodes to nothing (counted only by the final event).
+        let base_url = serve_once(&[
+            r#"{"choices":[{"text":"a"}],"timings":{"predicted_n":1}}"#,
+            r#"{"choices":[{"text":"b"}],"timings":{"predicted_n":2}}"#,
+            r#"{"choices":[{"text":"é"}],"timings":{"predicted_n":4}}"#,
+            r#"{"choices":[{"text":"","finish_reason":"length"}],"timings":{"predicted_n":5},"usage":{"completion_tokens":5,"prompt_tokens":3}}"#,
+            "[DONE]",
+        ])
+        .await;
+        let driver = test_driver(base_url, EngineKind::Llamacpp);
+        let ex = driver.send(driver.body("hi", 5)).await;
+        assert_eq!(ex.outcome, Outcome::Ok);
+        assert_eq!(ex.token_source, TokenSource::ContinuousUsage);
+        assert_eq!(ex.output_tokens, Some(5));
+        let tokens: Vec<u32> = ex.chunks.iter().map(|c| c.tokens).collect();
+        assert_eq!(tokens, [1, 1, 2, 1]);
+        assert!(ex.chunks.windows(2).all(|w| w[0].at <= w[1].at));
+        assert!(ex.chunks[3].at <= ex.end);
+    }
+
+    #[test]
+    fn snippets_are_bounded() {
+        assert_eq!(snippet("short"), "short");
+        assert_eq!(snippet(&"é".repeat(500)).chars().count(), 201);
+    }
+}

@@ -1,0 +1,31 @@
+//! What the requests say: prompt texts of exact token lengths and the tokenizers that count
+//! them (`text`), one request body per scenario stamped with unique ids (`plan`), multi-turn
+//! conversations (`conversation`) and replayed traces (`trace`).
+
+pub mod conversation;
+pub mod plan;
+pub mod text;
+pub mod trace;
+
+use infermeter_report::SessionTurn;
+
+/// A request ready to send.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub body: Vec<u8>,
+    /// Prompt length counted on the client, used when the server reports no usage.
+    pub input_tokens: Option<u32>,
+    /// Its session and turn, for a conversation's turn (or a trace line with sessions).
+    pub session: Option<SessionTurn>,
+}
+
+impl Prepared {
+    /// A request of no session.
+    pub fn single(body: Vec<u8>, input_tokens: Option<u32>) -> Prepared {
+        Prepared {
+            body,
+            input_tokens,
+            session: None,
+        }
+    }
+}
