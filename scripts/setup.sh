@@ -62,4 +62,37 @@ if ! "$kv_venv/bin/kubernetes-validate" --version 2>/dev/null | grep -q "$kv_ver
   python3 -m venv "$kv_venv"
   "$kv_venv/bin/pip" install --quiet --disable-pip-version-check "kubernetes-validate==$kv_version"
 fi
+# The benchmark tools whose result files `infermeter import` reads, each in its own venv (their
+# dependencies conflict): the import tests run them against the simulator. guidellm brings
+# torch, whose Linux wheel on PyPI carries the CUDA libraries (~6 GB, unused here);
+# inference-perf needs Python 3.12 or newer.
+python_at_least() { # the first Python 3.$1+ found, by path
+  local p
+  for p in python3 python3.13 python3.12 "$HOME"/.pyenv/versions/3.1[2-9]*/bin/python3; do
+    if "$p" -c "import sys; sys.exit(sys.version_info < (3, $1))" 2>/dev/null; then
+      command -v "$p"
+      return
+    fi
+  done
+  return 1
+}
+peer() { # NAME MINOR: installs NAME at its pinned version with a Python 3.MINOR or newer
+  local name=$1 version venv python
+  version=$(tool_version "$name")
+  venv="$cache/peers/$name-$version"
+  if [ "$("$venv/bin/python" -c "import importlib.metadata as m; print(m.version('$name'))" 2>/dev/null)" = "$version" ]; then
+    return
+  fi
+  if ! python=$(python_at_least "$2"); then
+    say "WARNING: $name $version needs Python 3.$2 or newer and none was found; its import test fails under CI"
+    return
+  fi
+  say "installing $name $version from PyPI into $venv"
+  rm -rf "$venv"
+  "$python" -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "$name==$version"
+}
+peer aiperf 11
+peer guidellm 10
+peer inference-perf 12
 say "tools ready"

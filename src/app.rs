@@ -158,7 +158,7 @@ fn FilePicker(
     view! {
         <label class="file-picker">
             <span>"Open file…"</span>
-            <input type="file" accept=".json,application/json" multiple data-testid="file-input"
+            <input type="file" accept=".json,.jsonl,application/json" multiple data-testid="file-input"
                 on:change=move |ev| {
                     let input: web_sys::HtmlInputElement = event_target(&ev);
                     open_files(file_list(input.files()));
@@ -180,10 +180,10 @@ fn Landing(
                 <h1>"How many users can this model serve, and how fast will it feel?"</h1>
                 <p class="lead">
                     "Pick a benchmark report, open a report file written by "
-                    <code>"infermeter run"</code>", or drop one anywhere on this page."
+                    <code>"infermeter run"</code>" (or the results of "<code>"vllm bench serve"</code>", AIPerf, guidellm or inference-perf), or drop one anywhere on this page."
                 </p>
                 <div class="drop-zone" data-testid="drop-zone">
-                    <p>"Drop report JSON files here (the first is the main report, others are compared)."</p>
+                    <p>"Drop report JSON files here (the first is the main report, others are compared). Several result files of one vLLM, AIPerf or inference-perf sweep become one report; drop an AIPerf summary with its profile_export.jsonl to judge goodput."</p>
                     <FilePicker open_files />
                 </div>
                 <h2>"Reports"</h2>

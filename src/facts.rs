@@ -49,7 +49,7 @@ pub fn test_parameters(report: &Report) -> Vec<(&'static str, String)> {
         Some(v) => format!("{} {v}", md.engine.name),
         None => md.engine.name.clone(),
     };
-    let mut rows = Vec::new();
+    let mut rows = provenance_rows(report);
     // Who made the model and how much GPU memory it ran in, as the reports' headers state them.
     if let Some(org) = &md.model.organization {
         rows.push(("Organization", org.clone()));
@@ -70,6 +70,26 @@ pub fn test_parameters(report: &Report) -> Vec<(&'static str, String)> {
     }
     rows.extend(tested_ranges(report));
     rows.push(("Started", readable_time(&md.started_at)));
+    rows
+}
+
+/// The tool an imported report was measured with, its files and command line.
+fn provenance_rows(report: &Report) -> Vec<(&'static str, String)> {
+    let Some(p) = &report.metadata.provenance else {
+        return Vec::new();
+    };
+    let tool = [Some(p.tool.clone()), p.version.clone(), p.format.clone()]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut rows = vec![("Measured by", tool)];
+    if !p.files.is_empty() {
+        rows.push(("Imported from", p.files.join(", ")));
+    }
+    if let Some(command) = &p.command {
+        rows.push(("Command", command.clone()));
+    }
     rows
 }
 

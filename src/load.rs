@@ -1,11 +1,15 @@
 //! Getting report text into the app: the report list (`data/index.json`), report URLs, reports
-//! inlined in the page (a file written by `infermeter export`), and files picked or dropped. Validation is the report crate's `load_report`; this module only adds where
-//! the text came from, so an error panel can say what is wrong and in which input.
+//! inlined in the page (a file written by `infermeter export`), and files picked or dropped.
+//! Reading is the report crate's: `load_report` for infermeter's reports, `import::read` for
+//! other tools' result files (vLLM bench, AIPerf, guidellm, inference-perf), told apart by their
+//! content. This module only adds where the text came from, so an error panel can say what is
+//! wrong and in which input.
 
 use std::fmt;
 
+use infermeter_report::import::{self, Format, ImportError, Input};
 use infermeter_report::index::{IndexEntry, ReportIndex};
-use infermeter_report::{inline, load_report, Report};
+use infermeter_report::{inline, Report};
 
 /// The report list shipped with the viewer, relative to the page (works under any sub-path).
 pub const INDEX_URL: &str = "data/index.json";
@@ -49,15 +53,28 @@ pub fn index_url(path: &str) -> String {
     }
 }
 
-/// Validates report text from `source`.
+/// One input read as the page reads it: the first report it makes.
+#[cfg(test)]
 pub fn parse_report(source: &str, text: &str) -> Result<Report, LoadFailure> {
-    if text.len() as u64 > MAX_REPORT_BYTES {
-        return Err(too_large(source, text.len() as u64));
+    read_inputs(&[(source.to_string(), text.to_string())]).map(|mut reports| reports.remove(0))
+}
+
+/// Reads every input (an infermeter report each, or other tools' result files, which join into
+/// reports: a sweep's files into one) after the checks of size and emptiness.
+pub fn read_inputs(inputs: &[(String, String)]) -> Result<Vec<Report>, LoadFailure> {
+    for (source, text) in inputs {
+        if text.len() as u64 > MAX_REPORT_BYTES {
+            return Err(too_large(source, text.len() as u64));
+        }
+        if text.trim().is_empty() {
+            return Err(LoadFailure::new(source, "the file is empty"));
+        }
     }
-    if text.trim().is_empty() {
-        return Err(LoadFailure::new(source, "the file is empty"));
-    }
-    load_report(text).map_err(|e| LoadFailure::new(source, e.to_string()))
+    let inputs: Vec<Input<'_>> = inputs
+        .iter()
+        .map(|(name, text)| Input { name, text })
+        .collect();
+    import::read(&inputs).map_err(|e: ImportError| LoadFailure::new(&e.file, e.detail()))
 }
 
 fn too_large(source: &str, bytes: u64) -> LoadFailure {
@@ -140,14 +157,34 @@ pub async fn fetch_text(url: &str) -> Result<String, LoadFailure> {
     utf8_text(url, bytes)
 }
 
-/// Fetches and validates every report URL, main report first; the first failure wins.
+/// Fetches and reads every report URL, main report first; the first failure wins. An AIPerf
+/// summary given without its records takes the `profile_export.jsonl` beside it, when the
+/// server has one.
 pub async fn fetch_reports(urls: Vec<String>) -> Result<Vec<Report>, LoadFailure> {
-    let mut reports = Vec::with_capacity(urls.len());
+    let mut inputs = Vec::with_capacity(urls.len());
     for url in &urls {
         let text = fetch_text(url).await?;
-        reports.push(parse_report(url, &text)?);
+        inputs.push((url.clone(), text));
     }
-    Ok(reports)
+    let formats: Vec<Option<Format>> = inputs.iter().map(|(_, t)| import::detect(t)).collect();
+    if !formats.contains(&Some(Format::AiperfRecords)) {
+        for (i, format) in formats.iter().enumerate() {
+            let url = &inputs[i].0;
+            if *format != Some(Format::AiperfSummary) || url.starts_with("inline:") {
+                continue;
+            }
+            let beside = match url.rsplit_once('/') {
+                Some((dir, _)) => format!("{dir}/profile_export.jsonl"),
+                None => "profile_export.jsonl".into(),
+            };
+            if let Ok(text) = fetch_text(&beside).await {
+                if import::detect(&text) == Some(Format::AiperfRecords) {
+                    inputs.push((beside, text));
+                }
+            }
+        }
+    }
+    read_inputs(&inputs)
 }
 
 /// The landing page's report list.
@@ -158,9 +195,9 @@ pub async fn fetch_index() -> Result<Vec<IndexEntry>, LoadFailure> {
     Ok(index.reports)
 }
 
-/// Reads and validates picked or dropped files, in order (the first is the main report).
+/// Reads picked or dropped files, in order (the first is the main report).
 pub async fn read_files(files: Vec<web_sys::File>) -> Result<Vec<Report>, LoadFailure> {
-    let mut reports = Vec::with_capacity(files.len());
+    let mut inputs = Vec::with_capacity(files.len());
     for file in files {
         let name = file.name();
         let size = file.size();
@@ -176,9 +213,9 @@ pub async fn read_files(files: Vec<web_sys::File>) -> Result<Vec<Report>, LoadFa
                 )
             })?;
         let text = utf8_text(&name, js_sys::Uint8Array::new(&buffer).to_vec())?;
-        reports.push(parse_report(&name, &text)?);
+        inputs.push((name, text));
     }
-    Ok(reports)
+    read_inputs(&inputs)
 }
 
 #[cfg(test)]

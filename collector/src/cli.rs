@@ -7,8 +7,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::commands::{
     bench_client::BenchClientArgs, bench_client::BenchFloorArgs, bench_soak::BenchSoakArgs,
     bench_timing::BenchTimingArgs, calibrate::CalibrateArgs, docs::CompletionsArgs, docs::ManArgs,
-    export::ExportArgs, k8s::K8sArgs, merge::MergeArgs, run::RunArgs, summary::SummaryArgs,
-    summary::ValidateArgs, view::ViewArgs,
+    export::ExportArgs, import::ImportArgs, k8s::K8sArgs, merge::MergeArgs, run::RunArgs,
+    summary::SummaryArgs, summary::ValidateArgs, view::ViewArgs,
 };
 
 #[derive(Debug, Parser)]
@@ -70,6 +70,9 @@ pub enum Command {
     Calibrate(CalibrateArgs),
     /// Write one HTML file holding the viewer and the reports, that opens anywhere, offline.
     Export(ExportArgs),
+    /// Read the result files of vLLM bench serve, AIPerf, guidellm or inference-perf into a
+    /// report (`view`, `export` and `summary` take such files directly too).
+    Import(ImportArgs),
     /// Print a shell completion script (see the README for where it goes).
     Completions(CompletionsArgs),
     /// Print the manual page (roff), e.g. `infermeter man | man -l -`.

@@ -7,6 +7,7 @@ pub mod bench_timing;
 pub mod calibrate;
 pub mod docs;
 pub mod export;
+pub mod import;
 pub mod k8s;
 pub mod merge;
 pub mod run;
@@ -60,6 +61,10 @@ pub async fn dispatch(command: Command, show_progress: bool) -> anyhow::Result<E
         }
         Command::Export(args) => {
             println!("{}", export::export(&args)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Import(args) => {
+            println!("{}", import::run(&args)?);
             Ok(ExitCode::SUCCESS)
         }
         Command::Completions(args) => {

@@ -273,7 +273,11 @@ pub async fn run_level(ctx: &LevelContext<'_>, load: &dyn Load) -> LevelRun {
         .iter()
         .map(|r| (r.sent_s - r.scheduled_s).max(0.0))
         .collect();
-    let p99 = |v: &[f64]| Distribution::from_samples(v).map_or(0.0, |d| d.p99);
+    let p99 = |v: &[f64]| {
+        Distribution::from_samples(v)
+            .and_then(|d| d.p99)
+            .unwrap_or(0.0)
+    };
     let scheduling_lag_p99_s = p99(&lags);
     let event_loop_delay_p99_s = p99(&loop_delays);
     run.client = ClientHealth {

@@ -10,6 +10,8 @@ mod connections;
 mod faults;
 #[path = "cli/goodput.rs"]
 mod goodput;
+#[path = "cli/imports.rs"]
+mod imports;
 #[path = "cli/interrupt.rs"]
 mod interrupt;
 #[path = "cli/k8s.rs"]

@@ -157,6 +157,7 @@ fn metadata() -> Metadata {
         finished_at: Some("2026-01-15T10:12:00Z".into()),
         collector_version: env!("CARGO_PKG_VERSION").into(),
         labels: Default::default(),
+        provenance: None,
     }
 }
 
@@ -192,7 +193,7 @@ fn burst_level(n: u32, shape: (u32, u32), decode: f64, ttft: f64, prefill_s: f64
         .collect();
     let queue_wait: Vec<f64> = ttft_s.iter().map(|t| t - floor).collect();
     let mut level = level(n, shape, decode, &ttft_s, &queue_wait);
-    let e2e_max = level.metrics.e2e_s.expect("filled").max;
+    let e2e_max = level.metrics.e2e_s.and_then(|d| d.max).expect("filled");
     level.duration_s = e2e_max;
     level
 }
@@ -220,44 +221,33 @@ fn level(
     let itl_s = samples(itl, 0.35, gaps);
     let dist = |v: &[f64]| Distribution::from_samples(v).expect("samples are finite");
     let tokens = |t: u32| Distribution {
-        count: ok as u64,
+        count: Some(ok as u64),
         ..Distribution::constant(f64::from(t))
     };
     let system_output_tok_s = f64::from(n) * decode;
+    let requests = RequestCounts {
+        ok: ok as u64,
+        ..RequestCounts::default()
+    };
+    let metrics = LevelMetrics {
+        ttft_s: Some(dist(ttft_s)),
+        itl_s: Some(dist(&itl_s)),
+        inter_chunk_s: Some(dist(&itl_s)),
+        tpot_s: Some(dist(&tpot)),
+        e2e_s: Some(dist(&e2e)),
+        decode_tok_s: Some(dist(&decode_s)),
+        prefill_tok_s: Some(dist(&prefill)),
+        queue_wait_s: Some(dist(queue_wait_s)),
+        input_tokens: Some(tokens(input)),
+        output_tokens: Some(tokens(output)),
+        first_answer_s: None,
+        reasoning_tokens: None,
+    };
     Level {
-        concurrency: n,
-        request_rate: None,
-        duration_s: 0.0,
-        requests: RequestCounts {
-            ok: ok as u64,
-            ..RequestCounts::default()
-        },
-        metrics: LevelMetrics {
-            ttft_s: Some(dist(ttft_s)),
-            itl_s: Some(dist(&itl_s)),
-            inter_chunk_s: Some(dist(&itl_s)),
-            tpot_s: Some(dist(&tpot)),
-            e2e_s: Some(dist(&e2e)),
-            decode_tok_s: Some(dist(&decode_s)),
-            prefill_tok_s: Some(dist(&prefill)),
-            queue_wait_s: Some(dist(queue_wait_s)),
-            input_tokens: Some(tokens(input)),
-            output_tokens: Some(tokens(output)),
-            first_answer_s: None,
-            reasoning_tokens: None,
-        },
-        system_output_tok_s,
         system_input_tok_s: Some(system_output_tok_s * f64::from(input) / f64::from(output)),
         requests_per_s: Some(system_output_tok_s / f64::from(output)),
-        power: None,
-        server: None,
-        client: None,
-        trials: None,
-        prompt_cache: None,
-        sessions: None,
-        trace: None,
-        timeline: None,
         per_request: Some(columns(output, ttft_s, &e2e, &tpot)),
+        ..Level::new(n, 0.0, requests, metrics, system_output_tok_s)
     }
 }
 

@@ -142,21 +142,14 @@ fn request_columns(trials: &[Trial<'_>]) -> RequestColumns {
             .then(a.sent_s.total_cmp(&b.sent_s))
             .then(a.index.cmp(&b.index))
     });
-    let stall_gap = to_ticks(DEFAULT_STALL_GAP_S);
-    let mut columns = RequestColumns {
-        stall_gap,
-        ..RequestColumns::default()
-    };
+    let mut columns = RequestColumns::measured();
     let mut gaps: Vec<u32> = Vec::new();
     for (_, r) in measured {
-        columns.status.push(match r.outcome {
+        let status = match r.outcome {
             Outcome::Ok => RequestColumns::OK,
             Outcome::Incomplete { .. } => RequestColumns::INCOMPLETE,
             Outcome::Errored { .. } => RequestColumns::ERRORED,
-        });
-        columns.ttft.push(r.ttft_s.map_or(0, to_ticks));
-        columns.e2e.push(r.e2e_s.map_or(0, to_ticks));
-        columns.output_tokens.push(r.output_tokens.unwrap_or(0));
+        };
         // In ticks, so a pause of exactly the stall gap is not one by a rounding error.
         gaps.clear();
         gaps.extend(
@@ -164,13 +157,40 @@ fn request_columns(trials: &[Trial<'_>]) -> RequestColumns {
                 .windows(2)
                 .map(|pair| to_ticks(pair[1].t - pair[0].t)),
         );
-        gaps.sort_unstable();
-        let smoothness = Smoothness::of_sorted(&gaps, stall_gap);
-        columns.max_gap.push(smoothness.max_gap);
-        columns.stalls.push(smoothness.stalls);
-        columns.jitter.push(smoothness.jitter_hundredths);
+        columns.push_request(status, r.ttft_s, r.e2e_s, r.output_tokens, &mut gaps);
     }
     columns
+}
+
+impl RequestColumns {
+    /// No requests yet, with the default stall gap.
+    pub(crate) fn measured() -> RequestColumns {
+        RequestColumns {
+            stall_gap: to_ticks(DEFAULT_STALL_GAP_S),
+            ..RequestColumns::default()
+        }
+    }
+
+    /// Adds one request: its status, times (seconds; a missing one as 0), output tokens and the
+    /// pauses between its content events (ticks, in any order; sorted here).
+    pub(crate) fn push_request(
+        &mut self,
+        status: u8,
+        ttft_s: Option<f64>,
+        e2e_s: Option<f64>,
+        output_tokens: Option<u32>,
+        gaps: &mut [u32],
+    ) {
+        self.status.push(status);
+        self.ttft.push(ttft_s.map_or(0, to_ticks));
+        self.e2e.push(e2e_s.map_or(0, to_ticks));
+        self.output_tokens.push(output_tokens.unwrap_or(0));
+        gaps.sort_unstable();
+        let smoothness = Smoothness::of_sorted(gaps, self.stall_gap);
+        self.max_gap.push(smoothness.max_gap);
+        self.stalls.push(smoothness.stalls);
+        self.jitter.push(smoothness.jitter_hundredths);
+    }
 }
 
 /// How evenly one request's stream arrived, from its pauses between content events (ticks).
@@ -434,10 +454,10 @@ mod tests {
         let r = ok(0, 0.0, &[(0.5, 1), (0.8, 3), (0.9, 1)]);
         let l = one_trial(1, &[r], 1.0);
         let itl = l.metrics.itl_s.unwrap();
-        assert_eq!(itl.count, 4);
+        assert_eq!(itl.count, Some(4));
         assert!((itl.mean - 0.4 / 4.0).abs() < 1e-12);
         let chunks = l.metrics.inter_chunk_s.unwrap();
-        assert_eq!(chunks.count, 2);
+        assert_eq!(chunks.count, Some(2));
         assert!((chunks.mean - 0.2).abs() < 1e-12);
         // 5 tokens, TTFT 0.5, E2E 0.9: TPOT = 0.4 / 4, decode = 4 / 0.4.
         assert!((l.metrics.tpot_s.unwrap().mean - 0.1).abs() < 1e-12);
@@ -460,7 +480,7 @@ mod tests {
         let l = one_trial(2, &records, 2.0);
         assert_eq!((l.requests.ok, l.requests.incomplete), (2, 1));
         assert_eq!(l.requests.error_kinds[&ErrorKind::Disconnect], 1);
-        assert_eq!(l.metrics.ttft_s.unwrap().count, 1);
+        assert_eq!(l.metrics.ttft_s.unwrap().count, Some(1));
         // The columns hold the window's requests, the failed one with its status; the one
         // outside the window is not there.
         let columns = l.per_request.unwrap();
@@ -548,10 +568,13 @@ mod tests {
         let prefill = server.engine_prefill_tok_s.unwrap();
         assert_eq!(
             (prefill.count, prefill.min, prefill.max),
-            (2, 500.0, 1000.0)
+            (Some(2), Some(500.0), Some(1000.0))
         );
         let decode = server.engine_decode_tok_s.unwrap();
-        assert_eq!((decode.count, decode.min, decode.max), (2, 100.0, 200.0));
+        assert_eq!(
+            (decode.count, decode.min, decode.max),
+            (Some(2), Some(100.0), Some(200.0))
+        );
         let untimed = [ok(0, 0.0, &[(0.1, 1)])];
         let trial = Trial {
             records: &untimed,

@@ -5,6 +5,7 @@
 
 pub mod aggregate;
 pub mod analysis;
+pub mod import;
 pub mod index;
 pub mod inline;
 pub mod json_schema;

@@ -88,7 +88,7 @@ fn diagnose(text: &str, shape: serde_json::Error) -> LoadError {
 
 /// serde_json's message without the " at line L column C" it ends with: the error says where
 /// once, in its own words.
-fn without_position(e: &serde_json::Error) -> String {
+pub(crate) fn without_position(e: &serde_json::Error) -> String {
     let message = e.to_string();
     let position = format!(" at line {} column {}", e.line(), e.column());
     match message.strip_suffix(&position) {

@@ -26,9 +26,11 @@ pub use workload::*;
 /// `RequestRecord::retried`, `ClientHealth::retried` and `Measurement::connection_reuse` (#26);
 /// sessions (`users` and `sessions` modes, `Scenario::session`, `Series::cache`,
 /// `Level::sessions`), trace replay (`trace` mode), reasoning (`first_answer_s`,
-/// `reasoning_tokens`), `Level::prompt_cache` and `Level::timeline` (#25). 1.3.0 (optional):
-/// `ShardLevel::cache`, so that sharded users and session-arrival levels keep their cache use
-/// (#32).
+/// `reasoning_tokens`), `Level::prompt_cache` and `Level::timeline` (#25).
+/// 1.3.0 (all optional): `ShardLevel::cache`, so that sharded users and session-arrival levels
+/// keep their cache use (#32); `Metadata::provenance`, the figures of a `Distribution` other
+/// than the mean and median, and `RequestColumns`' `max_gap`, `stalls` and `jitter` may be
+/// absent, for reports imported from other tools' result files (#35).
 pub const SCHEMA_VERSION: &str = "1.3.0";
 
 /// One benchmark run: what was measured, on what, and every measured level.
@@ -84,6 +86,36 @@ pub struct Metadata {
     /// Free-form labels (`--label k=v`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
+    /// Set when the report was imported from another benchmark tool's result files
+    /// (`infermeter import`, or such a file opened in the viewer): which tool measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
+}
+
+/// The benchmark tool whose result files an imported report was read from, and what those
+/// files did not hold.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Provenance {
+    /// The tool, e.g. "vLLM bench serve", "AIPerf", "guidellm", "inference-perf".
+    pub tool: String,
+    /// The tool's version as its files state it; absent when they do not (vLLM's and
+    /// inference-perf's result files carry none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The version of the tool's file format, when the files state one (AIPerf's
+    /// `schema_version`, guidellm's `metadata.version`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// The command line or arguments that produced the files, as far as they record them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// The files read, by name, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    /// What the files lack and so what the report leaves empty, one sentence each, keyed by
+    /// what is missing: `per_request` (goodput), `itl`, `power`, ...
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub absent: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -127,6 +159,7 @@ pub struct EngineInfo {
 pub struct HardwareInfo {
     /// e.g. "NVIDIA H100 PCIe".
     pub gpu_model: String,
+    /// 0 when not known (a report imported from a tool that did not record it).
     pub gpu_count: u32,
     /// Total VRAM across GPUs, GB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -448,6 +481,39 @@ pub struct Level {
     pub per_request: Option<RequestColumns>,
 }
 
+impl Level {
+    /// A level of `concurrency` with its window, outcomes, distributions and throughput, and
+    /// nothing else: the base that importers, tools and tests complete with struct update
+    /// syntax, so a field added to levels is added here once.
+    pub fn new(
+        concurrency: u32,
+        duration_s: f64,
+        requests: RequestCounts,
+        metrics: LevelMetrics,
+        system_output_tok_s: f64,
+    ) -> Level {
+        Level {
+            concurrency,
+            request_rate: None,
+            duration_s,
+            requests,
+            metrics,
+            system_output_tok_s,
+            system_input_tok_s: None,
+            requests_per_s: None,
+            power: None,
+            server: None,
+            client: None,
+            trials: None,
+            prompt_cache: None,
+            sessions: None,
+            trace: None,
+            timeline: None,
+            per_request: None,
+        }
+    }
+}
+
 /// Seconds per tick: the times of [`RequestColumns`] are whole tenths of a millisecond, finer
 /// than the collector's timing error and short to write.
 pub const TICK_S: f64 = 1e-4;
@@ -478,11 +544,16 @@ pub struct RequestColumns {
     /// Output tokens (0 when unknown).
     pub output_tokens: Vec<u32>,
     /// Longest pause between two content events of the stream, ticks (0 with fewer than two).
+    /// This and the next two are empty when the stream's gaps were not recorded (since 1.3.0: a
+    /// report imported from a tool that keeps no per-request gaps).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub max_gap: Vec<u32>,
     /// Pauses between content events longer than `stall_gap`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stalls: Vec<u32>,
     /// The request's p99 pause over its median pause, in hundredths (100: an even stream; 0
     /// with fewer than two pauses).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub jitter: Vec<u32>,
     /// The pause beyond which a gap counts as a stall, ticks.
     pub stall_gap: u32,
@@ -503,6 +574,11 @@ impl RequestColumns {
 
     pub fn is_empty(&self) -> bool {
         self.status.is_empty()
+    }
+
+    /// Whether the streams' gaps were recorded (`max_gap`, `stalls` and `jitter`).
+    pub fn has_smoothness(&self) -> bool {
+        !self.stalls.is_empty() || self.is_empty()
     }
 
     /// The columns by name with their lengths, for the validator.
@@ -1161,8 +1237,11 @@ impl Report {
 }
 
 impl HardwareInfo {
-    /// "1x NVIDIA H100 PCIe".
+    /// "1x NVIDIA H100 PCIe"; the model alone when the count is not known (0).
     pub fn gpu_label(&self) -> String {
+        if self.gpu_count == 0 {
+            return self.gpu_model.clone();
+        }
         format!("{}x {}", self.gpu_count, self.gpu_model)
     }
 }

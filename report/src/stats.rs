@@ -3,21 +3,33 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Summary of one metric's samples at one level.
+/// Summary of one metric's samples at one level. The collector writes every figure; a report
+/// imported from another tool has the figures that tool wrote (since 1.3.0 all but the mean and
+/// the median may be absent: vLLM's summary has no p90, AIPerf's no p99.9), and a figure it
+/// lacks stays absent rather than being made up.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Distribution {
-    /// Number of samples.
-    pub count: u64,
+    /// Number of samples; absent when the tool that measured them did not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
     pub mean: f64,
-    pub min: f64,
-    pub max: f64,
-    /// Sample standard deviation (n - 1); 0 for a single sample.
-    pub stddev: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+    /// Sample standard deviation (n - 1); 0 for a single sample. (An imported tool's own
+    /// figure may be the population deviation: its report's methodology says so.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stddev: Option<f64>,
     pub p50: f64,
-    pub p90: f64,
-    pub p95: f64,
-    pub p99: f64,
-    pub p999: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p90: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p95: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p999: Option<f64>,
 }
 
 /// A percentile needs at least this many samples beyond it to be more than indicative.
@@ -106,7 +118,9 @@ impl Distribution {
         if sorted.is_empty() {
             return None;
         }
-        sorted.sort_by(f64::total_cmp);
+        // Unstable: equal samples are the same bits, and the stable sort's code would weigh
+        // tens of kilobytes in the viewer's wasm.
+        sorted.sort_unstable_by(f64::total_cmp);
         let n = sorted.len();
         let mean = sorted.iter().sum::<f64>() / n as f64;
         let stddev = if n > 1 {
@@ -115,24 +129,25 @@ impl Distribution {
             0.0
         };
         Some(Distribution {
-            count: n as u64,
+            count: Some(n as u64),
             mean,
-            min: sorted[0],
-            max: sorted[n - 1],
-            stddev,
+            min: Some(sorted[0]),
+            max: Some(sorted[n - 1]),
+            stddev: Some(stddev),
             p50: percentile_sorted(&sorted, 50.0),
-            p90: percentile_sorted(&sorted, 90.0),
-            p95: percentile_sorted(&sorted, 95.0),
-            p99: percentile_sorted(&sorted, 99.0),
-            p999: percentile_sorted(&sorted, 99.9),
+            p90: Some(percentile_sorted(&sorted, 90.0)),
+            p95: Some(percentile_sorted(&sorted, 95.0)),
+            p99: Some(percentile_sorted(&sorted, 99.0)),
+            p999: Some(percentile_sorted(&sorted, 99.9)),
         })
     }
 
-    /// Reads one statistic.
-    pub fn get(&self, stat: Stat) -> f64 {
+    /// Reads one statistic; `None` when the distribution lacks it (an imported tool's summary
+    /// without that percentile).
+    pub fn get(&self, stat: Stat) -> Option<f64> {
         match stat {
-            Stat::Mean => self.mean,
-            Stat::P50 => self.p50,
+            Stat::Mean => Some(self.mean),
+            Stat::P50 => Some(self.p50),
             Stat::P90 => self.p90,
             Stat::P95 => self.p95,
             Stat::P99 => self.p99,
@@ -142,19 +157,36 @@ impl Distribution {
         }
     }
 
+    /// The figures present, in ascending order of rank (min, p50 … p99.9, max), for checks that
+    /// they are ordered.
+    pub fn ranked(&self) -> Vec<f64> {
+        [
+            self.min,
+            Some(self.p50),
+            self.p90,
+            self.p95,
+            self.p99,
+            self.p999,
+            self.max,
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+
     /// A distribution of one known value (hand-made samples and tests).
     pub fn constant(value: f64) -> Distribution {
         Distribution {
-            count: 1,
+            count: Some(1),
             mean: value,
-            min: value,
-            max: value,
-            stddev: 0.0,
+            min: Some(value),
+            max: Some(value),
+            stddev: Some(0.0),
             p50: value,
-            p90: value,
-            p95: value,
-            p99: value,
-            p999: value,
+            p90: Some(value),
+            p95: Some(value),
+            p99: Some(value),
+            p999: Some(value),
         }
     }
 }
@@ -205,20 +237,20 @@ mod tests {
         // 1..=10: rank for p90 = 0.9 * 9 = 8.1 -> 9 + 0.1 * (10 - 9) = 9.1
         let samples: Vec<f64> = (1..=10).map(f64::from).collect();
         let d = Distribution::from_samples(&samples).unwrap();
-        assert_eq!(d.count, 10);
+        assert_eq!(d.count, Some(10));
         assert_eq!(d.mean, 5.5);
         assert_eq!(d.p50, 5.5);
-        assert!((d.p90 - 9.1).abs() < 1e-12);
-        assert!((d.p99 - 9.91).abs() < 1e-12);
-        assert!((d.p999 - 9.991).abs() < 1e-12);
-        assert!((d.stddev - 3.0276503540974917).abs() < 1e-12);
-        assert_eq!((d.min, d.max), (1.0, 10.0));
+        assert!((d.p90.unwrap() - 9.1).abs() < 1e-12);
+        assert!((d.p99.unwrap() - 9.91).abs() < 1e-12);
+        assert!((d.p999.unwrap() - 9.991).abs() < 1e-12);
+        assert!((d.stddev.unwrap() - 3.0276503540974917).abs() < 1e-12);
+        assert_eq!((d.min, d.max), (Some(1.0), Some(10.0)));
     }
 
     #[test]
     fn unsorted_input_and_non_finite_values() {
         let d = Distribution::from_samples(&[3.0, f64::NAN, 1.0, 2.0, f64::INFINITY]).unwrap();
-        assert_eq!(d.count, 3);
+        assert_eq!(d.count, Some(3));
         assert_eq!(d.p50, 2.0);
         assert!(Distribution::from_samples(&[f64::NAN]).is_none());
         assert!(Distribution::from_samples(&[]).is_none());
@@ -260,12 +292,14 @@ mod tests {
             samples in proptest::collection::vec(-1e9f64..1e9, 1..300)
         ) {
             let d = Distribution::from_samples(&samples).unwrap();
-            let ordered = [d.min, d.p50, d.p90, d.p95, d.p99, d.p999, d.max];
+            let ordered = d.ranked();
+            proptest::prop_assert_eq!(ordered.len(), 7);
             proptest::prop_assert!(ordered.windows(2).all(|w| w[0] <= w[1]), "{d:?}");
             // Summing can round the mean a hair outside [min, max] when all samples are equal.
-            let slack = 1e-9 * d.max.abs().max(d.min.abs());
-            proptest::prop_assert!(d.min - slack <= d.mean && d.mean <= d.max + slack, "{d:?}");
-            proptest::prop_assert_eq!(d.count, samples.len() as u64);
+            let (min, max) = (d.min.unwrap(), d.max.unwrap());
+            let slack = 1e-9 * max.abs().max(min.abs());
+            proptest::prop_assert!(min - slack <= d.mean && d.mean <= max + slack, "{d:?}");
+            proptest::prop_assert_eq!(d.count, Some(samples.len() as u64));
         }
     }
 

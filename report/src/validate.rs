@@ -159,7 +159,15 @@ fn check_level(at: &str, level: &Level, push: &mut impl FnMut(String, String)) {
 fn columns_problem(columns: &RequestColumns) -> Option<String> {
     let lengths = columns.column_lengths();
     let requests = columns.len();
-    if let Some((name, n)) = lengths.iter().find(|(_, n)| *n != requests) {
+    // The stream-gap columns are all empty when the gaps were not recorded.
+    let optional = ["max_gap", "stalls", "jitter"];
+    let gapless = lengths
+        .iter()
+        .all(|(name, n)| !optional.contains(name) || *n == 0);
+    if let Some((name, n)) = lengths
+        .iter()
+        .find(|(name, n)| *n != requests && !(gapless && optional.contains(name)))
+    {
         return Some(format!(
             "column {name} holds {n} entries but status holds {requests}: every column needs one entry per request"
         ));
@@ -181,44 +189,51 @@ fn columns_problem(columns: &RequestColumns) -> Option<String> {
         })
 }
 
-/// Why a distribution cannot be right, if it cannot.
+/// Why a distribution cannot be right, if it cannot. Only the figures present are checked (an
+/// imported tool's summary may lack some).
 pub fn distribution_problem(d: &Distribution) -> Option<String> {
-    let figures = [
-        d.mean, d.min, d.max, d.stddev, d.p50, d.p90, d.p95, d.p99, d.p999,
-    ];
+    let ranked = d.ranked();
+    let figures: Vec<f64> = ranked
+        .iter()
+        .copied()
+        .chain([d.mean])
+        .chain(d.stddev)
+        .collect();
     if figures.iter().any(|v| !v.is_finite()) {
         return Some("has a value that is not a finite number".into());
     }
     if figures.iter().any(|v| *v < 0.0) {
         return Some("has a negative value".into());
     }
-    if d.count == 0 {
+    if d.count == Some(0) {
         return Some("has figures but a sample count of 0".into());
     }
-    let ordered = [d.min, d.p50, d.p90, d.p95, d.p99, d.p999, d.max];
     // A small tolerance: figures rounded for display may tie.
-    if ordered
+    if ranked
         .windows(2)
         .any(|w| w[0] > w[1] * (1.0 + 1e-9) + 1e-12)
     {
+        let shown_or_absent = |v: Option<f64>| v.map_or_else(|| "absent".to_string(), shown);
         return Some(format!(
             "percentiles are out of order (min {} p50 {} p90 {} p95 {} p99 {} p99.9 {} max {})",
-            shown(d.min),
+            shown_or_absent(d.min),
             shown(d.p50),
-            shown(d.p90),
-            shown(d.p95),
-            shown(d.p99),
-            shown(d.p999),
-            shown(d.max)
+            shown_or_absent(d.p90),
+            shown_or_absent(d.p95),
+            shown_or_absent(d.p99),
+            shown_or_absent(d.p999),
+            shown_or_absent(d.max)
         ));
     }
-    if d.mean < d.min * (1.0 - 1e-9) - 1e-12 || d.mean > d.max * (1.0 + 1e-9) + 1e-12 {
-        return Some(format!(
-            "mean {} lies outside min {} and max {}",
-            shown(d.mean),
-            shown(d.min),
-            shown(d.max)
-        ));
+    if let (Some(min), Some(max)) = (d.min, d.max) {
+        if d.mean < min * (1.0 - 1e-9) - 1e-12 || d.mean > max * (1.0 + 1e-9) + 1e-12 {
+            return Some(format!(
+                "mean {} lies outside min {} and max {}",
+                shown(d.mean),
+                shown(min),
+                shown(max)
+            ));
+        }
     }
     None
 }

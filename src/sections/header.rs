@@ -1,7 +1,7 @@
 //! Report header (what was measured, on what, how) and the highlight cards.
 
 use infermeter_report::analysis::workloads::workloads_text;
-use infermeter_report::RunStatus;
+use infermeter_report::{Provenance, RunStatus};
 use leptos::prelude::*;
 
 use super::{context, read_main_findings};
@@ -57,6 +57,7 @@ pub fn HeaderSection() -> impl IntoView {
                             {params.into_iter().map(|(k, v)| view! { <dt>{k}</dt><dd>{v}</dd> }).collect_view()}
                         </dl>
                         {report.metadata.test.notes.clone().map(|n| view! { <p class="notes">{n}</p> })}
+                        {report.metadata.provenance.as_ref().map(|p| view! { <ImportNotes provenance=p.clone() /> })}
                         {(!warnings.is_empty()).then(|| view! { <RunWarnings warnings /> })}
                     </div>
                 }
@@ -79,6 +80,17 @@ fn RunWarnings(warnings: Vec<String>) -> impl IntoView {
             <summary>{summary}</summary>
             <ul>{warnings.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}</ul>
         </details>
+    }
+}
+
+/// What an imported report's files did not hold, so which parts of the page stay empty.
+#[component]
+fn ImportNotes(provenance: Provenance) -> impl IntoView {
+    view! {
+        <div class="import-notes" data-testid="import-notes">
+            <p>"Imported from " {provenance.tool.clone()} "'s result files: every figure is the tool's own, by its definitions (see Methodology). What the files do not hold stays empty:"</p>
+            <ul>{provenance.absent.into_values().map(|why| view! { <li data-testid="absent-note">{why}</li> }).collect_view()}</ul>
+        </div>
     }
 }
 

@@ -160,6 +160,29 @@ fn TableOfContents() -> impl IntoView {
     }
 }
 
+/// What an empty chart says: for a report imported from another tool, that its files lack it.
+fn not_measured(ctx: ReportContext) -> String {
+    ctx.reports.with(
+        |r| match r.first().and_then(|r| r.metadata.provenance.as_ref()) {
+            Some(p) => format!(
+                "Not in the {} results this report was imported from (see the notes at the top).",
+                p.tool
+            ),
+            None => "Not measured in this report.".into(),
+        },
+    )
+}
+
+/// Why the main report lacks `what` (`power`, `per_request`…), when it was imported from a
+/// tool whose files do not hold it.
+pub(crate) fn imported_absence(ctx: ReportContext, what: &str) -> Option<String> {
+    ctx.reports.with(|r| {
+        r.first()
+            .and_then(|r| r.metadata.provenance.as_ref())
+            .and_then(|p| p.absent.get(what).cloned())
+    })
+}
+
 pub(crate) fn context() -> ReportContext {
     expect_context::<ReportContext>()
 }
@@ -252,8 +275,8 @@ pub fn ChartFrame(
         <div class="chart-block" data-testid=format!("block-{id}")>
             <h3>{title}</h3>
             {(!intro.is_empty()).then(|| view! { <p class="intro">{intro}</p> })}
-            <Show when=has_data fallback=|| view! {
-                <p class="muted" data-testid="not-measured">"Not measured in this report."</p>
+            <Show when=has_data fallback=move || view! {
+                <p class="muted" data-testid="not-measured">{not_measured(ctx)}</p>
             }>
                 <ChartView id=chart_id.clone() label=label.clone() embed_button=true
                     warm_update=scope_of(&chart_id) != Scope::Common

@@ -55,9 +55,12 @@ pub fn PowerSection() -> impl IntoView {
     let kwh = move || ctx.view.with(|v| v.usd_per_kwh);
     view! {
         <Section info=&POWER>
-            <Show when=available fallback=|| view! {
+            <Show when=available fallback=move || view! {
                 <p class="muted" data-testid="power-missing-note">
-                    "This report has no GPU power data: the collector found no GPU power source (NVML, nvidia-smi or a DCGM exporter) while measuring, so power draw, energy efficiency and energy cost cannot be shown."
+                    {match super::imported_absence(ctx, infermeter_report::import::absent::POWER) {
+                        Some(why) => format!("{why}, so power draw, energy efficiency and energy cost cannot be shown."),
+                        None => "This report has no GPU power data: the collector found no GPU power source (NVML, nvidia-smi or a DCGM exporter) while measuring, so power draw, energy efficiency and energy cost cannot be shown.".into(),
+                    }}
                 </p>
             }>
                 <p>"GPU power draw under varying load, for operating-cost estimates, cooling and power budgeting."</p>

@@ -72,3 +72,31 @@ hostile["scenarios"][0]["description"] = xss
 hostile["warnings"] = [xss]
 with open(os.path.join(here, "../browser/fixtures/hostile-names.json"), "w") as f:
     f.write(json.dumps(hostile, indent=2))
+
+# Other tools' result files (tests/imports, each tool's own output) cut short, of a format
+# version the importers do not know, or of a kind they refuse: each gets the error panel naming
+# the file, the format detected and what is wrong (tests/browser/imports.test.mjs).
+imports = os.path.join(here, "../imports")
+
+
+def tool_file(path):
+    with open(os.path.join(imports, path)) as f:
+        return f.read()
+
+
+write("aiperf-truncated.json", tool_file("aiperf/c1/profile_export_aiperf.json")[:3000])
+write("aiperf-unknown-schema.json", tool_file("aiperf/c1/profile_export_aiperf.json")
+      .replace('"schema_version": "1.4"', '"schema_version": "2.0"', 1))
+write("guidellm-truncated.json", tool_file("guidellm/benchmarks.json")[:3000])
+guidellm = json.loads(tool_file("guidellm/benchmarks.json"))
+guidellm["metadata"].update(version=3, guidellm_version="0.9.0")
+guidellm["benchmarks"] = []
+write("guidellm-unknown-version.json", json.dumps(guidellm))
+write("inference-perf-truncated.json", tool_file("inference-perf/stage_1_lifecycle_metrics.json")[:2000])
+write("inference-perf-summary.json", tool_file("inference-perf/summary_lifecycle_metrics.json"))
+write("vllm-truncated.json", tool_file("vllm/c1.json")[:3000])
+vllm = json.loads(tool_file("vllm/c1.json"))
+for key in ("failed", "latencies", "start_times", "queue_times", "errors", "itls", "ttfts",
+            "input_lens", "output_lens", "generated_texts"):
+    vllm.pop(key, None)
+write("vllm-old.json", json.dumps(vllm))

@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use infermeter_report::Distribution;
+use infermeter_report::{Distribution, Stat};
 use infermeter_sim::SimError;
 
 use crate::http::adapters::EngineKind;
@@ -194,9 +194,10 @@ async fn concurrent(
 
 /// The rows as a text table, milliseconds.
 pub fn table(rows: &[TimingRow]) -> String {
-    let ms = |d: &Option<Distribution>, f: fn(&Distribution) -> f64| {
+    let ms = |d: &Option<Distribution>, stat: Stat| {
         d.as_ref()
-            .map_or("n/a".into(), |d| format!("{:.3}", f(d) * 1e3))
+            .and_then(|d| d.get(stat))
+            .map_or("n/a".into(), |v| format!("{:.3}", v * 1e3))
     };
     let mut out = format!(
         "{:>8} {:>14} {:>14} {:>14} {:>14} {:>14} {:>7}\n",
@@ -212,11 +213,11 @@ pub fn table(rows: &[TimingRow]) -> String {
         out.push_str(&format!(
             "{:>8} {:>14} {:>14} {:>14} {:>14} {:>14} {:>7}\n",
             r.streams,
-            ms(&r.ttft_error, |d| d.p50),
-            ms(&r.ttft_error, |d| d.p99),
-            ms(&r.itl_error, |d| d.p50),
-            ms(&r.itl_error, |d| d.p99),
-            ms(&r.event_lag, |d| d.p999),
+            ms(&r.ttft_error, Stat::P50),
+            ms(&r.ttft_error, Stat::P99),
+            ms(&r.itl_error, Stat::P50),
+            ms(&r.itl_error, Stat::P99),
+            ms(&r.event_lag, Stat::P999),
             r.failed
         ));
     }

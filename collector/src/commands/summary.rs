@@ -7,6 +7,8 @@ use infermeter_report::analysis::goodput::{load_unit, report_slo, slo_text, Good
 use infermeter_report::analysis::{findings, FindingsOptions};
 use infermeter_report::{load_report, LoadError, Report, RunStatus};
 
+use crate::output::report_files;
+
 #[derive(Debug, Clone, clap::Args)]
 pub struct SummaryArgs {
     pub report: PathBuf,
@@ -70,11 +72,25 @@ pub fn validate(args: &ValidateArgs) -> bool {
     }
 }
 
-/// Loads a report file with an error that names the file.
+/// Loads a report file with an error that names the file: an infermeter report, or another
+/// tool's result file (or a folder of them) imported as one.
 pub fn read_report(path: &Path) -> Result<Report, String> {
-    let text = std::fs::read_to_string(path)
+    let text = (!path.is_dir())
+        .then(|| std::fs::read_to_string(path))
+        .transpose()
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    load_report(&text).map_err(|e| describe(path, &e))
+    if report_files::is_import(path, text.as_deref()) {
+        let mut reports =
+            report_files::read_imports(&[path.to_path_buf()]).map_err(|e| e.to_string())?;
+        return match reports.len() {
+            1 => Ok(reports.remove(0).1),
+            n => Err(format!(
+                "{} makes {n} reports; name its files one report at a time",
+                path.display()
+            )),
+        };
+    }
+    load_report(text.as_deref().unwrap_or_default()).map_err(|e| describe(path, &e))
 }
 
 fn describe(path: &Path, e: &LoadError) -> String {

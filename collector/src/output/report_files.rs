@@ -1,8 +1,12 @@
 //! Reports named on the command line of `view` and `export`: read, validated before anything is
-//! served or written, and given a name that needs no escaping.
+//! served or written, and given a name that needs no escaping. Other tools' result files (vLLM
+//! bench serve, AIPerf, guidellm, inference-perf, and folders of them) are read into reports by
+//! the report crate's converters, exactly as the viewer reads them ([`read_imports`], which
+//! `import` and `summary` use too).
 
 use std::path::{Path, PathBuf};
 
+use infermeter_report::import::{self, Format, Input};
 use infermeter_report::{LoadError, Report};
 
 /// A report file, validated.
@@ -18,38 +22,147 @@ pub struct ReportFile {
 /// Why a report named on the command line cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportFileError {
-    #[error("cannot read report {}: {source}", path.display())]
+    #[error("cannot read {}: {source}", path.display())]
     Read {
         path: PathBuf,
         source: std::io::Error,
     },
     #[error("{} is not a valid report: {reason}", path.display())]
     Invalid { path: PathBuf, reason: LoadError },
+    #[error("{} holds no result file of vLLM bench serve, AIPerf, guidellm or inference-perf", .0.display())]
+    NothingInFolder(PathBuf),
+    #[error(transparent)]
+    Import(#[from] import::ImportError),
 }
 
-/// Reads and validates every report, in order; the first problem wins.
+/// Reads and validates every report, in order; the first problem wins. Each path is an
+/// infermeter report, or other tools' files (a folder of them) imported into the reports they
+/// make, served as the report written.
 pub fn read_reports(paths: &[PathBuf]) -> Result<Vec<ReportFile>, ReportFileError> {
-    paths
-        .iter()
-        .enumerate()
-        .map(|(i, path)| {
-            let text = std::fs::read_to_string(path).map_err(|source| ReportFileError::Read {
-                path: path.clone(),
-                source,
-            })?;
-            let report = infermeter_report::load_report(&text).map_err(|reason| {
-                ReportFileError::Invalid {
-                    path: path.clone(),
-                    reason,
+    let mut files = Vec::with_capacity(paths.len());
+    for path in paths {
+        let text = (!path.is_dir()).then(|| read(path)).transpose()?;
+        let n = files.len() + 1;
+        match text {
+            Some(text) if !is_import(path, Some(&text)) => {
+                let report = infermeter_report::load_report(&text).map_err(|reason| {
+                    ReportFileError::Invalid {
+                        path: path.clone(),
+                        reason,
+                    }
+                })?;
+                files.push(ReportFile {
+                    name: safe_name(n, path),
+                    text,
+                    report,
+                });
+            }
+            _ => {
+                for (i, (_, report)) in read_imports(std::slice::from_ref(path))?
+                    .into_iter()
+                    .enumerate()
+                {
+                    let text = infermeter_report::pretty_json::to_pretty_json(&report)
+                        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+                        .expect("a report serialises");
+                    files.push(ReportFile {
+                        name: safe_name(n + i, &path.with_extension("imported.json")),
+                        text,
+                        report,
+                    });
                 }
-            })?;
-            Ok(ReportFile {
-                name: safe_name(i + 1, path),
-                text,
-                report,
-            })
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// Whether `path` is for the importers rather than an infermeter report: a folder, or a file
+/// whose content (`text`) is another tool's.
+pub fn is_import(path: &Path, text: Option<&str>) -> bool {
+    path.is_dir()
+        || text
+            .and_then(import::detect)
+            .is_some_and(|f| f != Format::Infermeter)
+}
+
+/// The reports other tools' result files make (a sweep's files join into one), each with the
+/// names of the files it was read from. A folder stands for the result files in it; an AIPerf
+/// summary takes the `profile_export.jsonl` beside it unless that is named too.
+pub fn read_imports(paths: &[PathBuf]) -> Result<Vec<(Vec<String>, Report)>, ReportFileError> {
+    let mut files: Vec<(String, String)> = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let found = folder_files(path)?;
+            if found.is_empty() {
+                return Err(ReportFileError::NothingInFolder(path.clone()));
+            }
+            files.extend(found);
+        } else {
+            let text = read(path)?;
+            let summary = import::detect(&text) == Some(Format::AiperfSummary);
+            files.push((path.display().to_string(), text));
+            let records = path.with_file_name("profile_export.jsonl");
+            if summary && records.is_file() && !paths.contains(&records) {
+                files.push((records.display().to_string(), read(&records)?));
+            }
+        }
+    }
+    let inputs: Vec<Input<'_>> = files
+        .iter()
+        .map(|(name, text)| Input { name, text })
+        .collect();
+    let reports = import::read(&inputs)?;
+    Ok(reports
+        .into_iter()
+        .map(|report| {
+            let names = report
+                .metadata
+                .provenance
+                .as_ref()
+                .map(|p| p.files.clone())
+                .unwrap_or_default();
+            (names, report)
         })
-        .collect()
+        .collect())
+}
+
+/// The result files of a folder, by name: JSON and JSONL files whose content is a tool's
+/// format. inference-perf's summary of every stage is left out when its stages are there.
+fn folder_files(dir: &Path) -> Result<Vec<(String, String)>, ReportFileError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| ReportFileError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "json" || e == "jsonl"))
+        .collect();
+    paths.sort();
+    let mut found = Vec::new();
+    for path in paths {
+        let text = read(&path)?;
+        if matches!(import::detect(&text), Some(f) if f != Format::Infermeter) {
+            found.push((path.display().to_string(), text));
+        }
+    }
+    let has_stages = found
+        .iter()
+        .any(|(name, _)| name.contains("stage_") && name.ends_with("_lifecycle_metrics.json"));
+    if has_stages {
+        found.retain(|(name, _)| !name.ends_with("summary_lifecycle_metrics.json"));
+    }
+    // A summary before its records, so each pairs with the one in its folder.
+    found.sort_by_key(|(_, text)| import::detect(text) == Some(Format::AiperfRecords));
+    Ok(found)
+}
+
+fn read(path: &Path) -> Result<String, ReportFileError> {
+    std::fs::read_to_string(path).map_err(|source| ReportFileError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 fn safe_name(n: usize, path: &Path) -> String {
@@ -88,7 +201,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("missing.json");
         let err = read_reports(std::slice::from_ref(&missing)).err().unwrap();
-        assert!(err.to_string().starts_with("cannot read report "), "{err}");
+        assert!(err.to_string().starts_with("cannot read "), "{err}");
         assert!(err.to_string().contains("missing.json"), "{err}");
         let bad = dir.path().join("bad.json");
         std::fs::write(&bad, "{}").unwrap();

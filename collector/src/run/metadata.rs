@@ -75,6 +75,7 @@ pub fn new_report(config: &RunConfig, server: &Server, sharding: Option<Sharding
             finished_at: None,
             collector_version: env!("CARGO_PKG_VERSION").into(),
             labels,
+            provenance: None,
         },
         status: RunStatus::Partial {
             reason: "run in progress".into(),

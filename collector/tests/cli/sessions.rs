@@ -233,7 +233,7 @@ async fn bundled_trace_replays_on_schedule_with_its_lengths_and_shared_blocks() 
     let lags: Vec<f64> = records.iter().map(|r| r.sent_s - r.scheduled_s).collect();
     assert_eq!(
         Some(lag_p99),
-        Distribution::from_samples(&lags).map(|d| d.p99)
+        Distribution::from_samples(&lags).and_then(|d| d.p99)
     );
     assert!(lag_p99 <= 0.001, "scheduled vs sent p99 {lag_p99} s");
     let ids = |l: &serde_json::Value| -> Vec<u64> {

@@ -15,7 +15,7 @@ fn sample_report() -> PathBuf {
 
 /// Whether this build embedded the viewer. `scripts/test.sh` builds the viewer first, so under
 /// `CI=true` it must have; a bare `cargo test` before any viewer build checks the other path.
-fn embedded() -> bool {
+pub(crate) fn embedded() -> bool {
     let out = std::process::Command::new(BIN)
         .arg("--version")
         .output()

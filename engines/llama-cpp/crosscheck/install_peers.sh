@@ -4,8 +4,13 @@
 # pinned version is left alone. Only PyPI is used. Prints AIPERF_BIN= and GUIDELLM_BIN= at the end.
 set -euo pipefail
 
-AIPERF_VERSION="${AIPERF_VERSION:-0.13.0}"
-GUIDELLM_VERSION="${GUIDELLM_VERSION:-0.8.1}"
+# The versions pinned in the root Cargo.toml, where scripts/setup.sh installs them from too.
+pinned() {
+    awk -v key="$1" '/^\[workspace\.metadata\.tools\]/ {on=1; next} /^\[/ {on=0}
+        on && $1 == key { gsub(/"/, "", $3); print $3 }' "$(dirname "$0")/../../../Cargo.toml"
+}
+AIPERF_VERSION="${AIPERF_VERSION:-$(pinned aiperf)}"
+GUIDELLM_VERSION="${GUIDELLM_VERSION:-$(pinned guidellm)}"
 PEERS="${INFERMETER_CACHE:-$HOME/.cache/infermeter}/peers"
 PYTHON="${PEERS_PYTHON:-python3}"
 

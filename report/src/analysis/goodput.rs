@@ -193,8 +193,10 @@ fn meets(columns: &RequestColumns, i: usize, bounds: &TickBounds, misses: &mut M
     if let Some(limit) = bounds.e2e {
         check(f64::from(e2e) <= limit, &mut misses.e2e);
     }
-    if let Some(most) = bounds.stalls {
-        check(columns.stalls[i] <= most, &mut misses.stalls);
+    // A level whose stream gaps were not recorded (an imported tool's) cannot be judged on
+    // stalls: the bound is left out there, and the report's provenance says so.
+    if let (Some(most), Some(&stalls)) = (bounds.stalls, columns.stalls.get(i)) {
+        check(stalls <= most, &mut misses.stalls);
     }
     ok
 }
@@ -444,9 +446,10 @@ pub struct StreamSmoothness {
     pub jitter_p50: Option<f64>,
 }
 
-/// The stalls and jitter of `level`'s completed requests; `None` without per-request columns.
+/// The stalls and jitter of `level`'s completed requests; `None` without per-request columns
+/// or without their stream gaps (an imported tool that did not record them).
 pub fn stream_smoothness(level: &Level) -> Option<StreamSmoothness> {
-    let columns = level.per_request.as_ref()?;
+    let columns = level.per_request.as_ref().filter(|c| c.has_smoothness())?;
     let completed = || (0..columns.len()).filter(|&i| columns.status[i] == RequestColumns::OK);
     let mut jitters: Vec<f64> = completed()
         .map(|i| columns.jitter[i])
@@ -568,8 +571,15 @@ pub fn findings(report: &Report, slo: &Slo) -> GoodputFindings {
 fn why_absent(report: &Report) -> String {
     let old = crate::load::parse_version(&report.schema_version)
         .is_some_and(|(major, minor, _)| (major, minor) < (1, 2));
+    let imported = report
+        .metadata
+        .provenance
+        .as_ref()
+        .and_then(|p| p.absent.get(crate::import::absent::PER_REQUEST));
     if report.series.iter().all(|s| s.levels.is_empty()) {
         "The report has no measured levels.".into()
+    } else if let Some(why) = imported {
+        format!("{why}.")
     } else if old {
         format!(
             "Goodput needs each request's figures, which reports keep since format 1.2.0; this one \

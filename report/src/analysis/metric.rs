@@ -193,7 +193,7 @@ impl Metric {
             Metric::OutputTokens => &m.output_tokens,
             _ => return None,
         };
-        distribution.as_ref().map(|d| d.count)
+        distribution.as_ref().and_then(|d| d.count)
     }
 
     /// Whether `stat` of the metric at `level` is only indicative: a percentile resting on
@@ -208,7 +208,7 @@ impl Metric {
     /// level, see [`super::Analysis::points`].
     pub fn value(self, level: &Level, stat: Stat) -> Option<f64> {
         let m = &level.metrics;
-        let dist = |d: &Option<Distribution>| d.as_ref().map(|d| d.get(stat));
+        let dist = |d: &Option<Distribution>| d.as_ref().and_then(|d| d.get(stat));
         match self {
             Metric::Ttft => dist(&m.ttft_s),
             Metric::Itl => dist(&m.itl_s),
@@ -290,7 +290,7 @@ mod tests {
     fn sample_counts_say_when_a_percentile_is_indicative() {
         let mut l = level(4, 0.25, 100.0);
         l.metrics.ttft_s = Some(Distribution {
-            count: 500,
+            count: Some(500),
             ..Distribution::constant(0.25)
         });
         assert_eq!(Metric::Ttft.samples(&l), Some(500));

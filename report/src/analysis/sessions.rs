@@ -546,7 +546,7 @@ fn level_figures(level: &Level, stat: Stat) -> SessionLevelFigures {
         sessions_completed: sessions.completed,
         ttft_s: Metric::Ttft.value(level, stat),
         decode_tok_s: Metric::DecodeTokS.value(level, stat),
-        first_answer_s: level.metrics.first_answer_s.map(|d| d.get(stat)),
+        first_answer_s: level.metrics.first_answer_s.and_then(|d| d.get(stat)),
         system_output_tok_s: level.system_output_tok_s,
         cache_hit_ratio: level.prompt_cache.and_then(|c| c.hit_ratio()),
         turns: sessions
@@ -556,7 +556,7 @@ fn level_figures(level: &Level, stat: Stat) -> SessionLevelFigures {
                 turn: t.turn,
                 ok: t.ok,
                 failed: t.failed,
-                ttft_s: t.ttft_s.map(|d| d.get(stat)),
+                ttft_s: t.ttft_s.and_then(|d| d.get(stat)),
                 input_tokens: t.input_tokens.map(|d| d.mean),
                 cache_hit_ratio: t.prompt_cache.and_then(|c| c.hit_ratio()),
             })
@@ -677,8 +677,8 @@ fn caching_effect(series: &[&Series], stat: Stat) -> Vec<CachingEffect> {
             for at in turns(a).iter().filter(|t| t.turn >= 2) {
                 let dt = defeated_turns.iter().find(|t| t.turn == at.turn);
                 let (Some(allowed_ttft), Some(defeated_ttft)) = (
-                    at.ttft_s.map(|x| x.get(stat)),
-                    dt.and_then(|t| t.ttft_s).map(|x| x.get(stat)),
+                    at.ttft_s.and_then(|x| x.get(stat)),
+                    dt.and_then(|t| t.ttft_s).and_then(|x| x.get(stat)),
                 ) else {
                     continue;
                 };

@@ -10,34 +10,22 @@ use crate::stats::Distribution;
 /// system throughput = concurrency × speed.
 pub(crate) fn level(concurrency: u32, ttft_s: f64, decode_tok_s: f64) -> Level {
     let c = Distribution::constant;
-    Level {
+    Level::new(
         concurrency,
-        request_rate: None,
-        duration_s: 60.0,
-        requests: RequestCounts {
+        60.0,
+        RequestCounts {
             ok: u64::from(concurrency),
             ..RequestCounts::default()
         },
-        metrics: LevelMetrics {
+        LevelMetrics {
             ttft_s: Some(c(ttft_s)),
             itl_s: Some(c(1.0 / decode_tok_s)),
             e2e_s: Some(c(ttft_s + 255.0 / decode_tok_s)),
             decode_tok_s: Some(c(decode_tok_s)),
             ..LevelMetrics::default()
         },
-        system_output_tok_s: f64::from(concurrency) * decode_tok_s,
-        system_input_tok_s: None,
-        requests_per_s: None,
-        power: None,
-        server: None,
-        client: None,
-        trials: None,
-        per_request: None,
-        prompt_cache: None,
-        sessions: None,
-        trace: None,
-        timeline: None,
-    }
+        f64::from(concurrency) * decode_tok_s,
+    )
 }
 
 /// A series of `(concurrency, ttft_s, decode_tok_s)` levels.

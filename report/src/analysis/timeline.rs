@@ -84,7 +84,7 @@ impl TimelineMetric {
         match self {
             TimelineMetric::CompletedPerS => Some(slice.completed as f64 / slice_s),
             TimelineMetric::OutputTokS => Some(slice.output_tokens as f64 / slice_s),
-            TimelineMetric::Ttft => slice.ttft_s.map(|d| d.get(stat)),
+            TimelineMetric::Ttft => slice.ttft_s.and_then(|d| d.get(stat)),
             TimelineMetric::CacheHitRatio => slice.prompt_cache.and_then(|c| c.hit_ratio()),
             TimelineMetric::Errors => Some(slice.errors as f64),
         }

@@ -2,6 +2,7 @@
 
 mod data_files;
 mod error_kinds;
+mod imports;
 mod load;
 mod schema_files;
 

@@ -553,7 +553,7 @@ mod tests {
             (LoadMode::Peak, 2)
         );
         assert!((peak.duration_s - 3.75).abs() < 1e-9, "{}", peak.duration_s);
-        assert_eq!(peak.metrics.ttft_s.unwrap().count, 2);
+        assert_eq!(peak.metrics.ttft_s.unwrap().count, Some(2));
         let in_window: Vec<bool> = records.iter().map(|r| r.in_window).collect();
         assert_eq!(in_window, [false, true, true, false, true, true]);
         assert_eq!(records[3].sent_s, 4.6);
