@@ -1,13 +1,12 @@
 //! Talking to the server: the connections and their kernel timestamps (`transport`, `arrival`,
-//! `connection_log`), the streams' client (`client`), one streamed request (`driver`) and its
-//! events (`sse`), where the API is and what serves it (`base_url`, `endpoint`, `adapters`), and its `/metrics` (`scrape`).
+//! `connection_log`), one streamed request (`driver`) and its events (`sse`), where the API is
+//! and what serves it (`base_url`, `endpoint`, `adapters`), and its `/metrics` (`scrape`).
 
 pub mod adapters;
 pub mod api;
 pub mod api_key;
 pub mod arrival;
 pub mod base_url;
-pub mod client;
 pub mod connection_log;
 pub mod driver;
 pub mod endpoint;

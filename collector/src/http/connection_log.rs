@@ -9,8 +9,8 @@
 //! about the failed attempt's connection: had it finished a response before, and has any byte
 //! of this one arrived. [`LoggedConnector`] wraps the streaming client's connections (above
 //! TLS, so a TLS alert is not counted as response bytes) and keeps those facts in a
-//! [`ConnectionLog`], which rides in the connection's `Connected` info, where the client
-//! ([`crate::http::client`]) takes it.
+//! [`ConnectionLog`], which rides in the connection's `Connected` info: hyper-util copies it
+//! into each response's extensions and into each request error's connect info.
 
 use std::future::Future;
 use std::io;
@@ -60,6 +60,13 @@ impl AttemptFacts {
 }
 
 impl ConnectionLog {
+    /// The log a connection's `Connected` info carries (set by [`LoggedConnector`]).
+    pub fn of(connected: &Connected) -> Option<ConnectionLog> {
+        let mut extensions = http::Extensions::new();
+        connected.get_extras(&mut extensions);
+        extensions.remove::<ConnectionLog>()
+    }
+
     /// Marks the arrival of a response's head; call it before the response is read on.
     pub fn answered(&self) {
         self.0.answered.store(true, Ordering::Release);
@@ -81,13 +88,6 @@ impl ConnectionLog {
 
     /// Called before every write: the first one after an answered response starts a request.
     fn on_write(&self) {
-        self.request_starts();
-    }
-
-    /// A request is handed to the connection: after an answered response, a new one starts
-    /// here. The client says so before the first write, so that a request the connection
-    /// closed on before writing it still counts as sent on a reused connection.
-    pub fn request_starts(&self) {
         let counts = &self.0;
         if counts.answered.swap(false, Ordering::AcqRel) {
             counts.responses.fetch_add(1, Ordering::AcqRel);

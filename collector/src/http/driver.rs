@@ -24,9 +24,9 @@ use crate::http::api::{Api, ConnectionReuse};
 use crate::http::api_key::ApiKey;
 use crate::http::arrival::{ArrivalClock, EventClock};
 use crate::http::base_url::without_credentials;
-use crate::http::client::{RequestError, StreamClient, Streamed};
+use crate::http::connection_log::ConnectionLog;
 use crate::http::sse::{Event, Events};
-use crate::http::transport::stream_client;
+use crate::http::transport::{error_chain, stream_client, StreamClient};
 use crate::prompts::text::ChatMessage;
 
 /// Everything needed to talk to one endpoint.
@@ -396,7 +396,7 @@ impl Driver {
             total: tokio::time::Instant::from_std(ex.sent + self.total_timeout),
         };
         let response = self.respond(Bytes::from(body), ex, &deadlines).await?;
-        let arrival = response.body().arrival();
+        let arrival = response.extensions().get::<ArrivalClock>().cloned();
         let mut events = Events::new(response.into_body().into_data_stream());
         let mut read = StreamRead::new(ex, arrival);
         // One timer for the whole stream, moved once when the first token comes: a timeout
@@ -446,7 +446,7 @@ impl Driver {
         body: Bytes,
         ex: &mut Exchange,
         deadlines: &Deadlines,
-    ) -> Result<http::Response<Streamed>, Stop> {
+    ) -> Result<http::Response<hyper::body::Incoming>, Stop> {
         let detail = match self.attempt(&self.client, body.clone(), deadlines).await {
             Ok(response) => return successful(response).await,
             Err(AttemptError::Failed(stop)) => return Err(stop),
@@ -472,7 +472,7 @@ impl Driver {
         client: &StreamClient,
         body: Bytes,
         deadlines: &Deadlines,
-    ) -> Result<http::Response<Streamed>, AttemptError> {
+    ) -> Result<http::Response<hyper::body::Incoming>, AttemptError> {
         let mut request = http::Request::post(self.uri.clone())
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "text/event-stream");
@@ -485,13 +485,20 @@ impl Driver {
         match tokio::time::timeout_at(deadlines.next(false), client.request(request)).await {
             Err(_) => Err(AttemptError::Failed(timeout_stop(false))),
             Ok(Err(e)) => Err(request_error(e)),
-            Ok(Ok(response)) => Ok(response),
+            Ok(Ok(response)) => {
+                if let Some(log) = response.extensions().get::<ConnectionLog>() {
+                    log.answered();
+                }
+                Ok(response)
+            }
         }
     }
 }
 
 /// The response if its status is a success; else the failure, with the body's start.
-async fn successful(response: http::Response<Streamed>) -> Result<http::Response<Streamed>, Stop> {
+async fn successful(
+    response: http::Response<hyper::body::Incoming>,
+) -> Result<http::Response<hyper::body::Incoming>, Stop> {
     let status = response.status();
     if status.is_success() {
         return Ok(response);
@@ -825,22 +832,25 @@ fn timeout_stop(streaming: bool) -> Stop {
 /// never saw (a reused connection it had closed, failing before any response byte), or a
 /// disconnect. Only the error and its sources are reported: never the request (its headers
 /// hold the API key).
-fn request_error(e: RequestError) -> AttemptError {
-    match e {
-        // Timeouts are ours (`timeout_stop`), and a connect timeout is a connect error.
-        RequestError::Connect(detail) => AttemptError::Failed(Stop::Failed {
+fn request_error(e: hyper_util::client::legacy::Error) -> AttemptError {
+    let detail = error_chain(&e);
+    // Timeouts are ours (`timeout_stop`), and a connect timeout is a connect error.
+    if e.is_connect() {
+        return AttemptError::Failed(Stop::Failed {
             kind: ErrorKind::Connect,
             detail,
+        });
+    }
+    let facts = e
+        .connect_info()
+        .and_then(ConnectionLog::of)
+        .map(|log| log.attempt());
+    match facts {
+        Some(facts) if facts.never_reached_the_server() => AttemptError::StaleConnection(detail),
+        _ => AttemptError::Failed(Stop::Failed {
+            kind: ErrorKind::Disconnect,
+            detail,
         }),
-        RequestError::Failed { detail, facts } => match facts {
-            Some(facts) if facts.never_reached_the_server() => {
-                AttemptError::StaleConnection(detail)
-            }
-            _ => AttemptError::Failed(Stop::Failed {
-                kind: ErrorKind::Disconnect,
-                detail,
-            }),
-        },
     }
 }
 
@@ -936,9 +946,6 @@ mod tests {
         PartialHead,
         /// Close without a byte.
         Close,
-        /// The stream, then close 10 ms after it ended, as a server ending its idle
-        /// connections does.
-        StreamAndClose,
     }
 
     /// Serves each connection's requests in turn as `answer(connection, request)` says, with
@@ -960,7 +967,7 @@ mod tests {
                     for request in 0.. {
                         crate::http::transport::read_request(&mut tcp).await;
                         match answer(connection, request) {
-                            Answer::Stream | Answer::StreamAndClose => {
+                            Answer::Stream => {
                                 let events =
                                     "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: [DONE]\n\n";
                                 let head = "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n";
@@ -968,11 +975,6 @@ mod tests {
                                 tcp.write_all(chunk.as_bytes()).await.unwrap();
                                 tokio::time::sleep(Duration::from_millis(5)).await;
                                 tcp.write_all(b"0\r\n\r\n").await.unwrap();
-                                if let Answer::StreamAndClose = answer(connection, request) {
-                                    // After the client has put the connection aside.
-                                    tokio::time::sleep(Duration::from_millis(10)).await;
-                                    return;
-                                }
                             }
                             Answer::PartialHead => {
                                 tcp.write_all(b"HTTP/1.1 200 OK\r\n").await.unwrap();
@@ -1040,22 +1042,6 @@ mod tests {
         );
         // Its times are the second attempt's.
         assert!(second.sent >= first.end);
-        assert_eq!(connections(&accepted), 2);
-    }
-
-    #[tokio::test]
-    async fn an_idle_connection_the_server_closed_is_not_used() {
-        // The server closes the first connection once its stream ended: the close is read
-        // when the pool hands the connection out, so the next request opens a new one and
-        // is sent once.
-        let (base_url, accepted) = keep_alive_server(|connection, _| match connection {
-            0 => Answer::StreamAndClose,
-            _ => Answer::Stream,
-        })
-        .await;
-        let (first, second) = two_in_turn(base_url).await;
-        assert_eq!((first.outcome, second.outcome), (Outcome::Ok, Outcome::Ok));
-        assert!(second.retried.is_none(), "{:?}", second.retried);
         assert_eq!(connections(&accepted), 2);
     }
 

@@ -1,10 +1,9 @@
 //! The HTTP clients: reqwest for side channels, and for the measured streams a hyper client
 //! whose TCP sockets report when each read's bytes arrived ([`crate::http::arrival`]).
 //!
-//! reqwest does not expose its sockets, so the streaming path opens its own
-//! ([`TcpConnector`]) and speaks HTTP/1 over them with hyper ([`crate::http::client`]). A
-//! connection's [`ArrivalClock`] rides in its `Connected` info, and from there in the body of
-//! each response it carries.
+//! reqwest does not expose its sockets, so the streaming path builds hyper-util's pooled client
+//! on a connector of our own. The connection's [`ArrivalClock`] rides in every response's
+//! extensions (hyper-util copies a connection's `Connected::extra` there).
 
 use std::future::Future;
 use std::io;
@@ -14,21 +13,24 @@ use std::sync::{Arc, Once};
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
+use bytes::Bytes;
 use http::Uri;
+use http_body_util::Full;
 use hyper::rt::{Read, ReadBufCursor, Write};
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::{Connected, Connection};
-use hyper_util::rt::TokioIo;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::io::Interest;
 use tokio::net::TcpStream;
 
 use crate::http::arrival::{self, ArrivalClock};
-use crate::http::client::StreamClient;
 use crate::http::connection_log::LoggedConnector;
 
 /// Servers close idle keep-alive connections after 5 s (llama.cpp's cpp-httplib, uvicorn under
 /// vLLM); reusing one as it closes fails the request before it is sent ("connection closed
 /// before message completed"), so both clients drop them before that.
-pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(4);
+const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(4);
 
 /// An error and its sources, `: `-separated: the whole story of a failed request (the
 /// connection's error under the client's), as `{:#}` of an `anyhow::Error` tells it.
@@ -55,9 +57,12 @@ pub fn http_client(connect_timeout: Duration, pool: usize) -> reqwest::Result<re
         .build()
 }
 
-/// Builds the measured requests' client: HTTP/1.1 over plain TCP or rustls, each connection
-/// logged ([`crate::http::connection_log::ConnectionLog`]); `pool` idle connections are kept
-/// for reuse (0: a new connection per request, closed after its response).
+/// The measured requests' client: HTTP/1.1 over plain TCP or rustls, each connection logged
+/// ([`crate::http::connection_log::ConnectionLog`]).
+pub type StreamClient = Client<LoggedConnector<HttpsConnector<TcpConnector>>, Full<Bytes>>;
+
+/// Builds the streaming client; `pool` idle connections are kept for reuse (0: a new
+/// connection per request, closed after its response).
 pub fn stream_client(
     connect_timeout: Duration,
     pool: usize,
@@ -79,7 +84,11 @@ pub fn stream_client(
         .https_or_http()
         .enable_http1()
         .wrap_connector(TcpConnector { connect_timeout });
-    Ok(StreamClient::new(LoggedConnector(connector), pool))
+    Ok(Client::builder(TokioExecutor::new())
+        .pool_timer(TokioTimer::new())
+        .pool_max_idle_per_host(pool)
+        .pool_idle_timeout(POOL_IDLE_TIMEOUT)
+        .build(LoggedConnector(connector)))
 }
 
 /// Opens TCP connections (no-delay, bounded connect time) with receive timestamps on.
@@ -300,8 +309,7 @@ pub(crate) async fn read_request(tcp: &mut TcpStream) -> Vec<u8> {
 mod tests {
     use std::time::Instant;
 
-    use bytes::Bytes;
-    use http_body_util::{BodyExt, Full};
+    use http_body_util::BodyExt;
     use tokio::io::AsyncWriteExt;
     use tokio::net::TcpListener;
 
@@ -334,7 +342,7 @@ mod tests {
             .body(Full::new(Bytes::from_static(b"{}")))
             .unwrap();
         let response = client.request(request).await.unwrap();
-        let clock = response.body().arrival();
+        let clock = response.extensions().get::<ArrivalClock>().cloned();
         let (writing, written, _tcp) = server.await.unwrap();
         // The event waits 50 ms in the socket; its instant must still be its arrival.
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -346,7 +354,7 @@ mod tests {
             return;
         }
         let arrived = clock
-            .expect("the connection's clock in the response body")
+            .expect("the connection's clock in the response extensions")
             .last_arrival()
             .expect("the read carried a kernel timestamp");
         let slack = Duration::from_micros(200);
@@ -376,7 +384,7 @@ mod tests {
             .body(Full::new(Bytes::from_static(b"{}")))
             .unwrap();
         let response = client.request(request).await.unwrap();
-        let clock = response.body().arrival();
+        let clock = response.extensions().get::<ArrivalClock>().cloned();
         let body = response.into_body().collect().await.unwrap().to_bytes();
         assert_eq!(&body[..], b"data: [DONE]\n\n");
         let writing = server.await.unwrap();
