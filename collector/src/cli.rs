@@ -5,11 +5,10 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::commands::{
-    bench_soak::BenchSoakArgs, bench_timing::BenchTimingArgs, calibrate::CalibrateArgs,
-    docs::CompletionsArgs, docs::ManArgs, export::ExportArgs, fit::FitArgs, import::ImportArgs,
-    k8s::K8sArgs, merge::MergeArgs, run::RunArgs, summary::SummaryArgs, summary::ValidateArgs,
-    sweep::SweepArgs,
-    view::ViewArgs,
+    bench_client::BenchClientArgs, bench_client::BenchFloorArgs, bench_soak::BenchSoakArgs,
+    bench_timing::BenchTimingArgs, calibrate::CalibrateArgs, docs::CompletionsArgs, docs::ManArgs,
+    export::ExportArgs, fit::FitArgs, import::ImportArgs, k8s::K8sArgs, merge::MergeArgs,
+    run::RunArgs, summary::SummaryArgs, summary::ValidateArgs, sweep::SweepArgs, view::ViewArgs,
 };
 
 #[derive(Debug, Parser)]
@@ -67,6 +66,12 @@ pub enum Command {
     /// every few seconds, then kill it mid-level and check that its records and partial report
     /// load (exit 1 if not, or if memory grew over 5% after the first minute).
     BenchSoak(BenchSoakArgs),
+    /// Measure the collector's CPU per streamed token, syscalls, context switches and memory at
+    /// 64, 256 and 1,000 streams, beside a bare reader of the same streams (the floor).
+    BenchClient(BenchClientArgs),
+    /// The floor client `bench-client` measures (started by it).
+    #[command(hide = true)]
+    BenchClientFloor(BenchFloorArgs),
     /// Measure the simulator's calibration figures in real time and compare them with the
     /// published reference reports (exit 1 if any is off by more than 15%).
     Calibrate(CalibrateArgs),

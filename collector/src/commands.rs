@@ -1,6 +1,7 @@
 //! The subcommands, one file each with its clap options beside it; [`dispatch`] runs the one
 //! asked for. Everything below this folder takes plain values, never clap types.
 
+pub mod bench_client;
 pub mod bench_soak;
 pub mod bench_timing;
 pub mod calibrate;
@@ -45,6 +46,14 @@ pub async fn dispatch(command: Command, show_progress: bool) -> anyhow::Result<E
         }
         Command::View(args) => view::run(args).await.map(|()| ExitCode::SUCCESS),
         Command::BenchSoak(args) => Ok(done(bench_soak::run(args).await?)),
+        Command::BenchClient(args) => {
+            bench_client::run(args).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::BenchClientFloor(args) => {
+            bench_client::floor(args).await?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::BenchTiming(args) => {
             bench_timing::run(args).await?;
             Ok(ExitCode::SUCCESS)

@@ -1,6 +1,6 @@
 //! Talking to the server: the connections and their kernel timestamps (`transport`, `arrival`,
-//! `connection_log`), one streamed request (`driver`), where the API is and what serves it
-//! (`base_url`, `endpoint`, `adapters`), and its `/metrics` (`scrape`).
+//! `connection_log`), one streamed request (`driver`) and its events (`sse`), where the API is
+//! and what serves it (`base_url`, `endpoint`, `adapters`), and its `/metrics` (`scrape`).
 
 pub mod adapters;
 pub mod api;
@@ -12,6 +12,7 @@ pub mod driver;
 pub mod endpoint;
 pub mod scrape;
 pub mod server;
+pub mod sse;
 #[cfg(test)]
 pub mod test_server;
 pub mod transport;

@@ -11,7 +11,7 @@
 //! last window. After `--minutes` the child gets SIGKILL, in the middle of a level, and what it
 //! wrote is read back: every record must parse, the partial report must load.
 
-mod proc_stats;
+pub mod proc_stats;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -8,8 +8,9 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
-use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use http::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use http_body_util::{BodyExt, Full};
@@ -24,6 +25,7 @@ use crate::http::api_key::ApiKey;
 use crate::http::arrival::{ArrivalClock, EventClock};
 use crate::http::base_url::without_credentials;
 use crate::http::connection_log::ConnectionLog;
+use crate::http::sse::{Event, Events};
 use crate::http::transport::{error_chain, stream_client, StreamClient};
 use crate::prompts::text::{joined, ChatMessage, PromptBody};
 
@@ -127,11 +129,14 @@ pub struct Exchange {
     pub answer: Option<String>,
 }
 
+/// One event's JSON. Its strings borrow from the event's text where they hold no escapes: the
+/// text of every token is looked at, and kept only for a conversation's next turn.
 #[derive(Debug, Deserialize)]
-struct StreamChunk {
-    id: Option<String>,
-    #[serde(default)]
-    choices: Vec<Choice>,
+struct StreamChunk<'a> {
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    choices: Vec<Choice<'a>>,
     usage: Option<Usage>,
     error: Option<Value>,
     infermeter_ts: Option<ServerTimestamp>,
@@ -139,16 +144,21 @@ struct StreamChunk {
 }
 
 #[derive(Debug, Deserialize)]
-struct Choice {
-    delta: Option<Delta>,
-    text: Option<String>,
+struct Choice<'a> {
+    #[serde(borrow)]
+    delta: Option<Delta<'a>>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
 }
 
 #[derive(Debug, Deserialize)]
-struct Delta {
-    content: Option<String>,
-    reasoning_content: Option<String>,
-    reasoning: Option<String>,
+struct Delta<'a> {
+    #[serde(borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    reasoning: Option<Cow<'a, str>>,
     tool_calls: Option<Vec<IgnoredAny>>,
 }
 
@@ -186,11 +196,11 @@ struct RawTimings {
     cache_n: Option<u64>,
 }
 
-fn non_empty(s: &Option<String>) -> bool {
+fn non_empty(s: &Option<Cow<'_, str>>) -> bool {
     s.as_deref().is_some_and(|s| !s.is_empty())
 }
 
-impl Choice {
+impl Choice<'_> {
     /// True for content, reasoning or a tool-call delta; false for the role-only first chunk.
     fn carries_output(&self) -> bool {
         self.carries_answer() || self.carries_reasoning()
@@ -397,13 +407,23 @@ impl Driver {
         };
         let response = self.respond(Bytes::from(body), ex, &deadlines).await?;
         let arrival = response.extensions().get::<ArrivalClock>().cloned();
-        let mut events = response.into_body().into_data_stream().eventsource();
+        let mut events = Events::new(response.into_body().into_data_stream());
         let mut read = StreamRead::new(ex, arrival);
+        // One timer for the whole stream, moved once when the first token comes: a timeout
+        // per event would put a timer into the runtime's wheel and take it out for each.
+        let mut streaming = false;
+        let deadline = tokio::time::sleep_until(deadlines.next(streaming));
+        tokio::pin!(deadline);
         loop {
-            let streaming = read.ex.first_token.is_some();
-            let next = tokio::time::timeout_at(deadlines.next(streaming), events.next())
-                .await
-                .map_err(|_| timeout_stop(streaming))?;
+            if !streaming && read.ex.first_token.is_some() {
+                streaming = true;
+                deadline.as_mut().reset(deadlines.next(streaming));
+            }
+            let next = tokio::select! {
+                biased;
+                next = events.next() => next,
+                () = &mut deadline => return Err(timeout_stop(streaming)),
+            };
             let stamp = read.stamp();
             let event = match next {
                 None => return read.finish(None),
@@ -524,17 +544,17 @@ impl Deadlines {
 
 /// What one stream event says.
 #[derive(Debug)]
-enum Parsed {
+enum Parsed<'a> {
     /// `[DONE]`: the stream is complete.
     Done,
     /// A keep-alive or an empty data line.
     Nothing,
     /// A chunk, with or without output.
-    Chunk(Box<StreamChunk>),
+    Chunk(Box<StreamChunk<'a>>),
 }
 
 /// Parses one event: the end, nothing, a chunk, or the failure it reports.
-fn parse(event: &eventsource_stream::Event) -> Result<Parsed, Stop> {
+fn parse(event: &Event) -> Result<Parsed<'_>, Stop> {
     let data = event.data.trim();
     if data == "[DONE]" {
         return Ok(Parsed::Done);
@@ -642,7 +662,7 @@ impl<'a> StreamRead<'a> {
     /// Takes in one chunk: its tokens (1 per content event, or the increase of a running
     /// count), usage and timings, and the first-token instant.
     /// What the chunk's `timings` (llama.cpp) and `usage` say of the request's counts.
-    fn counts(&mut self, chunk: &StreamChunk) {
+    fn counts(&mut self, chunk: &StreamChunk<'_>) {
         let ex = &mut *self.ex;
         if let Some(t) = &chunk.timings {
             ex.engine_timings = Some(EngineTimings {
@@ -679,10 +699,10 @@ impl<'a> StreamRead<'a> {
         }
     }
 
-    fn classify(&mut self, chunk: StreamChunk, stamp: Stamp) {
+    fn classify(&mut self, chunk: StreamChunk<'_>, stamp: Stamp) {
         let ex = &mut *self.ex;
         if ex.response_id.is_none() {
-            ex.response_id = chunk.id.clone();
+            ex.response_id = chunk.id.as_deref().map(str::to_string);
         }
         let carries_output = chunk.choices.iter().any(Choice::carries_output);
         if chunk.choices.iter().any(Choice::carries_reasoning) {
@@ -867,7 +887,7 @@ mod tests {
 
     #[test]
     fn role_only_chunk_carries_no_output() {
-        let parse = |s: &str| serde_json::from_str::<StreamChunk>(s).unwrap();
+        let parse = |s: &'static str| serde_json::from_str::<StreamChunk<'static>>(s).unwrap();
         let role = parse(r#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#);
         assert!(!role.choices[0].carries_output());
         let reasoning = parse(r#"{"choices":[{"delta":{"reasoning_content":"hm"}}]}"#);
@@ -880,12 +900,11 @@ mod tests {
 
     #[test]
     fn each_event_parses_to_the_end_nothing_a_chunk_or_its_failure() {
-        let event = |name: &str, data: &str| eventsource_stream::Event {
+        let event = |name: &str, data: &str| Event {
             event: name.into(),
             data: data.into(),
-            ..Default::default()
         };
-        let failure = |e: eventsource_stream::Event| match parse(&e) {
+        let failure = |e: Event| match parse(&e) {
             Err(Stop::Failed { kind, detail }) => (kind, detail),
             Ok(parsed) => panic!("{e:?} parsed as {parsed:?}"),
         };
@@ -894,7 +913,8 @@ mod tests {
             Ok(Parsed::Done)
         ));
         assert!(matches!(parse(&event("message", "")), Ok(Parsed::Nothing)));
-        let chunk = parse(&event("message", r#"{"choices":[{"text":"a"}]}"#));
+        let text = event("message", r#"{"choices":[{"text":"a"}]}"#);
+        let chunk = parse(&text);
         assert!(matches!(chunk, Ok(Parsed::Chunk(c)) if c.choices[0].carries_output()));
         let (kind, detail) = failure(event("message", "{not json"));
         assert_eq!(kind, ErrorKind::MalformedSse);

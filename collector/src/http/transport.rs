@@ -210,20 +210,34 @@ impl Read for TimestampedTcp {
             ready!(tcp.poll_read_ready(cx))?;
             // SAFETY: recvmsg writes only bytes it reports, and advance covers exactly those.
             let unfilled = unsafe { buf.as_mut() };
-            // try_io clears the readiness on WouldBlock, so the next poll waits for data.
-            match tcp.try_io(Interest::READABLE, || arrival::recv(fd, unfilled)) {
-                Ok((n, at)) => {
-                    // End of stream carries no bytes and no stamp: the bytes still being
-                    // parsed (llama.cpp's `[DONE]` before it closes) keep their read's stamp.
-                    if n > 0 {
-                        clock.record(at);
-                    }
-                    unsafe { buf.advance(n) };
-                    return Poll::Ready(Ok(()));
+            let room = unfilled.len();
+            let mut short = None;
+            // try_io clears the readiness on WouldBlock, so the next poll waits for data. A
+            // read that did not fill the buffer drained the socket, so it clears the readiness
+            // too, as tokio's own reads do (epoll is edge-triggered: bytes arriving after the
+            // read raise a new edge, which this clear does not erase); otherwise every event
+            // would cost a second recvmsg that finds nothing. try_io clears only on
+            // WouldBlock, so such a read is handed out through `short`.
+            let read = tcp.try_io(Interest::READABLE, || {
+                let (n, at) = arrival::recv(fd, unfilled)?;
+                if n > 0 && n < room {
+                    short = Some((n, at));
+                    return Err(io::ErrorKind::WouldBlock.into());
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                Err(e) => return Poll::Ready(Err(e)),
+                Ok((n, at))
+            });
+            let (n, at) = match (read, short) {
+                (_, Some(read)) | (Ok(read), None) => read,
+                (Err(e), None) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                (Err(e), None) => return Poll::Ready(Err(e)),
+            };
+            // End of stream carries no bytes and no stamp: the bytes still being parsed
+            // (llama.cpp's `[DONE]` before it closes) keep their read's stamp.
+            if n > 0 {
+                clock.record(at);
             }
+            unsafe { buf.advance(n) };
+            return Poll::Ready(Ok(()));
         }
     }
 }

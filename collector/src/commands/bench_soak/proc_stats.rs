@@ -17,14 +17,25 @@ pub fn read(pid: u32) -> io::Result<ProcReading> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
     let unreadable = |what: &str| io::Error::other(format!("/proc/{pid}/{what} has no {what}"));
     Ok(ProcReading {
-        rss_kib: rss_kib(&status).ok_or_else(|| unreadable("VmRSS"))?,
+        rss_kib: kib(&status, "VmRSS").ok_or_else(|| unreadable("VmRSS"))?,
         cpu_ticks: cpu_ticks(&stat).ok_or_else(|| unreadable("utime"))?,
     })
 }
 
-/// `VmRSS:    12345 kB` of a status file.
-fn rss_kib(status: &str) -> Option<u64> {
-    let line = status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?;
+/// The most resident memory the process has held since it started its program (`VmHWM`),
+/// KiB; `None` once it has ended.
+pub fn peak_rss_kib(pid: u32) -> Option<u64> {
+    kib(
+        &std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?,
+        "VmHWM",
+    )
+}
+
+/// A `NAME:    12345 kB` line of a status file (`VmRSS`, `VmHWM`).
+fn kib(status: &str, name: &str) -> Option<u64> {
+    let line = status
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))?;
     line.trim().strip_suffix("kB")?.trim().parse().ok()
 }
 
@@ -62,8 +73,9 @@ mod tests {
     #[test]
     fn reads_rss_and_cpu_from_recorded_files() {
         let status = "Name:\tinfermeter\nVmPeak:\t  300000 kB\nVmRSS:\t   81234 kB\nThreads:\t3\n";
-        assert_eq!(rss_kib(status), Some(81234));
-        assert_eq!(rss_kib("Name:\tx\n"), None);
+        assert_eq!(kib(status, "VmRSS"), Some(81234));
+        assert_eq!(kib(status, "VmPeak"), Some(300000));
+        assert_eq!(kib("Name:\tx\n", "VmRSS"), None);
         // A command name with a space and a parenthesis.
         let stat = "4242 (tokio (w) 1) S 1 4242 4242 0 -1 4194560 2000 0 0 0 150 25 0 0 20 0 3 0";
         assert_eq!(cpu_ticks(stat), Some(175));
@@ -76,6 +88,7 @@ mod tests {
         }
         let reading = read(std::process::id()).unwrap();
         assert!(reading.rss_kib > 1024, "{reading:?}");
+        assert!(peak_rss_kib(std::process::id()).is_some_and(|p| p >= reading.rss_kib));
         assert!(ticks_per_second() > 0.0);
         assert!(load_average().is_some_and(|l| l >= 0.0));
     }
