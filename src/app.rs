@@ -208,6 +208,7 @@ fn ReportList(index: ReportIndex) -> impl IntoView {
     let ReportIndex {
         reports: entries,
         comparisons,
+        ..
     } = index;
     if entries.is_empty() {
         return view! { <p>"No reports are bundled; open a file instead."</p> }.into_any();

@@ -30,6 +30,8 @@ fn simulated_report(profile: &Profile, model: &str, gpu: &str) -> Report {
             output_tokens: output,
             session: None,
             trace: None,
+            prompts: None,
+            lengths: None,
         });
         for (mode, loads) in [
             (LoadMode::Peak, vec![1, 4, 16]),

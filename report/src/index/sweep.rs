@@ -154,6 +154,7 @@ mod tests {
         let index = ReportIndex {
             reports: Vec::new(),
             sweep: Some(sweep.clone()),
+            ..ReportIndex::default()
         };
         let text = index.to_json();
         assert!(text.contains("\"state\": \"failed\""), "{text}");

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use infermeter_report::index::{
-    ConfigurationState, IndexEntry, ReportIndex, Sweep, SweepConfiguration,
+    ComparisonEntry, ConfigurationState, IndexEntry, ReportIndex, Sweep, SweepConfiguration,
 };
 use infermeter_report::{load_report, Parameters, Report};
 
@@ -192,8 +192,19 @@ impl SweepState {
 
     /// Writes the index as it stands.
     pub fn save(&mut self) -> Result<(), StateError> {
+        let reports: Vec<IndexEntry> = self.entries.iter().flatten().cloned().collect();
+        // The landing page's link to every measured configuration at once, compared.
+        let comparisons = (reports.len() >= 2)
+            .then(|| ComparisonEntry {
+                title: "Every configuration of the sweep, compared".into(),
+                paths: reports.iter().map(|e| e.path.clone()).collect(),
+                synthetic: reports.iter().any(|e| e.synthetic),
+            })
+            .into_iter()
+            .collect();
         let index = ReportIndex {
-            reports: self.entries.iter().flatten().cloned().collect(),
+            reports,
+            comparisons,
             sweep: Some(self.sweep.clone()),
         };
         let path = self.index_path();
