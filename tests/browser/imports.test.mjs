@@ -124,7 +124,7 @@ describe('imported result files', () => {
     }));
     assert.equal(tables.length, 2);
     const [aiperf, ours] = tables;
-    for (const load of ['1 concurrent', '4 concurrent']) {
+    for (const load of ['single user', '4 concurrent']) {
       const a = aiperf.find((r) => r.Load.startsWith(load));
       const o = ours.find((r) => r.Load.startsWith(load));
       assert.ok(a && o, `both measured ${load}`);
@@ -132,7 +132,7 @@ describe('imported result files', () => {
         const [x, y] = [parseFloat(a[column]), parseFloat(o[column])];
         assert.ok(Math.abs(x - y) <= within * Math.max(x, y), `${load} ${column}: AIPerf ${x}, infermeter ${y}`);
       };
-      close('E2E latency (s)', 0.2);
+      close('End-to-end latency (s)', 0.2);
       close('TTFT (s)', 0.3);
     }
     assertClean(problems);
