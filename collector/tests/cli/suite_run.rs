@@ -80,9 +80,18 @@ async fn four_scenario_quick_runs_validates_and_summarises() {
     let out = infermeter(&["summary", report_path.to_str().unwrap(), "--json"], &[]).await;
     assert!(out.status.success(), "{}", text(&out));
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(summary["requests"]["success_rate"], 1.0);
-    assert_eq!(summary["burst"]["safe_depths"].as_array().unwrap().len(), 4);
-    assert!(summary["peak"]["decode"]["high"]["value"].as_f64().unwrap() > 0.0);
+    let findings = &summary["reports"][0]["findings"];
+    assert_eq!(findings["requests"]["success_rate"], 1.0);
+    assert_eq!(
+        findings["burst"]["safe_depths"].as_array().unwrap().len(),
+        4
+    );
+    assert!(
+        findings["peak"]["decode"]["high"]["value"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
 
     let out = infermeter(&["validate", report_path.to_str().unwrap()], &[]).await;
     assert!(out.status.success(), "{}", text(&out));
