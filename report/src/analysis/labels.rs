@@ -1,20 +1,21 @@
 //! Short labels for reports shown together: what tells each apart from the others compared,
 //! so a legend, a table row and `infermeter summary` name a report alike. Two reports on the
 //! same GPU (a measured H100 and a simulated one) must not read alike, and the configurations of
-//! a sweep differ only in their parameters (`--label mns=128 --label tp=2`).
+//! a sweep differ only in their parameters: a sweep's configurations (`infermeter sweep`) are
+//! named by those alone (`mns=128 tp=2`), so a legend and the ranking name the winning setting.
 
 use std::collections::BTreeSet;
 
 use super::cost::gpu_kind;
-use crate::schema::Report;
+use crate::schema::{Parameters, Report};
 
 /// One way reports can differ, as a short text per report ("" where it says nothing).
 type Facet = fn(&[Report], &Report) -> String;
 
 /// What is added to the GPU until every label is unique, in this order: the engine (and its
 /// version), the GPU's full model name, the parameters that differ, the model, the suite and
-/// the title. A facet is added only when the reports differ in it, and then to every label, so
-/// the labels read alike in form.
+/// the title. A facet is added only when it tells apart reports whose labels are still alike,
+/// and then to every label, so the labels read alike in form.
 const FACETS: [Facet; 7] = [
     |_, r| r.metadata.engine.name.clone(),
     |_, r| r.metadata.engine.version.clone().unwrap_or_default(),
@@ -45,33 +46,97 @@ fn full_gpu(report: &Report) -> String {
     model.strip_prefix("NVIDIA ").unwrap_or(model).to_string()
 }
 
-/// The report's labels (`--label k=v`, a sweep's parameters) whose values are not the same in
-/// every compared report: "mns=128 tp=2".
+/// A report's settings: its sweep configuration's parameters in their declared order, then its
+/// labels (`--label k=v`).
+fn settings(report: &Report) -> Vec<(&str, &str)> {
+    let meta = &report.metadata;
+    let swept = meta.configuration.iter().flat_map(|c| c.parameters.iter());
+    let labelled = meta.labels.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+    swept.chain(labelled).collect()
+}
+
+/// The report's settings whose values are not the same in every compared report: a sweep's
+/// parameters in the order it declares them, then labels by name ("mns=128 tp=2").
 fn parameters(all: &[Report], report: &Report) -> String {
-    let keys: BTreeSet<&String> = all.iter().flat_map(|r| r.metadata.labels.keys()).collect();
+    let mut keys: Vec<&str> = Vec::new();
+    let swept = all.iter().flat_map(|r| &r.metadata.configuration);
+    let labelled: BTreeSet<&str> = all
+        .iter()
+        .flat_map(|r| r.metadata.labels.keys().map(String::as_str))
+        .collect();
+    for key in swept
+        .flat_map(|c| c.parameters.iter().map(|(k, _)| k))
+        .chain(labelled)
+    {
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
     keys.into_iter()
-        .filter(|key| {
-            let first = all[0].metadata.labels.get(*key);
-            all.iter().any(|r| r.metadata.labels.get(*key) != first)
-        })
-        .filter_map(|key| {
-            let value = report.metadata.labels.get(key)?;
-            Some(format!("{key}={value}"))
-        })
+        .filter(|key| all.iter().any(|r| setting(r, key) != setting(&all[0], key)))
+        .filter_map(|key| Some(format!("{key}={}", setting(report, key)?)))
         .collect::<Vec<_>>()
         .join(" ")
 }
 
-/// Labels for `reports` shown together, in their order: the GPU ("H100", "2x H200"), then
+/// The value of one of a report's [`settings`].
+fn setting<'a>(report: &'a Report, key: &str) -> Option<&'a str> {
+    settings(report)
+        .into_iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| v)
+}
+
+/// Each report's differing parameters, when every report is a sweep's configuration and those
+/// tell them all apart; `None` otherwise (reports of no sweep, one report, or configurations
+/// that differ only in something else, e.g. two sweeps' alike settings on two GPUs).
+pub fn configuration_labels(reports: &[Report]) -> Option<Vec<String>> {
+    if reports.len() < 2 {
+        return None;
+    }
+    let all: Vec<&Parameters> = reports
+        .iter()
+        .map(|r| r.metadata.configuration.as_ref().map(|c| &c.parameters))
+        .collect::<Option<_>>()?;
+    let mut names: Vec<&str> = Vec::new();
+    for (name, _) in all.iter().flat_map(|p| p.iter()) {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    let differs = |name: &str| all.iter().any(|p| p.get(name) != all[0].get(name));
+    let differing: Vec<&str> = names.into_iter().filter(|n| differs(n)).collect();
+    let labels: Vec<String> = all
+        .iter()
+        .map(|p| {
+            let named = differing
+                .iter()
+                .filter_map(|n| Some(format!("{n}={}", p.get(n)?)));
+            named.collect::<Vec<_>>().join(" ")
+        })
+        .collect();
+    let told_apart = labels.iter().all(|l| !l.is_empty()) && all_unique(&labels);
+    told_apart.then_some(labels)
+}
+
+/// Labels for `reports` shown together, in their order: a sweep's configurations by their
+/// differing parameters ([`configuration_labels`]); others by the GPU ("H100", "2x H200"), then
 /// whatever tells them apart (see [`FACETS`]), then a number when nothing does.
 pub fn report_labels(reports: &[Report]) -> Vec<String> {
+    if let Some(labels) = configuration_labels(reports) {
+        return labels;
+    }
     let mut labels: Vec<String> = reports.iter().map(gpu).collect();
     for facet in FACETS {
         if all_unique(&labels) {
             break;
         }
         let values: Vec<String> = reports.iter().map(|r| facet(reports, r)).collect();
-        if values.iter().all(|v| *v == values[0]) {
+        // Only a facet that tells apart reports still alike is added ("H100 · H100" says
+        // nothing the GPU's kind did not).
+        let tells_apart = (0..labels.len())
+            .any(|i| (0..i).any(|j| labels[i] == labels[j] && values[i] != values[j]));
+        if !tells_apart {
             continue;
         }
         for (label, value) in labels.iter_mut().zip(values) {
@@ -163,6 +228,47 @@ mod tests {
                 "2x H100 · chunked=off mns=512"
             ]
         );
+    }
+
+    fn configuration(gpu_model: &str, pairs: &[(&str, &str)]) -> Report {
+        let mut r = on(gpu_model, 1, "vLLM");
+        r.metadata.configuration = Some(crate::schema::Configuration {
+            sweep: Some("s".into()),
+            parameters: pairs.iter().copied().collect(),
+        });
+        r
+    }
+
+    /// `infermeter sweep`'s configurations: named by the parameters that differ, in the
+    /// sweep's order, and nothing else (the GPU they share says nothing apart).
+    #[test]
+    fn a_sweeps_configurations_are_named_by_their_parameters_alone() {
+        let h100 = "NVIDIA H100";
+        let reports = [
+            configuration(h100, &[("tp", "1"), ("mns", "64"), ("model", "m")]),
+            configuration(h100, &[("tp", "1"), ("mns", "128"), ("model", "m")]),
+            configuration(h100, &[("tp", "2"), ("mns", "64"), ("model", "m")]),
+        ];
+        assert_eq!(
+            report_labels(&reports),
+            ["tp=1 mns=64", "tp=1 mns=128", "tp=2 mns=64"]
+        );
+        assert_eq!(report_labels(&reports[..2]), ["mns=64", "mns=128"]);
+        assert_eq!(configuration_labels(&reports[..1]), None);
+        // Two sweeps' alike settings on two GPUs: the GPU, then the parameters.
+        let two_sweeps = [
+            configuration(h100, &[("mns", "64")]),
+            configuration(h100, &[("mns", "128")]),
+            configuration("NVIDIA H200", &[("mns", "64")]),
+        ];
+        assert_eq!(configuration_labels(&two_sweeps), None);
+        assert_eq!(
+            report_labels(&two_sweeps),
+            ["H100 · mns=64", "H100 · mns=128", "H200 · mns=64"]
+        );
+        // A report of no sweep among them: the facets, the parameters among them.
+        let plain = on(h100, 1, "vLLM");
+        assert_eq!(configuration_labels(&[reports[0].clone(), plain]), None);
     }
 
     #[test]
