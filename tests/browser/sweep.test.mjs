@@ -1,6 +1,7 @@
 // A sweep of the simulator's settings (`infermeter sweep`, #37) opened as a user opens it:
 // `infermeter view DIR` serves the folder's reports compared, each chart's legend names the
-// configurations by their parameters, and `export DIR` puts the same four in one file.
+// configurations by their parameters, the Which configuration? ranking names the winning one, and
+// `export DIR` puts the same four in one file.
 // Run: node --test tests/browser/sweep.test.mjs (after scripts/build-viewer.sh)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -88,6 +89,24 @@ describe('a sweep opened with infermeter view DIR', () => {
     for (const configuration of CONFIGURATIONS) {
       assert.ok(legend.some((t) => t.includes(configuration)), `${configuration} in ${JSON.stringify(legend)}`);
     }
+    assert.deepEqual(problems, { pageErrors: [], panics: [], dialogs: [], external: [] });
+  });
+
+  test('the Which configuration? ranking names the configurations, as infermeter summary DIR does', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(url);
+    await chartsDrawn(page, 30000);
+    await page.getByTestId('section-choice').scrollIntoViewIfNeeded();
+    const rows = await page.getByTestId('choice-ranking').locator('tbody tr').evaluateAll(
+      (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent.trim())));
+    assert.deepEqual(rows.map((r) => r[1]).sort(), [...CONFIGURATIONS].sort(), JSON.stringify(rows));
+    assert.equal(rows[0][0], '1', 'the first row is ranked');
+    const winner = rows[0][1];
+    // The terminal's ranking of the folder names the same winner.
+    const summary = spawnSync(infermeter, ['summary', join(dir, 'sweep')], { encoding: 'utf8' });
+    assert.equal(summary.status, 0, summary.stderr);
+    const first = summary.stdout.split('\n').find((l) => /^ {2}1 {2,}/.test(l));
+    assert.equal(first?.trim().split(/ {2,}/)[1], winner, summary.stdout);
     assert.deepEqual(problems, { pageErrors: [], panics: [], dialogs: [], external: [] });
   });
 

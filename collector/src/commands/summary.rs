@@ -20,7 +20,7 @@ use crate::output::report_files;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct SummaryArgs {
-    /// Report files. Several are compared: "which configuration?" ranks them, and the first
+    /// Report files, or a sweep's folder (its index.json's reports). Several are compared: "which configuration?" ranks them, and the first
     /// is the main one (its recorded SLO is the default).
     #[arg(required = true, num_args = 1..)]
     pub reports: Vec<PathBuf>,
@@ -76,13 +76,14 @@ pub struct ValidateArgs {
 
 /// `infermeter summary`: prints the reports' summary.
 pub fn print(args: &SummaryArgs) -> anyhow::Result<()> {
-    let reports = args
-        .reports
+    // A sweep's folder (its index.json) stands for the reports it lists.
+    let paths = report_files::report_paths(&args.reports)?;
+    let reports = paths
         .iter()
         .map(|path| read_report(path))
         .collect::<Result<Vec<_>, _>>()
         .map_err(anyhow::Error::msg)?;
-    println!("{}", summaries(&reports, args));
+    println!("{}", summaries(&reports, &paths, args));
     Ok(())
 }
 
@@ -142,7 +143,7 @@ fn describe(path: &Path, e: &LoadError) -> String {
 /// The summary of the reports given: each one's findings, then which configuration serves
 /// the users under the SLO for the least money across them ([`choice`]); or,
 /// with `--json`, every figure as the report crate's [`Summary`] (versioned by its `format`).
-fn summaries(reports: &[Report], args: &SummaryArgs) -> String {
+fn summaries(reports: &[Report], paths: &[PathBuf], args: &SummaryArgs) -> String {
     let labels = report_labels(reports);
     let main_slo = reports.first().map_or(DEFAULT_SLO, report_slo);
     let mut choice = ConfigurationOptions::new(args.slo.unwrap_or(main_slo));
@@ -156,7 +157,7 @@ fn summaries(reports: &[Report], args: &SummaryArgs) -> String {
             format: SUMMARY_FORMAT.into(),
             reports: reports
                 .iter()
-                .zip(&args.reports)
+                .zip(paths)
                 .zip(&labels)
                 .map(|((report, file), label)| SummaryReport {
                     file: file.display().to_string(),

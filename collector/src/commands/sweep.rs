@@ -355,7 +355,7 @@ fn summary(state: &SweepState, name: &str) -> String {
     }
     let dir = state.dir().display();
     text.push_str(&format!(
-        "Compare them: infermeter view {dir}   (one file to share: infermeter export {dir})"
+        "Compare them: infermeter view {dir}   (rank them: infermeter summary {dir}; one file to share: infermeter export {dir})"
     ));
     text
 }
