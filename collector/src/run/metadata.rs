@@ -6,7 +6,9 @@ use infermeter_report::{
     EngineInfo, HardwareInfo, Measurement, Metadata, ModelInfo, Report, RunStatus, Sharding,
     TestParameters, SCHEMA_VERSION,
 };
+use infermeter_sim::engine::DeploymentCard;
 
+use super::config::About;
 use super::RunConfig;
 use crate::http::base_url::without_credentials;
 use crate::http::server::Server;
@@ -49,20 +51,7 @@ pub fn new_report(config: &RunConfig, server: &Server, sharding: Option<Sharding
                 api: Some(server.api.label().into()),
                 base_url: Some(without_credentials(&server.api_base)),
             },
-            hardware: HardwareInfo {
-                gpu_model: about
-                    .gpu
-                    .clone()
-                    .or_else(|| card.map(|c| c.gpu.clone()))
-                    .unwrap_or_else(|| "unknown (pass --gpu)".into()),
-                gpu_count: about
-                    .gpu_count
-                    .or_else(|| card.map(|c| c.gpu_count))
-                    .unwrap_or(1),
-                // A datasheet's "80GB" is the simulator's 80 GiB; reports quote the datasheet.
-                vram_gb: card.map(|c| c.vram_gib),
-                host: None,
-            },
+            hardware: hardware(about, card),
             test: TestParameters {
                 suite: Some(suite.name.clone()),
                 prompt_caching: Some(suite.prompt_caching),
@@ -92,5 +81,23 @@ pub fn new_report(config: &RunConfig, server: &Server, sharding: Option<Sharding
         warnings: Vec::new(),
         sharding,
         fit: None,
+    }
+}
+
+/// The GPUs measured: as the options name them, else as the simulator's card says.
+fn hardware(about: &About, card: Option<&DeploymentCard>) -> HardwareInfo {
+    HardwareInfo {
+        gpu_model: about
+            .gpu
+            .clone()
+            .or_else(|| card.map(|c| c.gpu.clone()))
+            .unwrap_or_else(|| "unknown (pass --gpu)".into()),
+        gpu_count: about
+            .gpu_count
+            .or_else(|| card.map(|c| c.gpu_count))
+            .unwrap_or(1),
+        // A datasheet's "80GB" is the simulator's 80 GiB; reports quote the datasheet.
+        vram_gb: card.map(|c| c.vram_gib),
+        host: None,
     }
 }
