@@ -115,6 +115,8 @@ describe('imported result files', () => {
     );
     assert.equal(await page.getByText('Compared with:').count(), 1);
     await page.getByTestId('measurements-fold').locator('summary').click();
+    // Both reports' tables, once drawn: the compared report's arrives after the first.
+    await page.getByTestId('measurements-table').nth(1).waitFor();
     const tables = await page.getByTestId('measurements-table').evaluateAll((all) => all.map((t) => {
       const head = [...t.querySelectorAll('thead th')].map((th) => th.innerText);
       return [...t.querySelectorAll('tbody tr')].map((tr) => {
