@@ -13,8 +13,8 @@ use super::json::{numbers, Obj};
 use super::level::{columns, decode_speeds, most_in_flight, successful, Figures, Request};
 use super::{absent, detect, Format, FormatError, ImportError, Input, Run, RunLevel};
 use crate::schema::{
-    Arrivals, EngineInfo, ErrorKind, Level, LevelMetrics, LoadMode, Measurement, Provenance,
-    RequestColumns, RequestCounts, TokenSource,
+    Arrivals, ErrorKind, Level, LevelMetrics, LoadMode, Measurement, RequestColumns, RequestCounts,
+    TokenSource,
 };
 
 /// The AIPerf release and export schema the reader was tested on.
@@ -232,6 +232,83 @@ fn read_run(
         .ok_or("has no `input_config.models.items[0].name` (the model)")?
         .to_string();
     let endpoint = config.opt_obj("endpoint", "input_config.endpoint")?;
+    let (mode, arrivals, key, rate) = profiling_load(&config)?;
+    let ok_count = scalar(top, "request_count")?.ok_or("has no `request_count`")?;
+    let errored = scalar(top, "error_request_count")?.unwrap_or(0.0);
+    let duration = scalar(top, "benchmark_duration")?.ok_or("has no `benchmark_duration`")?;
+    let none = Parsed::default();
+    let parsed = parsed.unwrap_or(&none);
+    let (requests, spans) = (parsed.requests.as_slice(), parsed.spans.as_slice());
+    let metrics = level_metrics(top, requests)?;
+    if metrics.ttft_s.is_none() {
+        return Err(
+            "has no `time_to_first_token`: a run without --streaming, which has no TTFT to chart"
+                .into(),
+        );
+    }
+    let level = Level {
+        concurrency: match mode {
+            LoadMode::Rate => most_in_flight(spans.iter().copied()).unwrap_or(1),
+            _ => key.max(1.0) as u32,
+        },
+        request_rate: rate,
+        duration_s: duration,
+        requests: RequestCounts {
+            ok: ok_count as u64,
+            incomplete: 0,
+            errored: errored as u64,
+            error_kinds: error_kinds(top)?,
+        },
+        metrics,
+        system_output_tok_s: scalar(top, "output_token_throughput")?
+            .ok_or("has no `output_token_throughput`")?,
+        system_input_tok_s: scalar(top, "input_token_throughput")?,
+        requests_per_s: scalar(top, "request_throughput")?,
+        per_request: columns(requests),
+        ..super::level::empty()
+    };
+    let absent = super::absent_notes(&[
+        requests.is_empty().then_some((
+            absent::PER_REQUEST,
+            "AIPerf summary without records (profile_export.jsonl): no goodput",
+        )),
+        Some((absent::ITL, "AIPerf measures inter-token latency per request ((latency − TTFT) / (output − 1)), shown as TPOT; it has no pooled per-token ITL")),
+        Some((absent::POWER, "GPU power is in AIPerf's separate telemetry export, not read here")),
+    ]);
+    let run_info = top.opt_obj("run_info", "run_info")?;
+    let api = endpoint.and_then(|e| e.opt_str("type")).map(super::api_of);
+    let base_url = endpoint
+        .and_then(|e| e.get("urls"))
+        .and_then(|u| u.get(0))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let mut run = Run::of(TOOL, model, measurement(), absent);
+    run.provenance.version = version;
+    run.provenance.format = Some(format!("export schema {schema}"));
+    run.provenance.command = run_info
+        .and_then(|r| r.opt_str("cli_command"))
+        .map(str::to_string);
+    run.engine.api = api;
+    run.engine.base_url = base_url;
+    if let Some(start) = top.opt_str("start_time") {
+        run.started_at = start.to_string();
+    }
+    run.finished_at = top.opt_str("end_time").map(str::to_string);
+    run.input_tokens = mean_of(top, "input_sequence_length");
+    run.output_tokens = mean_of(top, "output_sequence_length");
+    run.levels = vec![RunLevel {
+        mode,
+        arrivals,
+        load: key,
+        level,
+    }];
+    Ok(run)
+}
+
+/// The profiling phase's load: (mode, arrivals of a rate, the series key, the rate).
+fn profiling_load(
+    config: &Obj<'_>,
+) -> Result<(LoadMode, Option<Arrivals>, f64, Option<f64>), String> {
     let phase = config
         .opt_array("phases")?
         .and_then(|phases| {
@@ -258,17 +335,16 @@ fn read_run(
             return Err("its profiling phase has neither a concurrency nor a request rate; only those loads are read".into())
         }
     };
-    let ok_count = scalar(top, "request_count")?.ok_or("has no `request_count`")?;
-    let errored = scalar(top, "error_request_count")?.unwrap_or(0.0);
-    let duration = scalar(top, "benchmark_duration")?.ok_or("has no `benchmark_duration`")?;
-    let none = Parsed::default();
-    let parsed = parsed.unwrap_or(&none);
-    let (requests, spans) = (parsed.requests.as_slice(), parsed.spans.as_slice());
+    Ok((mode, arrivals, key, rate))
+}
+
+/// The level's distributions from the summary's figures, with the records' samples where given.
+fn level_metrics(top: &Obj<'_>, requests: &[Request]) -> Result<LevelMetrics, String> {
     let ok_samples = |f: fn(&Request) -> Option<f64>| successful(requests, f);
     let dist = |name: &str, scale: f64, samples: Option<Vec<f64>>| {
         figures(top, name, scale).map(|f| f.and_then(|f| f.distribution(samples.as_deref())))
     };
-    let metrics = LevelMetrics {
+    Ok(LevelMetrics {
         ttft_s: dist("time_to_first_token", 1e-3, ok_samples(|r| r.ttft_s))?,
         e2e_s: dist("request_latency", 1e-3, ok_samples(|r| r.e2e_s))?,
         // AIPerf's inter-token latency is per request, (latency − TTFT) / (output − 1):
@@ -283,92 +359,20 @@ fn read_run(
         input_tokens: dist("input_sequence_length", 1.0, None)?,
         output_tokens: dist("output_sequence_length", 1.0, None)?,
         ..LevelMetrics::default()
-    };
-    if metrics.ttft_s.is_none() {
-        return Err(
-            "has no `time_to_first_token`: a run without --streaming, which has no TTFT to chart"
-                .into(),
-        );
-    }
-    let mut error_kinds = BTreeMap::new();
+    })
+}
+
+/// Failed requests by HTTP status, from `error_summary`.
+fn error_kinds(top: &Obj<'_>) -> Result<BTreeMap<ErrorKind, u64>, String> {
+    let mut kinds = BTreeMap::new();
     for e in top.opt_array("error_summary")?.unwrap_or_default() {
         let code = e.pointer("/error_details/code").and_then(Value::as_u64);
         let count = e.get("count").and_then(Value::as_u64);
         if let (Some(code @ 100..=999), Some(count)) = (code, count) {
-            *error_kinds.entry(ErrorKind::Http(code as u16)).or_insert(0) += count;
+            *kinds.entry(ErrorKind::Http(code as u16)).or_insert(0) += count;
         }
     }
-    let level = Level {
-        concurrency: match mode {
-            LoadMode::Rate => most_in_flight(spans.iter().copied()).unwrap_or(1),
-            _ => key.max(1.0) as u32,
-        },
-        request_rate: rate,
-        duration_s: duration,
-        requests: RequestCounts {
-            ok: ok_count as u64,
-            incomplete: 0,
-            errored: errored as u64,
-            error_kinds,
-        },
-        metrics,
-        system_output_tok_s: scalar(top, "output_token_throughput")?
-            .ok_or("has no `output_token_throughput`")?,
-        system_input_tok_s: scalar(top, "input_token_throughput")?,
-        requests_per_s: scalar(top, "request_throughput")?,
-        per_request: columns(requests),
-        ..super::level::empty()
-    };
-    let absent = super::absent_notes(&[
-        requests.is_empty().then_some((
-            absent::PER_REQUEST,
-            "AIPerf summary without records (profile_export.jsonl): no goodput",
-        )),
-        Some((absent::ITL, "AIPerf measures inter-token latency per request ((latency − TTFT) / (output − 1)), shown as TPOT; it has no pooled per-token ITL")),
-        Some((absent::POWER, "GPU power is in AIPerf's separate telemetry export, not read here")),
-    ]);
-    let run_info = top.opt_obj("run_info", "run_info")?;
-    let api = endpoint.and_then(|e| e.opt_str("type")).map(super::api_of);
-    let base_url = endpoint
-        .and_then(|e| e.get("urls"))
-        .and_then(|u| u.get(0))
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    Ok(Run {
-        provenance: Provenance {
-            tool: TOOL.into(),
-            version,
-            format: Some(format!("export schema {schema}")),
-            command: run_info
-                .and_then(|r| r.opt_str("cli_command"))
-                .map(str::to_string),
-            files: Vec::new(),
-            absent,
-        },
-        model,
-        engine: EngineInfo {
-            name: "not recorded".into(),
-            api,
-            base_url,
-            ..EngineInfo::default()
-        },
-        gpu: None,
-        started_at: top
-            .opt_str("start_time")
-            .unwrap_or("not recorded")
-            .to_string(),
-        finished_at: top.opt_str("end_time").map(str::to_string),
-        labels: BTreeMap::new(),
-        measurement: measurement(),
-        input_tokens: mean_of(top, "input_sequence_length"),
-        output_tokens: mean_of(top, "output_sequence_length"),
-        levels: vec![RunLevel {
-            mode,
-            arrivals,
-            load: key,
-            level,
-        }],
-    })
+    Ok(kinds)
 }
 
 fn mean_of(top: &Obj<'_>, name: &str) -> f64 {

@@ -13,8 +13,8 @@ use super::json::Obj;
 use super::level::{columns, decode_speeds, most_in_flight, successful, tpots, Figures, Request};
 use super::{absent, FormatError, Run, RunLevel};
 use crate::schema::{
-    Arrivals, EngineInfo, Level, LevelMetrics, LoadMode, Measurement, Provenance, RequestColumns,
-    RequestCounts, TokenSource,
+    Arrivals, Level, LevelMetrics, LoadMode, Measurement, RequestColumns, RequestCounts,
+    TokenSource,
 };
 use crate::stats::Distribution;
 
@@ -93,36 +93,26 @@ fn read_run(top: &Obj<'_>, report_format: &str, version: Option<String>) -> Resu
         .get("config")
         .and_then(|c| c.pointer("/spec/profile/kind"))
         .and_then(Value::as_str);
-    Ok(Run {
-        provenance: Provenance {
-            tool: TOOL.into(),
-            version,
-            format: Some(format!("report format {report_format}")),
-            command: Some(format!(
-                "guidellm run --profile kind={} (arguments in the file's `config.spec`)",
-                profile.unwrap_or("?")
-            )),
-            files: Vec::new(),
-            absent,
-        },
-        model,
-        engine: EngineInfo {
-            name: "not recorded".into(),
-            api,
-            base_url: backend
-                .and_then(|b| b.opt_str("target"))
-                .map(str::to_string),
-            ..EngineInfo::default()
-        },
-        gpu: None,
-        started_at: started.map_or_else(|| "not recorded".into(), unix_time),
-        finished_at: finished.map(unix_time),
-        labels: BTreeMap::new(),
-        measurement: measurement(),
-        input_tokens: if weight > 0.0 { input / weight } else { 1.0 },
-        output_tokens: if weight > 0.0 { output / weight } else { 1.0 },
-        levels,
-    })
+    let mut run = Run::of(TOOL, model, measurement(), absent);
+    run.provenance.version = version;
+    run.provenance.format = Some(format!("report format {report_format}"));
+    run.provenance.command = Some(format!(
+        "guidellm run --profile kind={} (arguments in the file's `config.spec`)",
+        profile.unwrap_or("?")
+    ));
+    run.engine.api = api;
+    run.engine.base_url = backend
+        .and_then(|b| b.opt_str("target"))
+        .map(str::to_string);
+    if let Some(started) = started {
+        run.started_at = unix_time(started);
+    }
+    run.finished_at = finished.map(unix_time);
+    if weight > 0.0 {
+        (run.input_tokens, run.output_tokens) = (input / weight, output / weight);
+    }
+    run.levels = levels;
+    Ok(run)
 }
 
 /// One benchmark as a level, noting in `absent` what its file lacks.

@@ -11,9 +11,7 @@ use serde_json::Value;
 use super::json::Obj;
 use super::level::Figures;
 use super::{absent, FormatError, Run, RunLevel};
-use crate::schema::{
-    EngineInfo, Level, LevelMetrics, LoadMode, Measurement, Provenance, RequestCounts, TokenSource,
-};
+use crate::schema::{Level, LevelMetrics, LoadMode, Measurement, RequestCounts, TokenSource};
 use crate::stats::Distribution;
 
 /// The inference-perf release the reader was tested on.
@@ -117,24 +115,6 @@ fn read_run(value: &Value) -> Result<Run, String> {
     let mean = |m: &Option<Distribution>| m.map_or(1.0, |d| d.mean);
     let (input_tokens, output_tokens) = (mean(&metrics.input_tokens), mean(&metrics.output_tokens));
     Ok(Run {
-        provenance: Provenance {
-            tool: TOOL.into(),
-            version: None,
-            format: None,
-            command: None,
-            files: Vec::new(),
-            absent,
-        },
-        model: super::MODEL_NOT_RECORDED.into(),
-        engine: EngineInfo {
-            name: "not recorded".into(),
-            ..EngineInfo::default()
-        },
-        gpu: None,
-        started_at: "not recorded".into(),
-        finished_at: None,
-        labels: BTreeMap::new(),
-        measurement: measurement(),
         input_tokens,
         output_tokens,
         levels: vec![RunLevel {
@@ -143,6 +123,7 @@ fn read_run(value: &Value) -> Result<Run, String> {
             load: key,
             level: Level { metrics, ..level },
         }],
+        ..Run::of(TOOL, super::NOT_RECORDED.into(), measurement(), absent)
     })
 }
 

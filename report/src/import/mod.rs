@@ -298,6 +298,41 @@ pub(crate) struct Run {
     pub levels: Vec<RunLevel>,
 }
 
+impl Run {
+    /// What every reader starts from: `tool`'s run of `model` as a file that records no engine,
+    /// GPU, start time, labels or workload shape; each reader then sets what its file holds.
+    pub(crate) fn of(
+        tool: &str,
+        model: String,
+        measurement: Measurement,
+        absent: BTreeMap<String, String>,
+    ) -> Run {
+        Run {
+            provenance: Provenance {
+                tool: tool.into(),
+                version: None,
+                format: None,
+                command: None,
+                files: Vec::new(),
+                absent,
+            },
+            model,
+            engine: EngineInfo {
+                name: NOT_RECORDED.into(),
+                ..EngineInfo::default()
+            },
+            gpu: None,
+            started_at: NOT_RECORDED.into(),
+            finished_at: None,
+            labels: BTreeMap::new(),
+            measurement,
+            input_tokens: 1.0,
+            output_tokens: 1.0,
+            levels: Vec::new(),
+        }
+    }
+}
+
 /// One measured level of a run, with how its load was applied.
 #[derive(Debug, Clone)]
 pub(crate) struct RunLevel {
@@ -395,8 +430,8 @@ fn assemble(runs: Vec<(usize, Run)>) -> Vec<(usize, Report)> {
 
 const SCENARIO_ID: &str = "imported";
 
-/// The model of a run whose files do not name it.
-pub(crate) const MODEL_NOT_RECORDED: &str = "not recorded";
+/// What a run's files do not name: its model, engine or start time.
+pub(crate) const NOT_RECORDED: &str = "not recorded";
 
 fn report_of(run: Run) -> Report {
     // Each series' levels in order of load, placed one by one (no sort to instantiate).
@@ -445,7 +480,7 @@ fn report_of(run: Run) -> Report {
         schema_version: SCHEMA_VERSION.into(),
         metadata: Metadata {
             title: Some(match run.model.as_str() {
-                MODEL_NOT_RECORDED => format!("Results measured by {tool} (model not recorded)"),
+                NOT_RECORDED => format!("Results measured by {tool} (model not recorded)"),
                 model => format!("{model} measured by {tool}"),
             }),
             synthetic: false,

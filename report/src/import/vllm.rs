@@ -13,8 +13,8 @@ use super::json::{numbers, Obj};
 use super::level::{columns, decode_speeds, successful, tpots, Figures, Request};
 use super::{absent, FormatError, Run, RunLevel};
 use crate::schema::{
-    Arrivals, EngineInfo, Level, LevelMetrics, LoadMode, Measurement, Provenance, RequestColumns,
-    RequestCounts, TokenSource,
+    Arrivals, Level, LevelMetrics, LoadMode, Measurement, RequestColumns, RequestCounts,
+    TokenSource,
 };
 use crate::stats::Distribution;
 
@@ -58,57 +58,7 @@ fn read_run(value: &Value) -> Result<Run, String> {
         .ok_or("has no `model_id`")?
         .to_string();
     let load = Load::of(&top)?;
-    // Every successful request has a TTFT and an E2E: their sample count is `completed`.
-    let metric = |name: &str, samples: Option<Vec<f64>>| {
-        summary(&top, name).map(|f| {
-            f.map(|f| Figures {
-                count: matches!(name, "ttft" | "e2el").then_some(completed as u64),
-                ..f.scaled(1e-3)
-            })
-            .and_then(|f| f.distribution(samples.as_deref()))
-        })
-    };
-    let ok = |f: fn(&Request) -> Option<f64>| successful(&requests, f);
-    let gaps = (!requests.is_empty()).then(|| {
-        requests
-            .iter()
-            .filter(|r| r.is_ok())
-            .flat_map(|r| r.gaps_s.iter().flatten().copied())
-            .collect::<Vec<f64>>()
-    });
-    let tpots = tpots(&requests);
-    let tokens = |f: fn(&Request) -> Option<f64>| {
-        ok(f).and_then(|samples| Distribution::from_samples(&samples))
-    };
-    let input_lens = top
-        .opt_array("input_lens")?
-        .map(|items| numbers(items, "input_lens"))
-        .transpose()?;
-    let input_samples: Option<Vec<f64>> = input_lens.map(|lens| {
-        lens.iter()
-            .zip(&requests)
-            .filter(|(_, r)| r.is_ok())
-            .filter_map(|(l, _)| *l)
-            .collect()
-    });
-    let metrics = LevelMetrics {
-        ttft_s: metric("ttft", ok(|r| r.ttft_s))?,
-        tpot_s: metric("tpot", tpots)?,
-        itl_s: metric("itl", gaps)?,
-        e2e_s: match metric("e2el", ok(|r| r.e2e_s))? {
-            Some(d) => Some(d),
-            // vLLM summarises E2E only when asked (`--percentile-metrics …,e2el`), but keeps
-            // every request's latency: with no failure among them, they are the successes'.
-            None => match ok(|r| r.e2e_s) {
-                Some(samples) => Distribution::from_samples(&samples),
-                None => e2e_without_summary(&top, failed)?,
-            },
-        },
-        decode_tok_s: Distribution::from_samples(&decode_speeds(&requests)),
-        input_tokens: input_samples.and_then(|s| Distribution::from_samples(&s)),
-        output_tokens: tokens(|r| r.output_tokens.map(f64::from)),
-        ..LevelMetrics::default()
-    };
+    let metrics = level_metrics(&top, &requests, completed, failed)?;
     let total_input = top.opt_num("total_input_tokens")?;
     let total_output = top.opt_num("total_output_tokens")?;
     let per_request_mean = |total: Option<f64>| total.map_or(1.0, |t| t / completed.max(1.0));
@@ -147,34 +97,81 @@ fn read_run(value: &Value) -> Result<Run, String> {
         .iter()
         .find_map(|k| labels.get(*k).cloned());
     let backend = top.opt_str("backend").or(top.opt_str("endpoint_type"));
-    Ok(Run {
-        provenance: Provenance {
-            tool: TOOL.into(),
-            version: None,
-            format: None,
-            command: Some(load.command(&top, &model)),
-            files: Vec::new(),
-            absent,
+    let mut run = Run::of(TOOL, model, measurement(), absent);
+    run.provenance.command = Some(load.command(&top, &run.model));
+    run.engine.api = backend.map(super::api_of);
+    run.gpu = gpu;
+    run.started_at = started_at(top.opt_str("date"));
+    run.labels = labels;
+    run.input_tokens = per_request_mean(total_input);
+    run.output_tokens = per_request_mean(total_output);
+    run.levels = vec![RunLevel {
+        mode: load.mode,
+        arrivals: load.arrivals,
+        load: load.key,
+        level,
+    }];
+    Ok(run)
+}
+
+/// The level's distributions: each figure vLLM summarised, with its samples where the result
+/// kept every request (`--save-detailed`).
+fn level_metrics(
+    top: &Obj<'_>,
+    requests: &[Request],
+    completed: f64,
+    failed: f64,
+) -> Result<LevelMetrics, String> {
+    // Every successful request has a TTFT and an E2E: their sample count is `completed`.
+    let metric = |name: &str, samples: Option<Vec<f64>>| {
+        summary(top, name).map(|f| {
+            f.map(|f| Figures {
+                count: matches!(name, "ttft" | "e2el").then_some(completed as u64),
+                ..f.scaled(1e-3)
+            })
+            .and_then(|f| f.distribution(samples.as_deref()))
+        })
+    };
+    let ok = |f: fn(&Request) -> Option<f64>| successful(requests, f);
+    let gaps = (!requests.is_empty()).then(|| {
+        requests
+            .iter()
+            .filter(|r| r.is_ok())
+            .flat_map(|r| r.gaps_s.iter().flatten().copied())
+            .collect::<Vec<f64>>()
+    });
+    let tpots = tpots(requests);
+    let tokens = |f: fn(&Request) -> Option<f64>| {
+        ok(f).and_then(|samples| Distribution::from_samples(&samples))
+    };
+    let input_lens = top
+        .opt_array("input_lens")?
+        .map(|items| numbers(items, "input_lens"))
+        .transpose()?;
+    let input_samples: Option<Vec<f64>> = input_lens.map(|lens| {
+        lens.iter()
+            .zip(requests)
+            .filter(|(_, r)| r.is_ok())
+            .filter_map(|(l, _)| *l)
+            .collect()
+    });
+    Ok(LevelMetrics {
+        ttft_s: metric("ttft", ok(|r| r.ttft_s))?,
+        tpot_s: metric("tpot", tpots)?,
+        itl_s: metric("itl", gaps)?,
+        e2e_s: match metric("e2el", ok(|r| r.e2e_s))? {
+            Some(d) => Some(d),
+            // vLLM summarises E2E only when asked (`--percentile-metrics …,e2el`), but keeps
+            // every request's latency: with no failure among them, they are the successes'.
+            None => match ok(|r| r.e2e_s) {
+                Some(samples) => Distribution::from_samples(&samples),
+                None => e2e_without_summary(top, failed)?,
+            },
         },
-        engine: EngineInfo {
-            name: "not recorded".into(),
-            api: backend.map(super::api_of),
-            ..EngineInfo::default()
-        },
-        model,
-        gpu,
-        started_at: started_at(top.opt_str("date")),
-        finished_at: None,
-        labels,
-        measurement: measurement(),
-        input_tokens: per_request_mean(total_input),
-        output_tokens: per_request_mean(total_output),
-        levels: vec![RunLevel {
-            mode: load.mode,
-            arrivals: load.arrivals,
-            load: load.key,
-            level,
-        }],
+        decode_tok_s: Distribution::from_samples(&decode_speeds(requests)),
+        input_tokens: input_samples.and_then(|s| Distribution::from_samples(&s)),
+        output_tokens: tokens(|r| r.output_tokens.map(f64::from)),
+        ..LevelMetrics::default()
     })
 }
 
