@@ -117,8 +117,9 @@ export function parseOption(json, hidden) {
 
 /// Redraws `instance` at `host`'s size whenever that changes: on window resizes and also when
 /// the page around the chart changes width (a scrollbar appearing as the report grows, which
-/// fires no window `resize`). Returns the function that stops watching.
-export function watchSize(instance, host) {
+/// fires no window `resize`). Also keeps whether `host` is on screen, for `onScreen`. Returns
+/// the function that stops watching.
+export function watchHost(instance, host) {
   let last = `${host.clientWidth}x${host.clientHeight}`;
   const observer = new ResizeObserver(() => {
     const now = `${host.clientWidth}x${host.clientHeight}`;
@@ -129,7 +130,24 @@ export function watchSize(instance, host) {
     }
   });
   observer.observe(host);
-  return () => observer.disconnect();
+  // Within a screen's height of the viewport counts as on screen: a chart about to be scrolled
+  // to is kept as current as one in view.
+  const seen = new IntersectionObserver((entries) => {
+    for (const entry of entries) ON_SCREEN.set(host, entry.isIntersecting);
+  }, { rootMargin: '100% 0px' });
+  seen.observe(host);
+  return () => {
+    observer.disconnect();
+    seen.disconnect();
+  };
+}
+
+const ON_SCREEN = new WeakMap();
+
+/// Whether `host` was on (or near) the screen when last seen; true until first seen. Reads no
+/// layout, so a chart update can ask it in the middle of the page's other updates.
+export function onScreen(host) {
+  return ON_SCREEN.get(host) ?? true;
 }
 
 /// Runs `f` when the browser is next idle; where there is no `requestIdleCallback` (Safari), a

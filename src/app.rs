@@ -2,15 +2,18 @@
 //! works from any static file server without rewrites: no report -> landing (report list),
 //! `report=URL` -> the report, `report=URL&chart=ID` -> that chart alone (embed).
 
+use std::sync::Arc;
+
 use infermeter_report::index::ReportIndex;
 use infermeter_report::{Report, Stat};
 use leptos::prelude::*;
 
 use crate::address_bar;
 use crate::charts::registry;
-use crate::components::{painted_once, ChartView, ErrorPanel, ThemeToggle};
+use crate::components::{after_next_paint, painted_once, ChartView, ErrorPanel, ThemeToggle};
 use crate::load::{
-    fetch_index, fetch_reports, index_url, inlined_report_urls, read_files, LoadFailure,
+    fetch_index, fetch_reports, index_url, inlined_report_urls, read_files, read_inputs,
+    LoadFailure, Reading,
 };
 use crate::sections::{self, read_sources, read_sources_in};
 use crate::state::{ReportContext, ViewState};
@@ -30,10 +33,13 @@ pub fn App() -> impl IntoView {
     let reports = LocalResource::new(move || {
         let picked = files.get();
         let urls = report_urls.get();
+        // The full page draws the main report while compared ones are read; a chart embedded
+        // alone waits for all of them.
+        let main_first = view_state.with_untracked(|v| v.chart.is_none());
         async move {
             match picked {
                 Some(picked) => read_files(picked).await,
-                None => fetch_reports(urls).await,
+                None => fetch_reports(urls, main_first).await,
             }
             .inspect(|_| timing::mark_once(timing::REPORTS_READ))
         }
@@ -88,14 +94,19 @@ pub fn App() -> impl IntoView {
 }
 
 /// Waits for the reports, shows an error panel when they cannot be read, and provides
-/// [`ReportContext`] to `children` once they are.
+/// [`ReportContext`] to `children` once they are. When the main report is read first
+/// ([`Reading::rest`]), the compared ones are read after its page has been painted, and
+/// `children` are built again with all of them.
 #[component]
 fn Loaded(
-    reports: LocalResource<Result<Vec<Report>, LoadFailure>>,
+    reports: LocalResource<Result<Reading, LoadFailure>>,
     view_state: RwSignal<ViewState>,
     children: ChildrenFn,
 ) -> impl IntoView {
     let children = StoredValue::new(children);
+    // Every report of a reading that left the compared ones for later, with that reading's
+    // inputs (so a newer reading is never shown another's reports).
+    let whole = RwSignal::new_local(None::<WholeReading>);
     view! {
         <Transition fallback=|| view! { <p class="loading" data-testid="loading">"Loading report…"</p> }>
             <ErrorBoundary fallback=|errors| view! {
@@ -107,14 +118,47 @@ fn Loaded(
                     view! { <ErrorPanel title="This report cannot be shown" detail source /> }
                 }).collect_view()}
             }>
-                {move || Suspend::new(async move {
-                    let loaded = reports.await?;
-                    provide_context(ReportContext::new(loaded, view_state));
-                    Ok::<_, LoadFailure>(children.with_value(|c| c()))
-                })}
+                {move || {
+                    let read = whole.get();
+                    Suspend::new(async move {
+                        let reading = reports.await?;
+                        let (loaded, pending) = match (read, reading.rest) {
+                            (Some((of, all)), Some(rest)) if Arc::ptr_eq(&of, &rest) => (all?, 0),
+                            (_, Some(rest)) => {
+                                let pending = rest.len() - 1;
+                                read_compared_soon(whole, rest);
+                                (reading.reports, pending)
+                            }
+                            (_, None) => (reading.reports, 0),
+                        };
+                        provide_context(ReportContext::new(loaded, view_state, pending));
+                        Ok::<_, LoadFailure>(children.with_value(|c| c()))
+                    })
+                }}
             </ErrorBoundary>
         </Transition>
     }
+}
+
+/// The inputs of a reading that left the compared reports for later, and all of them read.
+type WholeReading = (Arc<Vec<(String, String)>>, Result<Vec<Report>, LoadFailure>);
+
+/// Reads every input of `rest` after the main report's page has been painted, into `whole`
+/// (once per reading).
+fn read_compared_soon(
+    whole: RwSignal<Option<WholeReading>, LocalStorage>,
+    rest: Arc<Vec<(String, String)>>,
+) {
+    after_next_paint(move || {
+        let done = whole
+            .try_with_untracked(|w| w.as_ref().is_some_and(|(of, _)| Arc::ptr_eq(of, &rest)))
+            .unwrap_or(true);
+        if !done {
+            let all = read_inputs(&rest);
+            timing::mark_once(timing::COMPARED_READ);
+            whole.try_set(Some((rest, all)));
+        }
+    });
 }
 
 /// Page frame of the landing and report pages: title bar with the global controls.
@@ -278,6 +322,9 @@ fn reports_href(reports: Vec<String>) -> String {
 #[component]
 fn ReportPage() -> impl IntoView {
     let painted = painted_once();
+    let pending = expect_context::<ReportContext>().pending;
+    // The rest of the page waits for the compared reports: it is built once, with all of them.
+    let whole = move || painted.get() && pending == 0;
     Effect::new(move |_| {
         if painted.get() {
             // A link to a section (`…#capacity`) lands there once the section exists.
@@ -285,9 +332,14 @@ fn ReportPage() -> impl IntoView {
         }
     });
     view! {
-        <article class="report" data-testid="report" aria-busy=move || (!painted.get()).to_string()>
+        <article class="report" data-testid="report" aria-busy=move || (!whole()).to_string()>
+            {(pending > 0).then(|| view! {
+                <p class="loading" role="status" data-testid="compared-pending">
+                    {format!("Reading the {pending} compared report{}…", if pending == 1 { "" } else { "s" })}
+                </p>
+            })}
             {sections::leading_sections()}
-            <Show when=move || painted.get()>{sections::remaining_sections}</Show>
+            <Show when=whole>{sections::remaining_sections}</Show>
         </article>
     }
 }

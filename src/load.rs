@@ -6,6 +6,7 @@
 //! wrong and in which input.
 
 use std::fmt;
+use std::sync::Arc;
 
 use infermeter_report::import::{self, Format, ImportError, Input};
 use infermeter_report::index::ReportIndex;
@@ -157,12 +158,49 @@ pub async fn fetch_text(url: &str) -> Result<String, LoadFailure> {
     utf8_text(url, bytes)
 }
 
-/// Fetches and reads every report URL, main report first; the first failure wins. An AIPerf
-/// summary given without its records takes the `profile_export.jsonl` beside it, when the
-/// server has one.
-pub async fn fetch_reports(urls: Vec<String>) -> Result<Vec<Report>, LoadFailure> {
+/// Reports read from the address: all of them, or, when infermeter reports are compared, the
+/// main one first, so its page is drawn while the others are read ([`Reading::rest`]).
+#[derive(Clone)]
+pub struct Reading {
+    pub reports: Vec<Report>,
+    /// Every input (the main report's too) when the compared ones are still to be read:
+    /// [`read_inputs`] of them gives the whole set, as a reading of all at once would.
+    pub rest: Option<Arc<Vec<(String, String)>>>,
+}
+
+impl Reading {
+    fn whole(reports: Vec<Report>) -> Reading {
+        Reading {
+            reports,
+            rest: None,
+        }
+    }
+}
+
+/// Fetches every report URL, main report first; the first failure wins. With `main_first`,
+/// compared infermeter reports are left for later ([`Reading::rest`]): reading four reports
+/// with per-request columns takes ~100 ms before anything is drawn. Other tools' result files
+/// are read together, since several of them can make one report.
+pub async fn fetch_reports(urls: Vec<String>, main_first: bool) -> Result<Reading, LoadFailure> {
+    let inputs = fetch_inputs(&urls).await?;
+    let compared_reports = inputs.len() > 1
+        && inputs
+            .iter()
+            .all(|(_, text)| import::detect(text) == Some(Format::Infermeter));
+    if main_first && compared_reports {
+        return Ok(Reading {
+            reports: read_inputs(&inputs[..1])?,
+            rest: Some(Arc::new(inputs)),
+        });
+    }
+    read_inputs(&inputs).map(Reading::whole)
+}
+
+/// The text of every report URL. An AIPerf summary given without its records takes the
+/// `profile_export.jsonl` beside it, when the server has one.
+async fn fetch_inputs(urls: &[String]) -> Result<Vec<(String, String)>, LoadFailure> {
     let mut inputs = Vec::with_capacity(urls.len());
-    for url in &urls {
+    for url in urls {
         let text = fetch_text(url).await?;
         inputs.push((url.clone(), text));
     }
@@ -184,7 +222,7 @@ pub async fn fetch_reports(urls: Vec<String>) -> Result<Vec<Report>, LoadFailure
             }
         }
     }
-    read_inputs(&inputs)
+    Ok(inputs)
 }
 
 /// The landing page's report list.
@@ -194,7 +232,7 @@ pub async fn fetch_index() -> Result<ReportIndex, LoadFailure> {
 }
 
 /// Reads picked or dropped files, in order (the first is the main report).
-pub async fn read_files(files: Vec<web_sys::File>) -> Result<Vec<Report>, LoadFailure> {
+pub async fn read_files(files: Vec<web_sys::File>) -> Result<Reading, LoadFailure> {
     let mut inputs = Vec::with_capacity(files.len());
     for file in files {
         let name = file.name();
@@ -213,7 +251,7 @@ pub async fn read_files(files: Vec<web_sys::File>) -> Result<Vec<Report>, LoadFa
         let text = utf8_text(&name, js_sys::Uint8Array::new(&buffer).to_vec())?;
         inputs.push((name, text));
     }
-    read_inputs(&inputs)
+    read_inputs(&inputs).map(Reading::whole)
 }
 
 #[cfg(test)]

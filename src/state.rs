@@ -582,10 +582,13 @@ pub struct ReportContext {
     /// Every figure of each report under the view's statistic, queue limit and price: what the
     /// cards, tables and sentences word. Recomputed only when one of those changes.
     pub findings: Memo<Vec<Findings>>,
+    /// Compared reports still being read (the main report's page is drawn first); 0 once every
+    /// report is here.
+    pub pending: usize,
 }
 
 impl ReportContext {
-    pub fn new(reports: Vec<Report>, view: RwSignal<ViewState>) -> ReportContext {
+    pub fn new(reports: Vec<Report>, view: RwSignal<ViewState>, pending: usize) -> ReportContext {
         use leptos::prelude::With;
         let labels = Signal::stored(report_labels(&reports));
         let reports = Signal::stored(reports);
@@ -598,6 +601,7 @@ impl ReportContext {
             findings: Memo::new(move |_| {
                 reports.with(|r| options.with(|o| r.iter().map(|r| findings(r, o)).collect()))
             }),
+            pending,
         }
     }
 }

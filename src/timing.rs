@@ -5,6 +5,9 @@
 pub const APP_STARTED: &str = "infermeter:app-started";
 /// The reports named in the URL are fetched, parsed and validated.
 pub const REPORTS_READ: &str = "infermeter:reports-read";
+/// The compared reports are read, after the main report's page was drawn without them
+/// (`load::Reading::rest`); the page is built again with all of them next.
+pub const COMPARED_READ: &str = "infermeter:compared-read";
 /// The first chart is about to be created: its section is built and ECharts has loaded (index.html
 /// marks `infermeter:echarts-loaded`).
 pub const FIRST_CHART_STARTED: &str = "infermeter:first-chart-started";

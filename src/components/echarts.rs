@@ -59,9 +59,14 @@ extern "C" {
         prev: &JsValue,
     ) -> Result<(), JsValue>;
 
-    /// Redraws `instance` whenever `host` changes size; returns the function that stops it.
-    #[wasm_bindgen(js_name = watchSize)]
-    fn watch_size(instance: &EchartsInstance, host: &web_sys::HtmlElement) -> js_sys::Function;
+    /// Redraws `instance` whenever `host` changes size, and keeps whether it is on screen;
+    /// returns the function that stops both.
+    #[wasm_bindgen(js_name = watchHost)]
+    fn watch_host(instance: &EchartsInstance, host: &web_sys::HtmlElement) -> js_sys::Function;
+
+    /// Whether `host` is on (or near) the screen, as last seen (no layout is read).
+    #[wasm_bindgen(js_name = onScreen)]
+    fn on_screen(host: &web_sys::HtmlElement) -> bool;
 
     /// Runs `f` (called once) when the browser is next idle, or soon where it cannot say.
     #[wasm_bindgen(js_name = whenIdle)]
@@ -99,8 +104,8 @@ struct Live {
     option: JsValue,
     _on_click: Closure<dyn FnMut(JsValue)>,
     _on_rendered: Closure<dyn FnMut()>,
-    /// Stops redrawing the chart at its host's new sizes (`watchSize`).
-    unwatch_size: js_sys::Function,
+    /// Stops watching the host's size and place on screen (`watchHost`).
+    unwatch_host: js_sys::Function,
 }
 
 impl Live {
@@ -131,13 +136,13 @@ impl Live {
             Closure::<dyn FnMut()>::new(|| timing::mark_once(timing::FIRST_CHART_DRAWN));
         instance.on("rendered", on_rendered.as_ref().unchecked_ref());
         let drawn = instance.set_option(&option, &JsValue::UNDEFINED);
-        let unwatch_size = watch_size(&instance, element);
+        let unwatch_host = watch_host(&instance, element);
         let live = Live {
             instance,
             option,
             _on_click: on_click,
             _on_rendered: on_rendered,
-            unwatch_size,
+            unwatch_host,
         };
         drawn
             .map(|()| live)
@@ -187,7 +192,7 @@ impl Live {
 
 impl Drop for Live {
     fn drop(&mut self) {
-        let _ = self.unwatch_size.call0(&JsValue::NULL);
+        let _ = self.unwatch_host.call0(&JsValue::NULL);
         self.instance.dispose();
     }
 }
@@ -201,9 +206,11 @@ pub struct ChartHandle {
     live: StoredValue<Option<Live>, LocalStorage>,
     /// The option waiting for its chart to be created (after a paint, once ECharts has loaded).
     waiting: StoredValue<Option<JsValue>, LocalStorage>,
+    /// The newest option for the drawn chart, applied in a task of its own (see `update_soon`).
+    updating: StoredValue<Option<JsValue>, LocalStorage>,
     pub pinned: RwSignal<bool>,
     pub failure: RwSignal<Option<String>>,
-    /// Whether this chart warms up the update path (see [`warm_update_once`]).
+    /// Whether this chart warms up the update path (see [`warm_update_soon`]).
     warm_update: bool,
     /// Whether it is created after the next paint (see [`defer_creation`]).
     defer: bool,
@@ -215,6 +222,7 @@ impl ChartHandle {
             host,
             live: StoredValue::new_local(None),
             waiting: StoredValue::new_local(None),
+            updating: StoredValue::new_local(None),
             pinned: RwSignal::new(false),
             failure: RwSignal::new(None),
             warm_update,
@@ -233,17 +241,52 @@ impl ChartHandle {
                 return;
             }
         };
-        if self.host.get().is_none() {
+        let Some(host) = self.host.get() else {
             return;
+        };
+        if self.live.with_value(Option::is_none) {
+            self.create_soon(option);
+        } else if on_screen(&host) && self.updating.with_value(Option::is_none) {
+            self.apply(option);
+        } else {
+            self.update_soon(option);
         }
+    }
+
+    /// Draws `option` on the drawn chart now.
+    fn apply(self, option: JsValue) {
         let applied = self
             .live
-            .try_update_value(|l| l.as_mut().map(|l| l.update(option.clone())));
+            .try_update_value(|l| l.as_mut().map(|l| l.update(option)));
         match applied.flatten() {
-            Some(Ok(())) => self.pinned.set(false),
-            Some(Err(e)) => self.failure.set(Some(e)),
-            None => self.create_soon(option),
+            Some(Ok(())) => {
+                self.pinned.try_set(false);
+            }
+            Some(Err(e)) => {
+                self.failure.try_set(Some(e));
+            }
+            None => {}
         }
+    }
+
+    /// Applies `option` to a chart off screen in a task of its own, after the page's other
+    /// updates from the same change: a control that re-ranks a table on screen and redraws
+    /// charts further down shows the table first (an ECharts update of a compared chart takes
+    /// 10-50 ms), and the options of a fast drag coalesce into the newest.
+    fn update_soon(self, option: JsValue) {
+        let scheduled = self.updating.with_value(Option::is_some);
+        self.updating.set_value(Some(option));
+        if scheduled {
+            return;
+        }
+        set_timeout(
+            move || {
+                if let Some(Some(option)) = self.updating.try_update_value(Option::take) {
+                    self.apply(option);
+                }
+            },
+            std::time::Duration::ZERO,
+        );
     }
 
     /// Creates the chart from the newest option once ECharts is there: at once for the page's
@@ -291,12 +334,7 @@ impl ChartHandle {
             Ok(live) => {
                 self.live.set_value(Some(live));
                 if self.warm_update {
-                    warm_update_once(move || {
-                        // A redraw would drop a pinned tooltip.
-                        if !self.pinned.get_untracked() {
-                            self.live.with_value(|l| l.iter().for_each(Live::redraw));
-                        }
-                    });
+                    warm_update_soon(self);
                 }
             }
             Err(e) => self.failure.set(Some(e)),
@@ -369,6 +407,8 @@ fn when_echarts_ready(ready: impl FnOnce() + 'static, failed: impl FnOnce(String
 thread_local! {
     static CHARTS_CREATED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
     static UPDATE_WARMED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Drawn charts that can warm the update path, until one has.
+    static WARM_UP: std::cell::RefCell<Vec<ChartHandle>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Whether this chart waits for the next paint before it is created: all but the first of the
@@ -381,16 +421,37 @@ fn defer_creation() -> bool {
     })
 }
 
-/// Runs `redraw` (an update of a drawn chart with the option it shows) once per page life, when
-/// the browser is next idle (`whenIdle`). The first update of any chart otherwise also pays for
+/// Redraws one drawn chart (an update with the option it shows) once per page life, when the
+/// browser is next idle (`whenIdle`). The first update of any chart otherwise also pays for
 /// compiling ECharts' update path (the first slider moves took 14-22 ms, the later ones 5-8 ms);
-/// the compiled code serves every chart after. Marks `infermeter:update-warmed` when done.
-fn warm_update_once(redraw: impl FnOnce() + 'static) {
-    if UPDATE_WARMED.with(|w| w.replace(true)) {
+/// the compiled code serves every chart after. The chart is any of those offered that is still
+/// drawn then: a page built again (the compared reports read) disposes the first ones. Marks
+/// `infermeter:update-warmed` when done.
+fn warm_update_soon(chart: ChartHandle) {
+    if UPDATE_WARMED.with(std::cell::Cell::get) {
         return;
     }
-    when_idle(&Closure::once_into_js(move || {
-        redraw();
+    let first = WARM_UP.with(|w| {
+        let mut w = w.borrow_mut();
+        w.push(chart);
+        w.len() == 1
+    });
+    if first {
+        when_idle(&Closure::once_into_js(warm_update));
+    }
+}
+
+fn warm_update() {
+    let charts = WARM_UP.with(|w| std::mem::take(&mut *w.borrow_mut()));
+    // A redraw would drop a pinned tooltip.
+    let drawn = charts.into_iter().find(|c| {
+        c.pinned.try_get_untracked() == Some(false)
+            && c.live.try_with_value(Option::is_some) == Some(true)
+    });
+    // With none drawn now, the next chart offered schedules it again.
+    if let Some(chart) = drawn {
+        UPDATE_WARMED.with(|w| w.set(true));
+        chart.live.with_value(|l| l.iter().for_each(Live::redraw));
         timing::mark_once(timing::UPDATE_WARMED);
-    }));
+    }
 }

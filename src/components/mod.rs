@@ -15,7 +15,7 @@ pub mod export;
 pub mod highlight;
 pub mod table_scroll;
 
-pub use after_paint::painted_once;
+pub use after_paint::{after_next_paint, painted_once};
 pub use chart::ChartView;
 pub use controls::{NumberField, ThemeToggle};
 pub use error_panel::ErrorPanel;

@@ -1,7 +1,8 @@
 // Browser tests of the "Which configuration?" section: the bundled comparison (four simulated
 // Llama-3.1-8B deployments) renders with its frontier, tooltips and ranking; the address
 // carries the section's state; the ranking re-ranks live as the SLO moves and agrees cell for
-// cell with `infermeter summary`; a report of one level gets a note; markup stays text.
+// cell with `infermeter summary`; a report of one level gets a note; markup stays text; the
+// main report is drawn before the compared ones are read.
 // Run: node --test tests/browser/ (after scripts/build-viewer.sh and a debug build of the
 // collector, as scripts/test.sh runs them)
 import { describe, test } from 'node:test';
@@ -97,6 +98,44 @@ describe('which configuration', () => {
     assert.deepEqual(rows.map((r) => r[0]).filter((r) => r !== '—'),
       rows.map((_, i) => String(i + 1)).slice(0, rows.filter((r) => r[0] !== '—').length));
     assert.match(await page.getByTestId('choice-assumptions').innerText(), /H100: \$[\d.]+ per GPU-hour \(default: .*read \d{4}-\d{2}-\d{2}; GPU rental only\)/);
+    assertClean(problems);
+  });
+
+  test('a comparison draws the main report first, says the others are being read, then shows them all', async () => {
+    const { page, problems } = await newPage(browser);
+    // What the page showed while the compared reports were read, recorded as it happened.
+    await page.addInitScript(() => {
+      globalThis.__pending = [];
+      new MutationObserver(() => {
+        const note = document.querySelector('[data-testid="compared-pending"]');
+        if (note && !globalThis.__pending.length) {
+          globalThis.__pending.push({
+            note: note.textContent,
+            role: note.getAttribute('role'),
+            busy: document.querySelector('[data-testid="report"]').getAttribute('aria-busy'),
+            compared: document.body.innerText.includes('Compared with:'),
+          });
+        }
+      }).observe(document, { subtree: true, childList: true });
+    });
+    await page.goto(comparisonUrl());
+    await chartsDrawn(page);
+    const [seen] = await page.evaluate(() => globalThis.__pending);
+    assert.deepEqual(seen, {
+      note: `Reading the ${COMPARISON.paths.length - 1} compared reports…`,
+      role: 'status',
+      busy: 'true',
+      compared: false,
+    });
+    assert.equal(await page.getByTestId('compared-pending').count(), 0);
+    const [drawn, read] = await page.evaluate(() => ['first-chart-drawn', 'compared-read']
+      .map((m) => performance.getEntriesByName(`infermeter:${m}`)[0].startTime));
+    assert.ok(drawn < read, `the main report's first chart (${drawn} ms) before the compared reports were read (${read} ms)`);
+    const names = await chartSeries(page);
+    for (const label of ['H100', 'H200', 'B200', '2x H100']) {
+      assert.ok(names.some((n) => n.startsWith(`${label} · `)), `${label} in ${names}`);
+    }
+    assert.equal((await rankingRows(page)).length, COMPARISON.paths.length);
     assertClean(problems);
   });
 
