@@ -159,6 +159,7 @@ pub async fn run(args: BenchTimingArgs) -> Result<Vec<TimingRow>, BenchTimingErr
         total_timeout: Duration::from_secs(600),
         max_in_flight: max as usize,
         connection_reuse: ConnectionReuse::Pooled,
+        extra_body: Default::default(),
     })?;
     let body = driver.body("Tell me a story about timing.", args.tokens);
     let clock = ClockMap::calibrate();

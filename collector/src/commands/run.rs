@@ -11,6 +11,7 @@ use crate::cli::choice;
 use crate::http::adapters::EngineKind;
 use crate::http::api::{Api, ConnectionReuse};
 use crate::http::api_key::KeySource;
+use crate::http::driver::ExtraBody;
 use crate::load::Part;
 use crate::prompts::source::PromptSpec;
 use crate::run::power::PowerSource;
@@ -107,6 +108,11 @@ pub struct RunArgs {
     #[arg(long, default_value = "pooled",
         value_parser = choice(&ConnectionReuse::ALL, ConnectionReuse::label, ConnectionReuse::help))]
     pub connection_reuse: ConnectionReuse,
+    /// Fields added to every request's JSON body, e.g. '{"top_p": 0.9}' or
+    /// '{"chat_template_kwargs": {"enable_thinking": false}}' (recorded in the report's labels).
+    /// The fields the suite decides (model, prompt, lengths, streaming, caching) are refused.
+    #[arg(long, value_name = "JSON", value_parser = parse_extra_body)]
+    pub extra_body: Option<ExtraBody>,
     /// Time allowed until the first token, seconds (long contexts prefill for minutes).
     #[arg(long, default_value_t = RunConfig::DEFAULT_FIRST_TOKEN_TIMEOUT_S)]
     pub first_token_timeout: f64,
@@ -207,6 +213,7 @@ impl RunArgs {
                 first_token_timeout: seconds(self.first_token_timeout),
                 total_timeout: seconds(self.total_timeout),
                 connection_reuse: self.connection_reuse,
+                extra_body: self.extra_body.clone().unwrap_or_default(),
             },
             modes: self.modes,
             force: self.force,
@@ -218,7 +225,7 @@ impl RunArgs {
             shard: self.shard.config(),
             about: About {
                 title: self.title,
-                labels: self.labels,
+                labels: with_extra_body(self.labels, self.extra_body.as_ref()),
                 gpu: self.gpu,
                 gpu_count: self.gpu_count,
                 precision: self.precision,
@@ -230,6 +237,21 @@ impl RunArgs {
         config.settle_slo(self.slo, self.search)?;
         Ok(config)
     }
+}
+
+/// The labels, with the extra body's fields as `extra_body` (compact JSON) so the report says
+/// what every request carried; a label of that name given by the user is kept as given.
+fn with_extra_body(
+    mut labels: Vec<(String, String)>,
+    extra: Option<&ExtraBody>,
+) -> Vec<(String, String)> {
+    if let Some(extra) = extra.filter(|e| !e.0.is_empty()) {
+        if !labels.iter().any(|(k, _)| k == "extra_body") {
+            let json = serde_json::Value::Object(extra.0.clone()).to_string();
+            labels.push(("extra_body".into(), json));
+        }
+    }
+    labels
 }
 
 impl ShardArgs {
@@ -256,6 +278,10 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<ExitCode>
 
 fn parse_slice(s: &str) -> Result<f64, String> {
     crate::cli::positive(s, "seconds")
+}
+
+fn parse_extra_body(s: &str) -> Result<ExtraBody, String> {
+    ExtraBody::parse(s)
 }
 
 fn parse_label(s: &str) -> Result<(String, String), String> {

@@ -42,6 +42,7 @@ pub struct Driver {
     model: String,
     engine: EngineKind,
     prompt_caching: bool,
+    extra_body: ExtraBody,
     /// `Bearer <key>`, marked sensitive (never printed).
     authorization: Option<HeaderValue>,
     first_token_timeout: Duration,
@@ -87,6 +88,49 @@ pub struct DriverConfig {
     /// Largest number of requests in flight, to size the connection pool.
     pub max_in_flight: usize,
     pub connection_reuse: ConnectionReuse,
+    /// Fields added to every request body (`--extra-body`).
+    pub extra_body: ExtraBody,
+}
+
+/// Fields a user adds to every request body (`--extra-body '{"top_p": 0.9}'`): sampling
+/// settings, `logit_bias`, `chat_template_kwargs` and the like. The fields that make the
+/// measurement (the model, the prompt, the output length, streaming and its usage, the
+/// suite's caching) are the collector's and are refused here.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExtraBody(pub Map<String, Value>);
+
+impl ExtraBody {
+    /// Fields the collector sets from the suite and the run: an extra body may not set them.
+    pub const MEASURED: [&'static str; 11] = [
+        "model",
+        "messages",
+        "prompt",
+        "max_tokens",
+        "max_completion_tokens",
+        "stream",
+        "stream_options",
+        "ignore_eos",
+        "min_tokens",
+        "timings_per_token",
+        "cache_prompt",
+    ];
+
+    /// Parses a JSON object of fields, refusing those in [`ExtraBody::MEASURED`].
+    pub fn parse(text: &str) -> Result<ExtraBody, String> {
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            format!("is not JSON ({e}); give an object such as '{{\"top_p\": 0.9}}'")
+        })?;
+        let Value::Object(fields) = value else {
+            return Err("is not a JSON object; give one such as '{\"top_p\": 0.9}'".into());
+        };
+        if let Some(key) = fields.keys().find(|k| Self::MEASURED.contains(&k.as_str())) {
+            return Err(format!(
+                "sets \"{key}\", which the collector sets from the suite (lengths, streaming, \
+                 caching) so that what it measures is what the report says; change the suite instead"
+            ));
+        }
+        Ok(ExtraBody(fields))
+    }
 }
 
 /// One content-carrying stream event, or a final event counting tokens that decoded to no text.
@@ -287,6 +331,7 @@ impl Driver {
             model: config.model,
             engine: config.engine,
             prompt_caching: config.prompt_caching,
+            extra_body: config.extra_body,
             authorization,
             first_token_timeout: config.first_token_timeout,
             total_timeout: config.total_timeout,
@@ -351,6 +396,8 @@ impl Driver {
         body.insert("stream_options".into(), stream_options);
         self.engine
             .request_extras(&mut body, output_tokens, caching, natural);
+        // After the collector's fields: an extra `temperature` replaces its 0.
+        body.extend(self.extra_body.0.clone());
         serde_json::to_vec(&Value::Object(body)).expect("JSON of plain values")
     }
 
@@ -943,8 +990,36 @@ mod tests {
             total_timeout: Duration::from_secs(5),
             max_in_flight: 1,
             connection_reuse: ConnectionReuse::Pooled,
+            extra_body: ExtraBody::default(),
         })
         .unwrap()
+    }
+
+    #[test]
+    fn an_extra_body_adds_its_fields_and_may_not_set_the_measured_ones() {
+        let mut driver = test_driver("http://127.0.0.1:9/v1".into(), EngineKind::Llamacpp);
+        driver.extra_body =
+            ExtraBody::parse(r#"{"temperature": 0.7, "logit_bias": {"2": 1.3}}"#).unwrap();
+        let body: Value =
+            serde_json::from_slice(&driver.prompt_body(&PromptBody::Text("hi".into()), 8, true))
+                .unwrap();
+        assert_eq!(body["temperature"], 0.7, "{body}");
+        assert_eq!(body["logit_bias"]["2"], 1.3, "{body}");
+        assert_eq!(body["max_tokens"], 8, "{body}");
+        assert_eq!(body["stream"], true, "{body}");
+        for key in ExtraBody::MEASURED {
+            let err = ExtraBody::parse(&format!(r#"{{"{key}": 1}}"#)).unwrap_err();
+            assert!(
+                err.contains(&format!("\"{key}\"")) && err.contains("suite"),
+                "{err}"
+            );
+        }
+        assert!(ExtraBody::parse("[1]")
+            .unwrap_err()
+            .contains("not a JSON object"));
+        assert!(ExtraBody::parse("{top_p: 1}")
+            .unwrap_err()
+            .contains("not JSON"));
     }
 
     /// What a keep-alive test server does with a request.

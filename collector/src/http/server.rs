@@ -8,7 +8,7 @@ use super::adapters::{self, EngineKind};
 use super::api::{Api, ConnectionReuse};
 use super::api_key::{ApiKey, KeyError, KeySource};
 use super::base_url::{BaseUrl, BaseUrlError};
-use super::driver::{Driver, DriverConfig, DriverError};
+use super::driver::{Driver, DriverConfig, DriverError, ExtraBody};
 use super::endpoint::{self, DiscoveryError, ServerInfo};
 use super::transport;
 
@@ -32,6 +32,8 @@ pub struct ServerConfig {
     pub first_token_timeout: Duration,
     pub total_timeout: Duration,
     pub connection_reuse: ConnectionReuse,
+    /// Fields added to every measured request's body.
+    pub extra_body: ExtraBody,
 }
 
 /// Why the server could not be found.
@@ -129,6 +131,7 @@ impl Server {
             total_timeout: config.total_timeout,
             max_in_flight,
             connection_reuse: config.connection_reuse,
+            extra_body: config.extra_body.clone(),
         })
     }
 }

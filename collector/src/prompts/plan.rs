@@ -467,6 +467,7 @@ mod tests {
                 total_timeout: Duration::from_secs(60),
                 max_in_flight: 4,
                 connection_reuse: crate::http::api::ConnectionReuse::Pooled,
+                extra_body: Default::default(),
             })
             .unwrap();
             let tokenizer = Tokenizer::from_server(client.clone(), &base_url, &model, None)

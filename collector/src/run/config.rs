@@ -10,6 +10,7 @@ use infermeter_report::{Configuration, LoadMode, SearchSettings, Slo};
 use crate::http::adapters::EngineKind;
 use crate::http::api::ConnectionReuse;
 use crate::http::api_key::KeySource;
+use crate::http::driver::ExtraBody;
 pub use crate::http::server::ServerConfig;
 use crate::load::Part;
 use crate::run::power::PowerSource;
@@ -111,6 +112,7 @@ impl RunConfig {
                 first_token_timeout: Duration::from_secs_f64(Self::DEFAULT_FIRST_TOKEN_TIMEOUT_S),
                 total_timeout: Duration::from_secs_f64(Self::DEFAULT_TOTAL_TIMEOUT_S),
                 connection_reuse: ConnectionReuse::Pooled,
+                extra_body: ExtraBody::default(),
             },
             suite,
             modes: Vec::new(),

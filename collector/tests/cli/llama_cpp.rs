@@ -335,8 +335,11 @@ async fn llama_cpp_cpu_matches_its_own_timings() {
 
 /// Acceptance 2 of #36 on a real engine: prompts cut from a text file to drawn lengths, outputs
 /// left to stop where the model stops. llama.cpp is sent no `ignore_eos` (its slots say so), and
-/// each record holds the engine's own count of what it generated. (This tiny random-weight model
-/// never emits its end of sequence under greedy decoding, so its answers run to the caps.)
+/// each record holds the engine's own count of what it generated. This tiny random-weight model
+/// never ends a sequence by itself under greedy decoding (60 of 60 probes ran to their caps), so
+/// the run raises its end-of-sequence token's logit a little (`--extra-body` with
+/// `logit_bias`): enough that some answers end early, where the model's own logits put it near
+/// the top, and not all at once (at +1.8 every answer to these prompts is one token).
 async fn natural_stop(server: &LlamaServer, tokenizer: &str) {
     let dir = out_dir("llama-cpp-natural");
     let words = [
@@ -355,12 +358,30 @@ async fn natural_stop(server: &LlamaServer, tokenizer: &str) {
         server,
         &dir,
         suite,
-        &["--api", "completions", "--tokenizer", tokenizer],
+        &[
+            "--api",
+            "completions",
+            "--tokenizer",
+            tokenizer,
+            // Token 2 is the model's end of sequence, <|im_end|> (make_model.py).
+            "--extra-body",
+            r#"{"logit_bias": {"2": 1.6}}"#,
+        ],
     )
     .await;
+    let report = load_report(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
+    assert_eq!(
+        report.metadata.labels.get("extra_body").map(String::as_str),
+        Some(r#"{"logit_bias":{"2":1.6}}"#)
+    );
     let records = read_records(&report_path);
     let measured = ok_measured(&records);
     assert_eq!(measured.len(), 4);
+    let early = measured
+        .iter()
+        .filter(|r| r.output_tokens < r.asked.map(|a| a.output_tokens))
+        .count();
+    assert!(early >= 1, "no answer stopped before its cap: {measured:?}");
     for r in measured {
         let asked = r.asked.expect("asked lengths");
         assert!(asked.natural, "{r:?}");

@@ -26,6 +26,7 @@ pub async fn run(args: BenchFloorArgs) -> Result<(), BenchClientError> {
         total_timeout: Duration::from_secs(600),
         max_in_flight: 1,
         connection_reuse: ConnectionReuse::Pooled,
+        extra_body: Default::default(),
     })?;
     let uri: http::Uri = format!("{}/completions", args.base_url.trim_end_matches('/'))
         .parse()
