@@ -11,6 +11,8 @@
 # `flock /tmp/infermeter-simruns.lock bash …`, not the one for timing-sensitive tests.
 # Several names may run at once as separate invocations (each starts its own simulator).
 # INFERMETER_BIN=path uses that collector binary instead of building one.
+# A report measured again is in the current report format: drop its index entry's "Report format
+# …" note in data/index.json (report/tests/it/data_files.rs checks that notes match).
 # A report left partial (an interrupted run) is continued with `run --resume`, keeping its
 # finished levels; a complete or missing one is measured from the start.
 set -euo pipefail

@@ -78,6 +78,29 @@ fn index_lists_every_report_with_its_synthetic_flag() {
     }
 }
 
+/// A bundled report is written in the current report format, or its index entry says which
+/// format it is in and why it is not measured again; a note naming a format names the report's.
+#[test]
+fn bundled_reports_are_current_or_say_why_not() {
+    let data = super::data_dir();
+    let index = ReportIndex::parse(&read(&data.join("index.json"))).expect("index parses");
+    for entry in &index.reports {
+        let report = load_report(&read(&data.join(&entry.path))).expect("listed report loads");
+        let note = entry.note.as_deref().unwrap_or("");
+        let version = &report.schema_version;
+        if version == infermeter_report::SCHEMA_VERSION {
+            assert!(!note.contains("Report format"), "{}: {note}", entry.path);
+        } else {
+            assert!(
+                note.contains(&format!("Report format {version}")),
+                "{} is in format {version}, not {}, and its index entry does not say why",
+                entry.path,
+                infermeter_report::SCHEMA_VERSION
+            );
+        }
+    }
+}
+
 /// Every report measured on the simulator keeps each request's figures, so its Goodput section
 /// and the configuration ranking can judge it by any SLO; a report measured on a GPU without
 /// them says in the index why it is not measured again (there is no GPU here). Comparisons
