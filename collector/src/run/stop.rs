@@ -10,6 +10,15 @@ use tokio::sync::watch;
 pub struct StopSignal {
     receiver: watch::Receiver<bool>,
     name: Arc<Mutex<&'static str>>,
+    /// The listening task: it ends with the run, or a sweep's earlier runs would each log
+    /// the signal that stops a later one.
+    listener: tokio::task::AbortHandle,
+}
+
+impl Drop for StopSignal {
+    fn drop(&mut self) {
+        self.listener.abort();
+    }
 }
 
 /// A stop asked for by the caller, with what asked for it ("the server's exit"), as the
@@ -55,7 +64,7 @@ impl StopSignal {
         let (tx, receiver) = watch::channel(false);
         let name = Arc::new(Mutex::new("signal"));
         let seen = name.clone();
-        tokio::spawn(async move {
+        let listener = tokio::spawn(async move {
             let asked = async move {
                 match request {
                     Some(request) => request.asked().await,
@@ -75,7 +84,11 @@ impl StopSignal {
             *seen.lock().unwrap_or_else(|e| e.into_inner()) = name;
             let _ = tx.send(true);
         });
-        StopSignal { receiver, name }
+        StopSignal {
+            receiver,
+            name,
+            listener: listener.abort_handle(),
+        }
     }
 
     pub fn is_set(&self) -> bool {

@@ -341,8 +341,9 @@ async fn ctrl_c_stops_the_current_server_and_resume_goes_on() {
         }
         args
     };
-    let mut child = tokio::process::Command::new(BIN)
+    let child = tokio::process::Command::new(BIN)
         .args(args(false))
+        .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
         .unwrap();
@@ -363,11 +364,14 @@ async fn ctrl_c_stops_the_current_server_and_resume_goes_on() {
         unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGINT) },
         0
     );
-    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+    let stopped = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
         .await
         .expect("the sweep stops")
         .unwrap();
-    assert_eq!(status.code(), Some(130));
+    assert_eq!(stopped.status.code(), Some(130));
+    // Said once, by the run it stopped (not again by the finished configuration's run).
+    let log = String::from_utf8_lossy(&stopped.stderr);
+    assert_eq!(log.matches("SIGINT received").count(), 1, "{log}");
     assert!(
         !alive(server),
         "the interrupted configuration's server is gone"
