@@ -625,22 +625,27 @@ describe('bundled report', () => {
     const id = 'fastest.decode';
     const item = page.locator(`[data-chart-id="${id}"]`).getByTestId('legend-item').first();
     const name = (await item.innerText()).trim();
-    const points = () => page.evaluate(([cid, n]) => {
+    const count = ([cid, n]) => {
       const host = document.querySelector(`[data-chart-id="${cid}"] .chart-canvas`);
       const series = window.echarts.getInstanceByDom(host).getOption().series.find((s) => s.name === n);
       return series.data.length;
-    }, [id, name]);
+    };
+    const points = () => page.evaluate(count, [id, name]);
+    // A chart takes a new option at once on screen, or in a task of its own off screen (where
+    // it was, before the focus scrolled to it): waited for either way.
+    const drawn = (shown) => page.waitForFunction(
+      `(${count})(${JSON.stringify([id, name])}) ${shown ? '> 0' : '=== 0'}`, null, { timeout: 5000 });
     assert.ok(await points() > 0, `${name} has points`);
     assert.equal(await item.getAttribute('aria-pressed'), 'true');
     await item.focus();
     await page.keyboard.press('Enter');
     await page.waitForFunction(([cid]) => document.querySelector(
       `[data-chart-id="${cid}"] [data-testid="legend-item"]`).getAttribute('aria-pressed') === 'false', [id]);
-    assert.equal(await points(), 0, 'hidden series draws nothing');
+    await drawn(false); // the hidden series draws nothing
     await page.keyboard.press('Enter');
     await page.waitForFunction(([cid]) => document.querySelector(
       `[data-chart-id="${cid}"] [data-testid="legend-item"]`).getAttribute('aria-pressed') === 'true', [id]);
-    assert.ok(await points() > 0, 'shown again');
+    await drawn(true); // shown again
     assertClean(problems);
   });
 
