@@ -123,7 +123,11 @@ fn Loaded(
                     Suspend::new(async move {
                         let reading = reports.await?;
                         let (loaded, pending) = match (read, reading.rest) {
-                            (Some((of, all)), Some(rest)) if Arc::ptr_eq(&of, &rest) => (all?, 0),
+                            (Some((of, compared)), Some(rest)) if Arc::ptr_eq(&of, &rest) => {
+                                let mut all = reading.reports;
+                                all.extend(compared?);
+                                (all, 0)
+                            }
                             (_, Some(rest)) => {
                                 let pending = rest.len() - 1;
                                 read_compared_soon(whole, rest);
@@ -140,11 +144,12 @@ fn Loaded(
     }
 }
 
-/// The inputs of a reading that left the compared reports for later, and all of them read.
+/// The inputs of a reading that left the compared reports for later, and the compared ones read
+/// (each input an infermeter report, so one report each, in order after the main one).
 type WholeReading = (Arc<Vec<(String, String)>>, Result<Vec<Report>, LoadFailure>);
 
-/// Reads every input of `rest` after the main report's page has been painted, into `whole`
-/// (once per reading).
+/// Reads the compared inputs of `rest` (all but the main report's, read already) after the
+/// main report's page has been painted, into `whole` (once per reading).
 fn read_compared_soon(
     whole: RwSignal<Option<WholeReading>, LocalStorage>,
     rest: Arc<Vec<(String, String)>>,
@@ -154,9 +159,9 @@ fn read_compared_soon(
             .try_with_untracked(|w| w.as_ref().is_some_and(|(of, _)| Arc::ptr_eq(of, &rest)))
             .unwrap_or(true);
         if !done {
-            let all = read_inputs(&rest);
+            let compared = read_inputs(&rest[1..]);
             timing::mark_once(timing::COMPARED_READ);
-            whole.try_set(Some((rest, all)));
+            whole.try_set(Some((rest, compared)));
         }
     });
 }

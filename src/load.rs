@@ -163,8 +163,9 @@ pub async fn fetch_text(url: &str) -> Result<String, LoadFailure> {
 #[derive(Clone)]
 pub struct Reading {
     pub reports: Vec<Report>,
-    /// Every input (the main report's too) when the compared ones are still to be read:
-    /// [`read_inputs`] of them gives the whole set, as a reading of all at once would.
+    /// Every input (the main report's first) when the compared ones are still to be read:
+    /// all infermeter reports, so [`read_inputs`] of the rest gives the compared reports in
+    /// order, as a reading of all at once would.
     pub rest: Option<Arc<Vec<(String, String)>>>,
 }
 

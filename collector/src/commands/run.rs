@@ -111,7 +111,7 @@ pub struct RunArgs {
     /// Fields added to every request's JSON body, e.g. '{"top_p": 0.9}' or
     /// '{"chat_template_kwargs": {"enable_thinking": false}}' (recorded in the report's labels).
     /// The fields the suite decides (model, prompt, lengths, streaming, caching) are refused.
-    #[arg(long, value_name = "JSON", value_parser = parse_extra_body)]
+    #[arg(long, value_name = "JSON", value_parser = ExtraBody::parse)]
     pub extra_body: Option<ExtraBody>,
     /// Time allowed until the first token, seconds (long contexts prefill for minutes).
     #[arg(long, default_value_t = RunConfig::DEFAULT_FIRST_TOKEN_TIMEOUT_S)]
@@ -278,10 +278,6 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<ExitCode>
 
 fn parse_slice(s: &str) -> Result<f64, String> {
     crate::cli::positive(s, "seconds")
-}
-
-fn parse_extra_body(s: &str) -> Result<ExtraBody, String> {
-    ExtraBody::parse(s)
 }
 
 fn parse_label(s: &str) -> Result<(String, String), String> {
