@@ -90,12 +90,15 @@ impl ArrivalClock {
 
     /// When the bytes read last arrived, as an `Instant` no later than now; `None` when that
     /// read carried no timestamp.
+    #[cfg(test)]
     pub fn last_arrival(&self) -> Option<Instant> {
+        self.last_arrival_before(Instant::now())
+    }
+
+    /// [`ArrivalClock::last_arrival`] given the monotonic clock's `now` (read just before).
+    pub fn last_arrival_before(&self, now: Instant) -> Option<Instant> {
         let kernel_ns = self.0.load(Ordering::Acquire);
-        (kernel_ns != 0).then(|| {
-            let now = Instant::now();
-            to_instant(kernel_ns, now, realtime_ns())
-        })
+        (kernel_ns != 0).then(|| to_instant(kernel_ns, now, realtime_ns()))
     }
 }
 

@@ -10,10 +10,7 @@ use std::time::{Duration, Instant};
 
 use std::borrow::Cow;
 
-use bytes::Bytes;
-use futures::StreamExt;
-use http::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
-use http_body_util::{BodyExt, Full};
+use http::header::HeaderValue;
 use infermeter_report::{EngineTimings, ErrorKind, Outcome, Retried, RetryReason, TokenSource};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
@@ -24,9 +21,8 @@ use crate::http::api::{Api, ConnectionReuse};
 use crate::http::api_key::ApiKey;
 use crate::http::arrival::{ArrivalClock, EventClock};
 use crate::http::base_url::without_credentials;
-use crate::http::connection_log::ConnectionLog;
+use crate::http::client::{Response, SendError, StreamClient};
 use crate::http::sse::{Event, Events};
-use crate::http::transport::{error_chain, stream_client, StreamClient};
 use crate::prompts::text::{joined, ChatMessage, PromptBody};
 
 /// Everything needed to talk to one endpoint.
@@ -324,8 +320,8 @@ impl Driver {
             ConnectionReuse::Never => 0,
         };
         Ok(Driver {
-            client: stream_client(config.connect_timeout, pool)?,
-            fresh_client: stream_client(config.connect_timeout, 0)?,
+            client: StreamClient::new(&uri, config.connect_timeout, pool)?,
+            fresh_client: StreamClient::new(&uri, config.connect_timeout, 0)?,
             uri,
             api: config.api,
             model: config.model,
@@ -452,10 +448,9 @@ impl Driver {
             first_token: tokio::time::Instant::from_std(ex.sent + self.first_token_timeout),
             total: tokio::time::Instant::from_std(ex.sent + self.total_timeout),
         };
-        let response = self.respond(Bytes::from(body), ex, &deadlines).await?;
-        let arrival = response.extensions().get::<ArrivalClock>().cloned();
-        let mut events = Events::new(response.into_body().into_data_stream());
-        let mut read = StreamRead::new(ex, arrival);
+        let mut response = self.respond(&body, ex, &deadlines).await?;
+        let mut events = Events::default();
+        let mut read = StreamRead::new(ex, response.arrival());
         // One timer for the whole stream, moved once when the first token comes: a timeout
         // per event would put a timer into the runtime's wheel and take it out for each.
         let mut streaming = false;
@@ -466,27 +461,32 @@ impl Driver {
                 streaming = true;
                 deadline.as_mut().reset(deadlines.next(streaming));
             }
-            let next = tokio::select! {
-                biased;
-                next = events.next() => next,
-                () = &mut deadline => return Err(timeout_stop(streaming)),
+            // The events the bytes so far complete, then the next bytes. The body is read in
+            // this task, as the events are taken: the latest read completed this event.
+            let Some(event) = events.next_event() else {
+                let bytes = tokio::select! {
+                    biased;
+                    bytes = response.data() => bytes,
+                    () = &mut deadline => return Err(timeout_stop(streaming)),
+                };
+                match bytes {
+                    Some(Ok(bytes)) => events.push(bytes),
+                    None => return read.finish(None),
+                    Some(Err(e)) => {
+                        return Err(Stop::Failed {
+                            kind: ErrorKind::Disconnect,
+                            detail: format!("stream broke: {e}"),
+                        })
+                    }
+                }
+                continue;
             };
             let stamp = read.stamp();
-            let event = match next {
-                None => return read.finish(None),
-                Some(Err(e)) => {
-                    return Err(Stop::Failed {
-                        kind: ErrorKind::Disconnect,
-                        detail: format!("stream broke: {e}"),
-                    })
-                }
-                Some(Ok(event)) => event,
-            };
             match parse(&event)? {
                 Parsed::Done => {
                     read.ex.clock = stamp.clock;
                     let done = read.finish(Some(stamp.at));
-                    read_to_end(&mut events).await;
+                    read_to_end(&mut response).await;
                     return done;
                 }
                 Parsed::Nothing => {}
@@ -500,11 +500,13 @@ impl Driver {
     /// it goes again, once, on a new connection, and the exchange's times start from there.
     async fn respond(
         &self,
-        body: Bytes,
+        body: &[u8],
         ex: &mut Exchange,
         deadlines: &Deadlines,
-    ) -> Result<http::Response<hyper::body::Incoming>, Stop> {
-        let detail = match self.attempt(&self.client, body.clone(), deadlines).await {
+    ) -> Result<Response, Stop> {
+        let authorization = self.authorization.as_ref().map(HeaderValue::as_bytes);
+        let request = self.client.request(authorization, body);
+        let detail = match self.attempt(&self.client, &request, deadlines).await {
             Ok(response) => return successful(response).await,
             Err(AttemptError::Failed(stop)) => return Err(stop),
             Err(AttemptError::StaleConnection(detail)) => detail,
@@ -517,7 +519,7 @@ impl Driver {
         });
         ex.sent = again;
         let response = self
-            .attempt(&self.fresh_client, body, deadlines)
+            .attempt(&self.fresh_client, &request, deadlines)
             .await
             .map_err(AttemptError::into_stop)?;
         successful(response).await
@@ -527,44 +529,31 @@ impl Driver {
     async fn attempt(
         &self,
         client: &StreamClient,
-        body: Bytes,
+        request: &[u8],
         deadlines: &Deadlines,
-    ) -> Result<http::Response<hyper::body::Incoming>, AttemptError> {
-        let mut request = http::Request::post(self.uri.clone())
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "text/event-stream");
-        if let Some(authorization) = &self.authorization {
-            request = request.header(AUTHORIZATION, authorization.clone());
-        }
-        let request = request
-            .body(Full::new(body))
-            .expect("the URI and headers were checked in Driver::new");
-        match tokio::time::timeout_at(deadlines.next(false), client.request(request)).await {
+    ) -> Result<Response, AttemptError> {
+        match tokio::time::timeout_at(deadlines.next(false), client.send(request)).await {
             Err(_) => Err(AttemptError::Failed(timeout_stop(false))),
             Ok(Err(e)) => Err(request_error(e)),
-            Ok(Ok(response)) => {
-                if let Some(log) = response.extensions().get::<ConnectionLog>() {
-                    log.answered();
-                }
-                Ok(response)
-            }
+            Ok(Ok(response)) => Ok(response),
         }
     }
 }
 
 /// The response if its status is a success; else the failure, with the body's start.
-async fn successful(
-    response: http::Response<hyper::body::Incoming>,
-) -> Result<http::Response<hyper::body::Incoming>, Stop> {
-    let status = response.status();
+async fn successful(response: Response) -> Result<Response, Stop> {
+    let status = http::StatusCode::from_u16(response.status()).map_err(|_| Stop::Failed {
+        kind: ErrorKind::Disconnect,
+        detail: format!(
+            "the response's status {} is not an HTTP status",
+            response.status()
+        ),
+    })?;
     if status.is_success() {
         return Ok(response);
     }
-    let text = tokio::time::timeout(Duration::from_secs(5), response.into_body().collect())
+    let text = tokio::time::timeout(Duration::from_secs(5), response.text(64 * 1024))
         .await
-        .ok()
-        .and_then(Result::ok)
-        .map(|body| String::from_utf8_lossy(&body.to_bytes()).into_owned())
         .unwrap_or_default();
     Err(Stop::Failed {
         kind: ErrorKind::Http(status.as_u16()),
@@ -601,7 +590,7 @@ enum Parsed<'a> {
 }
 
 /// Parses one event: the end, nothing, a chunk, or the failure it reports.
-fn parse(event: &Event) -> Result<Parsed<'_>, Stop> {
+fn parse<'a>(event: &'a Event<'_>) -> Result<Parsed<'a>, Stop> {
     let data = event.data.trim();
     if data == "[DONE]" {
         return Ok(Parsed::Done);
@@ -687,12 +676,15 @@ impl<'a> StreamRead<'a> {
         }
     }
 
-    /// The instant of the event just read. hyper reads the socket only as the body is
-    /// consumed, so the latest read is the one that completed this event (or a later one:
-    /// hence no later than now); a read without a timestamp falls back to parse time.
+    /// The instant of the event just taken. The body is read only as its events are taken,
+    /// so the latest read is the one that completed this event (or a later one: hence no
+    /// later than now); a read without a timestamp falls back to parse time.
     fn stamp(&mut self) -> Stamp {
         let now = Instant::now();
-        let arrived = self.arrival.as_ref().and_then(ArrivalClock::last_arrival);
+        let arrived = self
+            .arrival
+            .as_ref()
+            .and_then(|clock| clock.last_arrival_before(now));
         let at = arrived.map_or(now, |arrived| arrived.max(self.floor).min(now));
         self.floor = at;
         Stamp {
@@ -862,11 +854,11 @@ impl<'a> StreamRead<'a> {
 const BODY_END_WAIT: Duration = Duration::from_millis(50);
 
 /// Reads the body past `[DONE]` to its end, so the connection goes back to the pool: dropped
-/// unfinished, hyper closes it, and the next request pays for a new one. Events after
+/// unfinished, it closes, and the next request pays for a new one. Events after
 /// `[DONE]` are ignored.
-async fn read_to_end<S: futures::Stream + Unpin>(events: &mut S) {
+async fn read_to_end(response: &mut Response) {
     let _ = tokio::time::timeout(BODY_END_WAIT, async {
-        while events.next().await.is_some() {}
+        while let Some(Ok(_)) = response.data().await {}
     })
     .await;
 }
@@ -887,24 +879,15 @@ fn timeout_stop(streaming: bool) -> Stop {
 
 /// Classifies a failure before a response arrived: a connect error, a request the server
 /// never saw (a reused connection it had closed, failing before any response byte), or a
-/// disconnect. Only the error and its sources are reported: never the request (its headers
-/// hold the API key).
-fn request_error(e: hyper_util::client::legacy::Error) -> AttemptError {
-    let detail = error_chain(&e);
-    // Timeouts are ours (`timeout_stop`), and a connect timeout is a connect error.
-    if e.is_connect() {
-        return AttemptError::Failed(Stop::Failed {
+/// disconnect. The client's errors never quote the request (its headers hold the API key).
+fn request_error(e: SendError) -> AttemptError {
+    match e {
+        SendError::Connect(detail) => AttemptError::Failed(Stop::Failed {
             kind: ErrorKind::Connect,
             detail,
-        });
-    }
-    let facts = e
-        .connect_info()
-        .and_then(ConnectionLog::of)
-        .map(|log| log.attempt());
-    match facts {
-        Some(facts) if facts.never_reached_the_server() => AttemptError::StaleConnection(detail),
-        _ => AttemptError::Failed(Stop::Failed {
+        }),
+        SendError::Stale(detail) => AttemptError::StaleConnection(detail),
+        SendError::Broken(detail) => AttemptError::Failed(Stop::Failed {
             kind: ErrorKind::Disconnect,
             detail,
         }),
@@ -947,8 +930,8 @@ mod tests {
 
     #[test]
     fn each_event_parses_to_the_end_nothing_a_chunk_or_its_failure() {
-        let event = |name: &str, data: &str| Event {
-            event: name.into(),
+        let event = |name: &'static str, data: &'static str| Event {
+            event: name,
             data: data.into(),
         };
         let failure = |e: Event| match parse(&e) {

@@ -9,24 +9,21 @@
 //! line, and walked the text a character at a time. Bytes that are not UTF-8 stalled it until
 //! the request's timeout; here they become U+FFFD and the JSON parse reports the event.)
 
-use std::pin::Pin;
-use std::task::{ready, Context, Poll};
+use std::borrow::Cow;
 
-use bytes::Bytes;
-use futures::Stream;
-
-/// One dispatched event.
+/// One dispatched event, borrowed from the parser until its next event.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Event {
+pub struct Event<'a> {
     /// The `event:` field; empty for the default type, `message`.
-    pub event: String,
+    pub event: &'a str,
     /// The `data:` lines, joined by `\n`. Bytes that are not UTF-8 become U+FFFD.
-    pub data: String,
+    pub data: Cow<'a, str>,
 }
 
-/// The events of a body's byte stream.
-pub struct Events<S> {
-    body: S,
+/// The events of a body's bytes, fed to it as they are read ([`Events::push`]) and taken
+/// out as they complete ([`Events::next_event`]).
+#[derive(Debug, Default)]
+pub struct Events {
     /// Bytes received and not yet parsed, from `at`.
     buf: Vec<u8>,
     at: usize,
@@ -37,23 +34,19 @@ pub struct Events<S> {
     after_cr: bool,
     /// Whether the first line was seen (a byte-order mark before it is dropped).
     started: bool,
+    /// The last event handed out lives in `data` and `event` until the next call: the
+    /// buffers are reused, not allocated per event.
+    dispatched: bool,
 }
 
-impl<S> Events<S> {
-    pub fn new(body: S) -> Events<S> {
-        Events {
-            body,
-            buf: Vec::new(),
-            at: 0,
-            data: Vec::new(),
-            event: String::new(),
-            after_cr: false,
-            started: false,
+impl Events {
+    /// The next event the bytes pushed so far complete, if any. (An event without its blank
+    /// line is never dispatched, as the format says.)
+    pub fn next_event(&mut self) -> Option<Event<'_>> {
+        if std::mem::take(&mut self.dispatched) {
+            self.data.clear();
+            self.event.clear();
         }
-    }
-
-    /// The next event the buffered bytes complete, if any.
-    fn next_buffered(&mut self) -> Option<Event> {
         loop {
             let rest = &self.buf[self.at..];
             if self.after_cr && !rest.is_empty() {
@@ -72,10 +65,22 @@ impl<S> Events<S> {
                 line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
             }
             if line.is_empty() {
-                if let Some(event) = self.dispatch() {
-                    return Some(event);
+                if self.data.is_empty() {
+                    // No data, no event.
+                    self.event.clear();
+                    continue;
                 }
-                continue;
+                // The last data line's `\n` is not the event's.
+                self.data.pop();
+                self.dispatched = true;
+                let data = match std::str::from_utf8(&self.data) {
+                    Ok(data) => Cow::Borrowed(data),
+                    Err(_) => String::from_utf8_lossy(&self.data),
+                };
+                return Some(Event {
+                    event: &self.event,
+                    data,
+                });
             }
             let (field, value) = match memchr::memchr(b':', line) {
                 // A comment (keep-alives).
@@ -91,29 +96,18 @@ impl<S> Events<S> {
                     self.data.extend_from_slice(value);
                     self.data.push(b'\n');
                 }
-                b"event" => self.event = String::from_utf8_lossy(value).into_owned(),
+                b"event" => {
+                    self.event.clear();
+                    self.event.push_str(&String::from_utf8_lossy(value));
+                }
                 // `id` and `retry` matter only to a browser reconnecting: nothing here.
                 _ => {}
             }
         }
     }
 
-    /// The event a blank line ends; none when it has no data.
-    fn dispatch(&mut self) -> Option<Event> {
-        let event = std::mem::take(&mut self.event);
-        if self.data.is_empty() {
-            return None;
-        }
-        self.data.pop();
-        let data = match String::from_utf8(std::mem::take(&mut self.data)) {
-            Ok(data) => data,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-        };
-        Some(Event { event, data })
-    }
-
     /// Takes in a body chunk, dropping the bytes already parsed.
-    fn push(&mut self, bytes: &[u8]) {
+    pub fn push(&mut self, bytes: &[u8]) {
         if self.at == self.buf.len() {
             self.buf.clear();
         } else {
@@ -124,50 +118,25 @@ impl<S> Events<S> {
     }
 }
 
-impl<S, E> Stream for Events<S>
-where
-    S: Stream<Item = Result<Bytes, E>> + Unpin,
-{
-    type Item = Result<Event, E>;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = self.get_mut();
-        loop {
-            if let Some(event) = this.next_buffered() {
-                return Poll::Ready(Some(Ok(event)));
-            }
-            match ready!(Pin::new(&mut this.body).poll_next(cx)) {
-                Some(Ok(bytes)) => this.push(&bytes),
-                Some(Err(e)) => return Poll::Ready(Some(Err(e))),
-                // An event without its blank line is not dispatched (as the format says).
-                None => return Poll::Ready(None),
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use futures::StreamExt;
-
     use super::*;
 
-    /// The events of `chunks` received one after another.
-    fn events(chunks: &[&[u8]]) -> Vec<Event> {
-        let body = futures::stream::iter(
-            chunks
-                .iter()
-                .map(|c| Ok::<_, std::io::Error>(Bytes::copy_from_slice(c)))
-                .collect::<Vec<_>>(),
-        );
-        futures::executor::block_on(Events::new(body).map(Result::unwrap).collect())
+    /// The events of `chunks` received one after another, as (type, data).
+    fn events(chunks: &[&[u8]]) -> Vec<(String, String)> {
+        let mut events = Events::default();
+        let mut all = Vec::new();
+        for chunk in chunks {
+            events.push(chunk);
+            while let Some(e) = events.next_event() {
+                all.push((e.event.to_string(), e.data.into_owned()));
+            }
+        }
+        all
     }
 
-    fn message(data: &str) -> Event {
-        Event {
-            event: String::new(),
-            data: data.into(),
-        }
+    fn message(data: &str) -> (String, String) {
+        (String::new(), data.into())
     }
 
     #[test]
@@ -193,10 +162,7 @@ mod tests {
         assert_eq!(
             events(&[text.as_bytes()]),
             [
-                Event {
-                    event: "error".into(),
-                    data: "overloaded".into()
-                },
+                ("error".into(), "overloaded".into()),
                 // `data` alone is an empty data line; unknown fields are ignored.
                 message(""),
                 message(" two spaces"),

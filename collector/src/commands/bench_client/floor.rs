@@ -73,7 +73,7 @@ async fn read_streams(addr: &str, request: &[u8], requests: u32) -> Result<u64, 
         })?;
     let broke = |e: std::io::Error| BenchClientError::Stream(e.to_string());
     tcp.set_nodelay(true).map_err(broke)?;
-    // hyper's first read size.
+    // The streaming client's read size.
     let mut buf = vec![0u8; 8192];
     for _ in 0..requests {
         tcp.write_all(request).await.map_err(broke)?;
