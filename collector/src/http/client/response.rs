@@ -116,8 +116,10 @@ impl Head {
             let tokens = || value.split(',').map(str::trim);
             if header.name.eq_ignore_ascii_case("transfer-encoding") {
                 // Chunked is the last coding when present (RFC 9112 6.3).
-                chunked = tokens()
-                    .last()
+                chunked = value
+                    .rsplit(',')
+                    .next()
+                    .map(str::trim)
                     .is_some_and(|t| t.eq_ignore_ascii_case("chunked"));
             } else if header.name.eq_ignore_ascii_case("content-length") {
                 let n = value.trim().parse::<u64>().map_err(|_| {
