@@ -329,13 +329,20 @@ mod tests {
     use super::*;
     use crate::http::transport::read_request;
 
-    /// Serves one connection: each request in turn gets the next of `answers`, written in
-    /// pieces (`|` marks a cut, each piece a write of its own 10 ms after the last).
-    async fn serve(answers: Vec<&'static str>) -> (StreamClient, tokio::task::JoinHandle<()>) {
+    /// A test server's socket and a client of it that keeps one idle connection.
+    async fn listener() -> (TcpListener, StreamClient) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let uri: http::Uri = format!("http://{}/v1/completions", listener.local_addr().unwrap())
             .parse()
             .unwrap();
+        let client = StreamClient::new(&uri, Duration::from_secs(5), 1).unwrap();
+        (listener, client)
+    }
+
+    /// Serves one connection: each request in turn gets the next of `answers`, written in
+    /// pieces (`|` marks a cut, each piece a write of its own 10 ms after the last).
+    async fn serve(answers: Vec<&'static str>) -> (StreamClient, tokio::task::JoinHandle<()>) {
+        let (listener, client) = listener().await;
         let server = tokio::spawn(async move {
             let (mut tcp, _) = listener.accept().await.unwrap();
             for answer in answers {
@@ -346,10 +353,7 @@ mod tests {
                 }
             }
         });
-        (
-            StreamClient::new(&uri, Duration::from_secs(5), 1).unwrap(),
-            server,
-        )
+        (client, server)
     }
 
     /// The status and the body of a response to `client`'s next request.
@@ -464,13 +468,7 @@ mod tests {
 
     #[tokio::test]
     async fn responses_carry_the_connections_arrival_clock() {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let uri: http::Uri = format!(
-            "http://{}/v1/chat/completions",
-            listener.local_addr().unwrap()
-        )
-        .parse()
-        .unwrap();
+        let (listener, client) = listener().await;
         let server = tokio::spawn(async move {
             let (mut tcp, _) = listener.accept().await.unwrap();
             read_request(&mut tcp).await;
@@ -486,7 +484,6 @@ mod tests {
             let written = Instant::now();
             (writing, written, tcp)
         });
-        let client = StreamClient::new(&uri, Duration::from_secs(5), 1).unwrap();
         let mut response = client.send(&client.request(None, b"{}")).await.unwrap();
         let clock = response.arrival();
         let (writing, written, _tcp) = server.await.unwrap();
@@ -510,10 +507,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_servers_close_keeps_the_last_bytes_stamp() {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let uri: http::Uri = format!("http://{}/v1/completions", listener.local_addr().unwrap())
-            .parse()
-            .unwrap();
+        let (listener, client) = listener().await;
         let server = tokio::spawn(async move {
             let (mut tcp, _) = listener.accept().await.unwrap();
             read_request(&mut tcp).await;
@@ -526,7 +520,6 @@ mod tests {
             tcp.write_all(b"data: [DONE]\n\n").await.unwrap();
             writing
         });
-        let client = StreamClient::new(&uri, Duration::from_secs(5), 1).unwrap();
         let (status, body) = {
             let mut response = client.send(&client.request(None, b"{}")).await.unwrap();
             let clock = response.arrival();
