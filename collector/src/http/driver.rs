@@ -542,13 +542,7 @@ impl Driver {
 
 /// The response if its status is a success; else the failure, with the body's start.
 async fn successful(response: Response) -> Result<Response, Stop> {
-    let status = http::StatusCode::from_u16(response.status()).map_err(|_| Stop::Failed {
-        kind: ErrorKind::Disconnect,
-        detail: format!(
-            "the response's status {} is not an HTTP status",
-            response.status()
-        ),
-    })?;
+    let status = response.status();
     if status.is_success() {
         return Ok(response);
     }

@@ -368,11 +368,14 @@ mod tests {
         loop {
             match response.data().await {
                 Some(Ok(bytes)) => body.extend_from_slice(bytes),
-                Some(Err(e)) => return (response.status(), Err(e.to_string())),
+                Some(Err(e)) => return (response.status().as_u16(), Err(e.to_string())),
                 None => break,
             }
         }
-        (response.status(), Ok(String::from_utf8(body).unwrap()))
+        (
+            response.status().as_u16(),
+            Ok(String::from_utf8(body).unwrap()),
+        )
     }
 
     #[tokio::test]
@@ -535,7 +538,7 @@ mod tests {
                 let slack = Duration::from_micros(200);
                 assert!(arrived + slack >= writing, "{:?} early", writing - arrived);
             }
-            (response.status(), body)
+            (response.status().as_u16(), body)
         };
         assert_eq!((status, &body[..]), (200, &b"data: [DONE]\n\n"[..]));
     }

@@ -21,7 +21,7 @@ const MAX_CHUNK_LINE: usize = 4096;
 /// What a response's head says.
 #[derive(Debug)]
 pub(super) struct Head {
-    status: u16,
+    status: http::StatusCode,
     framing: Framing,
     /// The connection may carry another request once the body is read.
     keep_alive: bool,
@@ -63,7 +63,7 @@ pub(super) async fn read_head(conn: &mut Conn) -> Result<Head, (String, usize)> 
                     let head = Head::of(&parsed).map_err(|e| (e, received))?;
                     conn.buf.advance(len);
                     // 100 Continue, 103 Early Hints: the real response follows.
-                    if (100..200).contains(&head.status) {
+                    if head.status.is_informational() {
                         continue;
                     }
                     return Ok(head);
@@ -106,7 +106,9 @@ pub(super) async fn read_head(conn: &mut Conn) -> Result<Head, (String, usize)> 
 
 impl Head {
     fn of(parsed: &httparse::Response<'_, '_>) -> Result<Head, String> {
-        let status = parsed.code.unwrap_or_default();
+        let code = parsed.code.unwrap_or_default();
+        let status = http::StatusCode::from_u16(code)
+            .map_err(|_| format!("the response's status {code} is not an HTTP status"))?;
         let http10 = parsed.version == Some(0);
         let mut chunked = false;
         let mut length = None;
@@ -134,7 +136,10 @@ impl Head {
                 }
             }
         }
-        let framing = if matches!(status, 204 | 304) {
+        let framing = if matches!(
+            status,
+            http::StatusCode::NO_CONTENT | http::StatusCode::NOT_MODIFIED
+        ) {
             Framing::Length(0)
         } else if chunked {
             Framing::Chunked(ChunkState::Size)
@@ -164,7 +169,7 @@ enum Step {
 /// end on a connection that may be kept, the connection goes back to its pool; dropped
 /// earlier, the connection closes.
 pub struct Response {
-    status: u16,
+    status: http::StatusCode,
     framing: Framing,
     keep_alive: bool,
     /// `None` once the body has ended or broken.
@@ -187,7 +192,7 @@ impl Response {
         }
     }
 
-    pub fn status(&self) -> u16 {
+    pub fn status(&self) -> http::StatusCode {
         self.status
     }
 
