@@ -72,13 +72,19 @@ fn readme_headline_figures_are_those_of_docs_performance() {
     let readme = table_under(&read("README.md"), "## Headline figures");
     let performance = table_under(&read("docs/performance.md"), "## Headline figures");
     for row in &readme {
-        assert_eq!(row.len(), 2, "README headline row {row:?}: want | what | figure |");
+        assert_eq!(
+            row.len(),
+            2,
+            "README headline row {row:?}: want | what | figure |"
+        );
         let what = &row[0];
         let source = performance
             .iter()
             .find(|p| &p[0] == what)
             .unwrap_or_else(|| {
-                panic!("README headline row {what:?} is not in docs/performance.md's headline table")
+                panic!(
+                    "README headline row {what:?} is not in docs/performance.md's headline table"
+                )
             });
         assert_eq!(
             row[1], source[1],
@@ -116,7 +122,8 @@ fn readme_is_a_short_page_for_users() {
 fn commit_id(line: &str) -> Option<&str> {
     line.split(|c: char| !c.is_ascii_alphanumeric()).find(|w| {
         w.len() >= 7
-            && w.chars().all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))
+            && w.chars()
+                .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))
             && w.chars().any(|c| c.is_ascii_digit())
             && w.chars().any(|c| c.is_ascii_alphabetic())
     })
@@ -147,7 +154,10 @@ fn the_checks_recognise_what_they_look_for() {
         slug("The client at scale: CPU per streamed token (issue #38)"),
         "the-client-at-scale-cpu-per-streamed-token-issue-38"
     );
-    assert_eq!(slug("Latest: the request's task (16:20–17:20)"), "latest-the-requests-task-16201720");
+    assert_eq!(
+        slug("Latest: the request's task (16:20–17:20)"),
+        "latest-the-requests-task-16201720"
+    );
 }
 
 #[test]
@@ -263,7 +273,12 @@ fn relative_links_in_the_documentation_resolve() {
     let mut files = vec!["README.md".to_string(), "CONTRIBUTING.md".to_string()];
     let mut docs: Vec<String> = std::fs::read_dir(root.join("docs"))
         .expect("docs/")
-        .map(|e| e.expect("docs/ entry").file_name().to_string_lossy().into_owned())
+        .map(|e| {
+            e.expect("docs/ entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
         .filter(|name| name.ends_with(".md"))
         .map(|name| format!("docs/{name}"))
         .collect();
@@ -274,7 +289,10 @@ fn relative_links_in_the_documentation_resolve() {
     let mut checked = 0;
     for file in &files {
         let text = read(file);
-        let dir = Path::new(file).parent().expect("a file has a folder").to_path_buf();
+        let dir = Path::new(file)
+            .parent()
+            .expect("a file has a folder")
+            .to_path_buf();
         for (line, target) in links(&text) {
             if target.contains("://") || target.starts_with("mailto:") {
                 continue;
@@ -294,7 +312,10 @@ fn relative_links_in_the_documentation_resolve() {
                 continue;
             };
             if resolved.starts_with("shared") || !root.join(&resolved).exists() {
-                broken.push(format!("{file}:{line}: {target}: no {}", resolved.display()));
+                broken.push(format!(
+                    "{file}:{line}: {target}: no {}",
+                    resolved.display()
+                ));
                 continue;
             }
             let is_markdown = resolved.extension().is_some_and(|e| e == "md");
@@ -309,6 +330,9 @@ fn relative_links_in_the_documentation_resolve() {
             }
         }
     }
-    assert!(checked > 20, "only {checked} relative links found: is the parser broken?");
+    assert!(
+        checked > 20,
+        "only {checked} relative links found: is the parser broken?"
+    );
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }
