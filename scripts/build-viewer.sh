@@ -1,43 +1,54 @@
 #!/usr/bin/env bash
 # Builds the viewer into dist/: the custom ECharts bundle into public/vendor/, then the wasm app
-# with trunk (release, offline so a tool-version mismatch fails instead of downloading), then
-# minifies the JS trunk leaves as is, writes gzip copies and prints the shipped sizes. Run scripts/setup.sh first.
+# with cargo (size-tuned, in a profile of its own), then scripts/assemble-viewer.mjs runs
+# wasm-bindgen and the pinned wasm-opt, minifies the JS and CSS and writes index.html from the
+# root index.html's `data-trunk` links (trunk reads the same file, for `trunk serve` while
+# developing; the build does not need trunk). Then it writes gzip copies and prints the shipped
+# sizes. Run scripts/setup-build.sh first (scripts/demo.sh and scripts/test.sh do).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${INFERMETER_CACHE:-$HOME/.cache/infermeter}
 npm_bin="$cache/npm/node_modules/.bin"
 # The pinned wasm-opt (npm binaryen) must come before Debian's: an older one silently breaks
 # externref tables and the page stays blank.
-export PATH="$npm_bin:$HOME/.cargo/bin:$PATH"
+export PATH="$npm_bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$cache/target}
 cd "$root"
 
-for tool in wasm-opt trunk zopfli; do
-  command -v "$tool" >/dev/null || { echo "build-viewer: $tool not found; run scripts/setup.sh" >&2; exit 1; }
+for tool in wasm-opt wasm-bindgen zopfli; do
+  command -v "$tool" >/dev/null || { echo "build-viewer: $tool not found; run scripts/setup-build.sh" >&2; exit 1; }
 done
-for module in esbuild terser; do
-  [ -d "$cache/npm/node_modules/$module" ] || { echo "build-viewer: npm module $module not found; run scripts/setup.sh" >&2; exit 1; }
+for module in esbuild terser echarts; do
+  [ -d "$cache/npm/node_modules/$module" ] || { echo "build-viewer: npm module $module not found in $cache/npm; run scripts/setup-build.sh" >&2; exit 1; }
 done
 
 mkdir -p public/vendor
 NODE_PATH="$cache/npm/node_modules" node scripts/build-echarts.mjs public/vendor/echarts.min.js
 
-# Size-tuned release profile for the wasm only (the workspace profile serves native binaries).
-export CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=true \
-  CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 CARGO_PROFILE_RELEASE_PANIC=abort
+# A size-tuned profile for the wasm only (the workspace's release profile serves native
+# binaries), defined here. Named apart, its outputs (the host's build scripts and proc macros
+# too) have folders of their own: the native release build after it (scripts/demo.sh) does not
+# rebuild what this one left, nor this one what that one left.
+export CARGO_PROFILE_VIEWER_INHERITS=release CARGO_PROFILE_VIEWER_OPT_LEVEL=z \
+  CARGO_PROFILE_VIEWER_LTO=true CARGO_PROFILE_VIEWER_CODEGEN_UNITS=1 CARGO_PROFILE_VIEWER_PANIC=abort
 # Leptos' type-erased components: far fewer generic view instantiations, a much smaller wasm.
 # Panic locations keep source paths in the wasm: shorten the registry's (the workspace's are
 # relative already). Nothing here names the clone's path, so a clone elsewhere reuses the build.
+# Fetched first, so that a fresh cache's first build names the same registry folders as the
+# builds after it (other flags would rebuild every crate of the wasm once more).
+cargo fetch --locked --target wasm32-unknown-unknown
 rustflags="--cfg erase_components"
+shopt -s nullglob
 for registry in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/; do
   rustflags+=" --remap-path-prefix=${registry%/}=crates"
 done
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$rustflags"
-cargo fetch --target wasm32-unknown-unknown
+cargo build --profile viewer --target wasm32-unknown-unknown --locked --bin infermeter-viewer
 # Built in a folder of its own, then copied into dist/ file by file (below).
 stage=$(mktemp -d "${TMPDIR:-/tmp}/infermeter-dist-XXXXXX")
 trap 'rm -rf "$stage"' EXIT
-trunk build --release --offline --dist "$stage"
-NODE_PATH="$cache/npm/node_modules" node scripts/minify-dist.mjs "$stage"
+NODE_PATH="$cache/npm/node_modules" node scripts/assemble-viewer.mjs \
+  "$CARGO_TARGET_DIR/wasm32-unknown-unknown/viewer/infermeter-viewer.wasm" "$stage"
 # Precompressed copies for servers that send them as is (`infermeter view`, nginx gzip_static):
 # compressed once, at build time, instead of on every request at a fast level. The app's code
 # goes through zopfli: gzip that any browser reads, 4% (20 KB) smaller than gzip -9, for a few

@@ -37,7 +37,8 @@ case "$profile" in
   *) echo "demo.sh: --profile must be release or dev, not '$profile'" >&2; exit 2 ;;
 esac
 
-bash scripts/setup.sh
+# Only what this job needs (the tests' tools come from scripts/setup.sh, run by scripts/test.sh).
+bash scripts/setup-build.sh
 # The viewer first: the collector embeds the dist/ it finds when it is built (collector/build.rs),
 # named as scripts/test.sh names it, so the two share one build of the collector.
 echo "[demo] building the viewer, then the collector with it ($profile)" >&2
