@@ -75,9 +75,9 @@ npm_tools() { # build | test
   cp "$root/tools/package.json" "$dir/package.json"
   rm -f "$dir/.installed-for"
   if [ "$want" = test ]; then
-    (cd "$dir" && npm install --no-audit --no-fund --loglevel=error)
+    (cd "$dir" && npm install --no-audit --no-fund --no-update-notifier --loglevel=error)
   else
-    (cd "$dir" && npm install --omit=dev --no-audit --no-fund --loglevel=error)
+    (cd "$dir" && npm install --omit=dev --no-audit --no-fund --no-update-notifier --loglevel=error)
   fi
   echo "$want" >"$dir/.installed-for"
 }
