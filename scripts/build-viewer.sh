@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Builds the viewer into dist/: the custom ECharts bundle into public/vendor/, then the wasm app
-# with cargo (size-tuned, in a profile of its own), then scripts/assemble-viewer.mjs runs
+# Builds the viewer into dist/: the wasm app with cargo (size-tuned, in a profile of its own),
+# the custom ECharts bundle into public/vendor/, then scripts/assemble-viewer.mjs runs
 # wasm-bindgen and the pinned wasm-opt, minifies the JS and CSS and writes index.html from the
 # root index.html's `data-trunk` links (trunk reads the same file, for `trunk serve` while
 # developing; the build does not need trunk). Then it writes gzip copies and prints the shipped
-# sizes. Run scripts/setup-build.sh first (scripts/demo.sh and scripts/test.sh do).
+# sizes. A viewer built before from the same inputs is reused ($INFERMETER_CACHE/viewer/). Run scripts/setup-build.sh first (scripts/demo.sh and scripts/test.sh do).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${INFERMETER_CACHE:-$HOME/.cache/infermeter}
@@ -21,9 +21,6 @@ done
 for module in esbuild terser echarts; do
   [ -d "$cache/npm/node_modules/$module" ] || { echo "build-viewer: npm module $module not found in $cache/npm; run scripts/setup-build.sh" >&2; exit 1; }
 done
-
-mkdir -p public/vendor
-NODE_PATH="$cache/npm/node_modules" node scripts/build-echarts.mjs public/vendor/echarts.min.js
 
 # A size-tuned profile for the wasm only (the workspace's release profile serves native
 # binaries), defined here. Named apart, its outputs (the host's build scripts and proc macros
@@ -44,30 +41,59 @@ for registry in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/; do
 done
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$rustflags"
 cargo build --profile viewer --target wasm32-unknown-unknown --locked --bin infermeter-viewer
-# Built in a folder of its own, then copied into dist/ file by file (below).
-stage=$(mktemp -d "${TMPDIR:-/tmp}/infermeter-dist-XXXXXX")
-trap 'rm -rf "$stage"' EXIT
-NODE_PATH="$cache/npm/node_modules" node scripts/assemble-viewer.mjs \
-  "$CARGO_TARGET_DIR/wasm32-unknown-unknown/viewer/infermeter-viewer.wasm" "$stage"
-# Precompressed copies for servers that send them as is (`infermeter view`, nginx gzip_static):
-# compressed once, at build time, instead of on every request at a fast level. The app's code
-# goes through zopfli: gzip that any browser reads, 4% (20 KB) smaller than gzip -9, for a few
-# seconds of build. The reports (possibly megabytes, where zopfli takes minutes) get gzip -9.
-find "$stage" -type f \( -name '*.wasm' -o -name '*.js' -o -name '*.css' \) -exec zopfli {} +
-find "$stage" -type f \( -name '*.html' -o -name '*.json' \) -exec gzip -9 -n -k -f {} +
+wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/viewer/infermeter-viewer.wasm"
+
+# What the rest makes from cargo's wasm depends only on these inputs: when a viewer was built
+# from the same ones, it is reused (wasm-opt, the ECharts bundle and zopfli take a minute or
+# more on two cores). The build cache outside the clone serves a fresh clone too.
+key=$({
+  sha256sum "$wasm"
+  wasm-bindgen --version
+  wasm-opt --version
+  find index.html style public data tools/package.json scripts/build-viewer.sh \
+    scripts/assemble-viewer.mjs scripts/build-echarts.mjs scripts/echarts-bundle.mjs \
+    -type f -not -path 'public/vendor/*' -print0 | sort -z | xargs -0 sha256sum
+} | sha256sum | cut -c1-16)
+built="$cache/viewer/$key"
+if [ -f "$built/index.html" ]; then
+  echo "[build-viewer] inputs unchanged: reusing the viewer built from them ($built)" >&2
+  mkdir -p public/vendor
+  cmp -s "$built/vendor/echarts.min.js" public/vendor/echarts.min.js \
+    || cp "$built/vendor/echarts.min.js" public/vendor/echarts.min.js
+else
+  mkdir -p public/vendor "$cache/viewer"
+  NODE_PATH="$cache/npm/node_modules" node scripts/build-echarts.mjs public/vendor/echarts.min.js
+  # Built in a folder of its own, moved into place once whole.
+  stage=$(mktemp -d "$cache/viewer/.building-XXXXXX")
+  trap 'rm -rf "$stage"' EXIT
+  NODE_PATH="$cache/npm/node_modules" node scripts/assemble-viewer.mjs "$wasm" "$stage"
+  # Precompressed copies for servers that send them as is (`infermeter view`, nginx
+  # gzip_static): compressed once, at build time, instead of on every request at a fast level.
+  # The app's code goes through zopfli: gzip that any browser reads, 4% (20 KB) smaller than
+  # gzip -9, for a few seconds of build. The reports (possibly megabytes, where zopfli takes
+  # minutes) get gzip -9.
+  find "$stage" -type f \( -name '*.wasm' -o -name '*.js' -o -name '*.css' \) -exec zopfli {} +
+  find "$stage" -type f \( -name '*.html' -o -name '*.json' \) -exec gzip -9 -n -k -f {} +
+  chmod 755 "$stage"
+  rm -rf "$built"
+  mv "$stage" "$built"
+  # The last four builds are kept (other clones, other branches), the older ones removed.
+  find "$cache/viewer" -mindepth 1 -maxdepth 1 -type d -not -name '.*' -printf '%T@ %p\n' \
+    | sort -rn | tail -n +5 | cut -d' ' -f2- | xargs -r rm -rf
+fi
 
 # Into dist/, replacing only the files whose bytes changed: the others keep their times, so the
 # collector, which embeds dist/ and is rebuilt when a file in it is newer (collector/build.rs),
 # is not rebuilt (over a minute on two cores) for a viewer that did not change.
 mkdir -p dist
-(cd "$stage" && find . -type f) | while IFS= read -r file; do
-  if ! cmp -s "$stage/$file" "dist/$file"; then
+(cd "$built" && find . -type f) | while IFS= read -r file; do
+  if ! cmp -s "$built/$file" "dist/$file"; then
     mkdir -p "dist/$(dirname "$file")"
-    cp "$stage/$file" "dist/$file"
+    cp "$built/$file" "dist/$file"
   fi
 done
 (cd dist && find . -type f) | while IFS= read -r file; do
-  [ -e "$stage/$file" ] || rm "dist/$file"
+  [ -e "$built/$file" ] || rm "dist/$file"
 done
 find dist -mindepth 1 -type d -empty -delete
 

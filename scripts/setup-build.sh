@@ -82,12 +82,14 @@ npm_tools() { # build | test
   echo "$want" >"$dir/.installed-for"
 }
 
-# wasm-bindgen-cli (compiled: about 3 minutes on two cores) while npm installs. Without
-# --locked: its lockfile pins a crate the registry no longer has.
+# wasm-bindgen-cli, compiled, while npm installs. Only its `wasm-bindgen` binary, without its
+# default TLS feature (the test runner's downloads; rustls and ring are most of its compiling).
+# Without --locked: its lockfile pins a crate the registry no longer has.
 pids=()
 if ! wasm-bindgen --version 2>/dev/null | grep -q " $bindgen_version\$"; then
-  say "installing wasm-bindgen-cli $bindgen_version (compiled once)"
-  cargo install --quiet wasm-bindgen-cli --version "$bindgen_version" --force &
+  say "installing wasm-bindgen-cli $bindgen_version (compiled once: minutes)"
+  cargo install --quiet wasm-bindgen-cli --version "$bindgen_version" --no-default-features \
+    --bin wasm-bindgen --force &
   pids+=($!)
 fi
 npm_tools "${1:-build}" &
