@@ -88,7 +88,8 @@ npm_tools() { # build | test
 pids=()
 if ! wasm-bindgen --version 2>/dev/null | grep -q " $bindgen_version\$"; then
   say "installing wasm-bindgen-cli $bindgen_version (compiled once: minutes)"
-  cargo install --quiet wasm-bindgen-cli --version "$bindgen_version" --no-default-features \
+  # In a folder of its own (cargo's temporary one), not the project's CARGO_TARGET_DIR.
+  env -u CARGO_TARGET_DIR cargo install --quiet wasm-bindgen-cli --version "$bindgen_version" --no-default-features \
     --bin wasm-bindgen --force &
   pids+=($!)
 fi
