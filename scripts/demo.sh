@@ -66,7 +66,9 @@ trap cleanup EXIT
 
 case "$engine" in
   sim)
-    "$bin" sim --listen "127.0.0.1:$port" --model "$model" --gpu "$gpu" 2>"$out/engine.log" &
+    # With vLLM's prefix caching modelled: the Users section's cache allowed/defeated differ.
+    "$bin" sim --listen "127.0.0.1:$port" --model "$model" --gpu "$gpu" --prefix-cache \
+      2>"$out/engine.log" &
     server_pid=$!
     base="http://127.0.0.1:$port/v1"
     extra=(--engine sim)
