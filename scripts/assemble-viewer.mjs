@@ -82,12 +82,15 @@ for (const [tag, text] of links) {
     const name = `${bin}-${short(readFileSync(cargoWasm), level, params.join(' '), versions)}`;
     const bindgen = mkdtempSync(join(tmpdir(), 'infermeter-bindgen-'));
     try {
-      run('wasm-bindgen', ['--target=web', `--out-dir=${bindgen}`, `--out-name=${name}`, '--no-typescript', cargoWasm]);
+      // Named as the binary, then renamed, as trunk does: wasm-bindgen writes the name into
+      // every import of the wasm (a hashed one made it 2.5 KB larger).
+      run('wasm-bindgen', ['--target=web', `--out-dir=${bindgen}`, `--out-name=${bin}`, '--no-typescript', cargoWasm]);
       const wasm = `${name}_bg.wasm`;
-      run('wasm-opt', [`--output=${join(out, wasm)}`, `-O${level}`, join(bindgen, wasm), ...params]);
-      const scripts = [`${name}.js`, ...files(bindgen).filter((f) => f.startsWith('snippets/') && f.endsWith('.js'))];
-      for (const script of scripts) {
-        const code = await minifiedJs(readFileSync(join(bindgen, script), 'utf8'));
+      run('wasm-opt', [`--output=${join(out, wasm)}`, `-O${level}`, join(bindgen, `${bin}_bg.wasm`), ...params]);
+      const scripts = [[`${bin}.js`, `${name}.js`],
+        ...files(bindgen).filter((f) => f.startsWith('snippets/') && f.endsWith('.js')).map((f) => [f, f])];
+      for (const [from, script] of scripts) {
+        const code = await minifiedJs(readFileSync(join(bindgen, from), 'utf8'));
         mkdirSync(dirname(join(out, script)), { recursive: true });
         writeFileSync(join(out, script), code);
         preloads.push(`<link rel="modulepreload" href="./${script}" crossorigin="anonymous" integrity="${integrity(code)}">`);
