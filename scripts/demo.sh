@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
     --gpu) gpu=$2; shift 2 ;;
     --profile) profile=$2; shift 2 ;;
     --no-view) view=; shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "demo.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
   esac
 done
