@@ -1,62 +1,99 @@
 #!/usr/bin/env bash
-# Builds the viewer into dist/: the custom ECharts bundle into public/vendor/, then the wasm app
-# with trunk (release, offline so a tool-version mismatch fails instead of downloading), then
-# minifies the JS trunk leaves as is, writes gzip copies and prints the shipped sizes. Run scripts/setup.sh first.
+# Builds the viewer into dist/: the wasm app with cargo (size-tuned, in a profile of its own),
+# the custom ECharts bundle into public/vendor/, then scripts/assemble-viewer.mjs runs
+# wasm-bindgen and the pinned wasm-opt, minifies the JS and CSS and writes index.html from the
+# root index.html's `data-trunk` links (trunk reads the same file, for `trunk serve` while
+# developing; the build does not need trunk). Then it writes gzip copies and prints the shipped
+# sizes. A viewer built before from the same inputs is reused ($INFERMETER_CACHE/viewer/). Run scripts/setup-build.sh first (scripts/demo.sh and scripts/test.sh do).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${INFERMETER_CACHE:-$HOME/.cache/infermeter}
 npm_bin="$cache/npm/node_modules/.bin"
 # The pinned wasm-opt (npm binaryen) must come before Debian's: an older one silently breaks
 # externref tables and the page stays blank.
-export PATH="$npm_bin:$HOME/.cargo/bin:$PATH"
+export PATH="$npm_bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$cache/target}
 cd "$root"
 
-for tool in wasm-opt trunk zopfli; do
-  command -v "$tool" >/dev/null || { echo "build-viewer: $tool not found; run scripts/setup.sh" >&2; exit 1; }
+for tool in wasm-opt wasm-bindgen zopfli; do
+  command -v "$tool" >/dev/null || { echo "build-viewer: $tool not found; run scripts/setup-build.sh" >&2; exit 1; }
 done
-for module in esbuild terser; do
-  [ -d "$cache/npm/node_modules/$module" ] || { echo "build-viewer: npm module $module not found; run scripts/setup.sh" >&2; exit 1; }
+for module in esbuild terser echarts; do
+  [ -d "$cache/npm/node_modules/$module" ] || { echo "build-viewer: npm module $module not found in $cache/npm; run scripts/setup-build.sh" >&2; exit 1; }
 done
 
-mkdir -p public/vendor
-NODE_PATH="$cache/npm/node_modules" node scripts/build-echarts.mjs public/vendor/echarts.min.js
-
-# Size-tuned release profile for the wasm only (the workspace profile serves native binaries).
-export CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=true \
-  CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 CARGO_PROFILE_RELEASE_PANIC=abort
+# A size-tuned profile for the wasm only (the workspace's release profile serves native
+# binaries), defined here. Named apart, its outputs (the host's build scripts and proc macros
+# too) have folders of their own: the native release build after it (scripts/demo.sh) does not
+# rebuild what this one left, nor this one what that one left.
+export CARGO_PROFILE_VIEWER_INHERITS=release CARGO_PROFILE_VIEWER_OPT_LEVEL=z \
+  CARGO_PROFILE_VIEWER_LTO=true CARGO_PROFILE_VIEWER_CODEGEN_UNITS=1 CARGO_PROFILE_VIEWER_PANIC=abort
 # Leptos' type-erased components: far fewer generic view instantiations, a much smaller wasm.
 # Panic locations keep source paths in the wasm: shorten the registry's (the workspace's are
 # relative already). Nothing here names the clone's path, so a clone elsewhere reuses the build.
+# Fetched first, so that a fresh cache's first build names the same registry folders as the
+# builds after it (other flags would rebuild every crate of the wasm once more).
+cargo fetch --locked --target wasm32-unknown-unknown
 rustflags="--cfg erase_components"
+shopt -s nullglob
 for registry in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/; do
   rustflags+=" --remap-path-prefix=${registry%/}=crates"
 done
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$rustflags"
-cargo fetch --target wasm32-unknown-unknown
-# Built in a folder of its own, then copied into dist/ file by file (below).
-stage=$(mktemp -d "${TMPDIR:-/tmp}/infermeter-dist-XXXXXX")
-trap 'rm -rf "$stage"' EXIT
-trunk build --release --offline --dist "$stage"
-NODE_PATH="$cache/npm/node_modules" node scripts/minify-dist.mjs "$stage"
-# Precompressed copies for servers that send them as is (`infermeter view`, nginx gzip_static):
-# compressed once, at build time, instead of on every request at a fast level. The app's code
-# goes through zopfli: gzip that any browser reads, 4% (20 KB) smaller than gzip -9, for a few
-# seconds of build. The reports (possibly megabytes, where zopfli takes minutes) get gzip -9.
-find "$stage" -type f \( -name '*.wasm' -o -name '*.js' -o -name '*.css' \) -exec zopfli {} +
-find "$stage" -type f \( -name '*.html' -o -name '*.json' \) -exec gzip -9 -n -k -f {} +
+cargo build --profile viewer --target wasm32-unknown-unknown --locked --bin infermeter-viewer
+wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/viewer/infermeter-viewer.wasm"
+
+# What the rest makes from cargo's wasm depends only on these inputs: when a viewer was built
+# from the same ones, it is reused (wasm-opt, the ECharts bundle and zopfli take a minute or
+# more on two cores). The build cache outside the clone serves a fresh clone too.
+key=$({
+  sha256sum "$wasm"
+  wasm-bindgen --version
+  wasm-opt --version
+  find index.html style public data tools/package.json scripts/build-viewer.sh \
+    scripts/assemble-viewer.mjs scripts/build-echarts.mjs scripts/echarts-bundle.mjs \
+    -type f -not -path 'public/vendor/*' -print0 | sort -z | xargs -0 sha256sum
+} | sha256sum | cut -c1-16)
+built="$cache/viewer/$key"
+if [ -f "$built/index.html" ]; then
+  echo "[build-viewer] inputs unchanged: reusing the viewer built from them ($built)" >&2
+  mkdir -p public/vendor
+  cmp -s "$built/vendor/echarts.min.js" public/vendor/echarts.min.js \
+    || cp "$built/vendor/echarts.min.js" public/vendor/echarts.min.js
+else
+  mkdir -p public/vendor "$cache/viewer"
+  NODE_PATH="$cache/npm/node_modules" node scripts/build-echarts.mjs public/vendor/echarts.min.js
+  # Built in a folder of its own, moved into place once whole.
+  stage=$(mktemp -d "$cache/viewer/.building-XXXXXX")
+  trap 'rm -rf "$stage"' EXIT
+  NODE_PATH="$cache/npm/node_modules" node scripts/assemble-viewer.mjs "$wasm" "$stage"
+  # Precompressed copies for servers that send them as is (`infermeter view`, nginx
+  # gzip_static): compressed once, at build time, instead of on every request at a fast level.
+  # The app's code goes through zopfli: gzip that any browser reads, 4% (20 KB) smaller than
+  # gzip -9, for a few seconds of build. The reports (possibly megabytes, where zopfli takes
+  # minutes) get gzip -9.
+  find "$stage" -type f \( -name '*.wasm' -o -name '*.js' -o -name '*.css' \) -exec zopfli {} +
+  find "$stage" -type f \( -name '*.html' -o -name '*.json' \) -exec gzip -9 -n -k -f {} +
+  chmod 755 "$stage"
+  rm -rf "$built"
+  mv "$stage" "$built"
+  # The last four builds are kept (other clones, other branches), the older ones removed.
+  find "$cache/viewer" -mindepth 1 -maxdepth 1 -type d -not -name '.*' -printf '%T@ %p\n' \
+    | sort -rn | tail -n +5 | cut -d' ' -f2- | xargs -r rm -rf
+fi
 
 # Into dist/, replacing only the files whose bytes changed: the others keep their times, so the
 # collector, which embeds dist/ and is rebuilt when a file in it is newer (collector/build.rs),
 # is not rebuilt (over a minute on two cores) for a viewer that did not change.
 mkdir -p dist
-(cd "$stage" && find . -type f) | while IFS= read -r file; do
-  if ! cmp -s "$stage/$file" "dist/$file"; then
+(cd "$built" && find . -type f) | while IFS= read -r file; do
+  if ! cmp -s "$built/$file" "dist/$file"; then
     mkdir -p "dist/$(dirname "$file")"
-    cp "$stage/$file" "dist/$file"
+    cp "$built/$file" "dist/$file"
   fi
 done
 (cd dist && find . -type f) | while IFS= read -r file; do
-  [ -e "$stage/$file" ] || rm "dist/$file"
+  [ -e "$built/$file" ] || rm "dist/$file"
 done
 find dist -mindepth 1 -type d -empty -delete
 

@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
 # The main job on the built-in default: start an engine (the simulator, or llama.cpp on CPU with
-# --engine llama.cpp), measure it with the collector, then serve the viewer with the fresh report
-# on 127.0.0.1 and print its URL. Reports are kept under runs/<time>/ and never overwritten.
+# --engine llama.cpp), measure it with the collector, fit the simulator to the report (the page's
+# What If), then serve the viewer with the fresh report on 127.0.0.1 and print its URL. Reports
+# are kept under runs/<time>/ and never overwritten. It installs only what this needs
+# (scripts/setup-build.sh).
 # The binary it builds ($CARGO_TARGET_DIR/<profile>/infermeter) has the viewer built in, so its
 # `view` and `export` work from any folder.
 #
 #   bash scripts/demo.sh [--engine sim|llama.cpp] [--suite NAME] [--full] [--model M --gpu G]
 #                        [--profile release|dev] [--no-view]
 #
-# --no-view: stop after the summary (the report's path is the last line printed), e.g. to script
-#   the run; --profile dev: the unoptimized build the tests use (minutes less to build).
+# The default suite, scripts/demo-suite.toml, measures the simulator for about 2 minutes and
+# fills every section of the page. --suite NAME: a built-in suite or a TOML file, quick (its
+# levels thinned) unless --full; --full alone: the whole four-scenario suite (the published
+# reports' shape; much longer). --no-view: stop after the summary (the report's path is the last
+# line printed), e.g. to script the run; --profile dev: the unoptimized build the tests use.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 source scripts/env.sh
 
-engine=sim suite=four-scenario quick=--quick model=qwen3.5-35b-a3b-fp8 gpu=h100-sxm
+engine=sim suite= quick=--quick model=qwen3.5-35b-a3b-fp8 gpu=h100-sxm
 profile=release view=1
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -26,10 +31,15 @@ while [ $# -gt 0 ]; do
     --gpu) gpu=$2; shift 2 ;;
     --profile) profile=$2; shift 2 ;;
     --no-view) view=; shift ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "demo.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
   esac
 done
+
+# The demo's own suite is sized as it is written: not thinned by --quick.
+if [ -z "$suite" ]; then
+  if [ -n "$quick" ]; then suite=scripts/demo-suite.toml quick=; else suite=four-scenario; fi
+fi
 
 case "$profile" in
   release) profile_dir=release ;;
@@ -37,7 +47,8 @@ case "$profile" in
   *) echo "demo.sh: --profile must be release or dev, not '$profile'" >&2; exit 2 ;;
 esac
 
-bash scripts/setup.sh
+# Only what this job needs (the tests' tools come from scripts/setup.sh, run by scripts/test.sh).
+bash scripts/setup-build.sh
 # The viewer first: the collector embeds the dist/ it finds when it is built (collector/build.rs),
 # named as scripts/test.sh names it, so the two share one build of the collector.
 echo "[demo] building the viewer, then the collector with it ($profile)" >&2
@@ -55,7 +66,9 @@ trap cleanup EXIT
 
 case "$engine" in
   sim)
-    "$bin" sim --listen "127.0.0.1:$port" --model "$model" --gpu "$gpu" 2>"$out/engine.log" &
+    # With vLLM's prefix caching modelled: the Users section's cache allowed/defeated differ.
+    "$bin" sim --listen "127.0.0.1:$port" --model "$model" --gpu "$gpu" --prefix-cache \
+      2>"$out/engine.log" &
     server_pid=$!
     base="http://127.0.0.1:$port/v1"
     extra=(--engine sim)
@@ -64,7 +77,7 @@ case "$engine" in
     eval "$(bash engines/llama-cpp/serve.sh "$port" | grep -E '^(LLAMA_[A-Z_]+|TOKENIZER_DIR)=')"
     server_pid=$LLAMA_PID
     base=$LLAMA_BASE_URL
-    suite=${suite/four-scenario/llama-cpu}
+    case "$suite" in scripts/demo-suite.toml) suite=llama-cpu quick=--quick ;; four-scenario) suite=llama-cpu ;; esac
     extra=(--engine llamacpp --tokenizer "$TOKENIZER_DIR" --gpu "CPU (no GPU)")
     ;;
   *) echo "demo.sh: --engine must be sim or llama.cpp, not '$engine'" >&2; exit 2 ;;
@@ -74,10 +87,15 @@ for _ in $(seq 1 100); do
   curl -fsS "${base%/v1}/health" >/dev/null 2>&1 && break
   sleep 0.1
 done
-echo "[demo] measuring $base with suite $suite ${quick:+(quick)}; report in $out" >&2
+echo "[demo] set-up and builds took ${SECONDS}s; measuring $base with suite $suite ${quick:+(quick)}; report in $out" >&2
+measure_start=$SECONDS
 "$bin" run --base-url "$base" --suite "$suite" $quick "${extra[@]}" --out "$out/report.json"
 cleanup
 server_pid=
+echo "[demo] measured for $((SECONDS - measure_start))s; fitting the simulator to the report (What If)" >&2
+# A report the simulator's tables cannot fit (e.g. a model or GPU they lack) is still shown.
+"$bin" fit "$out/report.json" >"$out/fit.txt" 2>&1 \
+  || echo "[demo] no fit, so the page's What If stays empty: $(tail -1 "$out/fit.txt")" >&2
 "$bin" summary "$out/report.json"
 if [ -z "$view" ]; then
   echo "$out/report.json"

@@ -1,11 +1,35 @@
 #!/usr/bin/env bash
-# Installs every tool the build and tests need, idempotently. Versions come from
-# the root Cargo.toml ([workspace.metadata.tools]) so there is one place to pin them.
-# Tools and npm packages live outside the repo: ~/.cargo/bin and $INFERMETER_CACHE.
+# Installs every tool the tests need, idempotently: first what the main job needs
+# (scripts/setup-build.sh: the wasm32 target, wasm-bindgen-cli, the viewer's npm tools), then
+# what only the tests use: rustfmt and clippy, Debian chromium (the browser tests, through
+# playwright-core), the npm test tools (playwright-core, axe-core), kubernetes-validate and the
+# peer benchmark tools. Versions come from the root Cargo.toml ([workspace.metadata.tools]) so
+# there is one place to pin them. Tools live outside the repo: ~/.cargo/bin and $INFERMETER_CACHE.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${INFERMETER_CACHE:-$HOME/.cache/infermeter}
 mkdir -p "$cache"
+say() { printf '[setup] %s\n' "$*" >&2; }
+
+# Before anything long, the Debian packages only the tests need: chromium (the browser tests)
+# and python3-venv (the test tools' virtual environments). As root with apt-get they are
+# installed; otherwise this stops with the command that installs them.
+packages=()
+command -v chromium >/dev/null || packages+=(chromium)
+python3 -c 'import ensurepip, venv' 2>/dev/null || packages+=(python3-venv)
+if [ ${#packages[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    say "installing Debian packages ${packages[*]} (the tests)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${packages[@]}" >/dev/null
+  else
+    say "missing for the tests: ${packages[*]}"
+    say "install them with:  sudo apt-get install -y ${packages[*]}"
+    exit 1
+  fi
+fi
+bash "$root/scripts/setup-build.sh" test
 
 tool_version() { # reads `name = "x.y.z"` from [workspace.metadata.tools]
   awk -v key="$1" '
@@ -13,46 +37,12 @@ tool_version() { # reads `name = "x.y.z"` from [workspace.metadata.tools]
     /^\[/ {on=0}
     on && $1 == key { gsub(/"/, "", $3); print $3 }' "$root/Cargo.toml"
 }
-trunk_version=$(tool_version trunk)
-bindgen_version=$(tool_version wasm-bindgen)
-say() { printf '[setup] %s\n' "$*" >&2; }
 
-export PATH="$HOME/.cargo/bin:$PATH"
-if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
-  say "adding rust target wasm32-unknown-unknown"
-  rustup target add wasm32-unknown-unknown
-fi
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 for c in rustfmt clippy; do
   rustup component list --installed | grep -q "^$c" || rustup component add "$c"
 done
 
-if ! trunk --version 2>/dev/null | grep -q " $trunk_version\$"; then
-  say "installing trunk $trunk_version (about 14 minutes the first time)"
-  cargo install --locked trunk --version "$trunk_version"
-fi
-# wasm-bindgen-cli without --locked: its lockfile pins a crate the registry no longer has.
-if ! wasm-bindgen --version 2>/dev/null | grep -q " $bindgen_version\$"; then
-  say "installing wasm-bindgen-cli $bindgen_version"
-  cargo install wasm-bindgen-cli --version "$bindgen_version" --force
-fi
-
-# zopfli writes the viewer's gzip copies (scripts/build-viewer.sh).
-if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null \
-  || ! command -v zopfli >/dev/null; then
-  say "installing Debian chromium, chromium-driver and zopfli"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq chromium chromium-driver zopfli >/dev/null
-fi
-
-# npm tools: reinstall only when tools/package.json changed.
-npm_dir="$cache/npm"
-mkdir -p "$npm_dir"
-if ! cmp -s "$root/tools/package.json" "$npm_dir/package.json" || [ ! -d "$npm_dir/node_modules" ]; then
-  say "installing npm tools into $npm_dir"
-  cp "$root/tools/package.json" "$npm_dir/package.json"
-  (cd "$npm_dir" && npm install --no-audit --no-fund --loglevel=error)
-fi
 # kubernetes-validate (PyPI) checks deploy/kubernetes and `infermeter k8s-manifest` output
 # against the Kubernetes schemas, which ship inside the package: no network when it runs.
 kv_version=$(tool_version kubernetes-validate)

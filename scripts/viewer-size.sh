@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prints what a browser downloads to show a report: the wasm, the JS (trunk's loader, the chart
+# Prints what a browser downloads to show a report: the wasm, the JS (wasm-bindgen's loader, the chart
 # glue and the ECharts bundle) and the CSS in dist/: raw, as the gzip files build-viewer.sh
 # writes beside them with zopfli (what `infermeter view` and nginx gzip_static send), and at
 # gzip -9 (what a server compressing on the fly sends at best), with their totals.

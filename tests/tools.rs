@@ -1,7 +1,9 @@
 //! The tool versions that must agree are pinned once, in the root Cargo.toml
-//! (`[workspace.metadata.tools]`); scripts/setup.sh installs those. This test fails when
-//! Trunk.toml or Cargo.lock drift from them, which would otherwise surface as a blank page
-//! (wasm-bindgen schema mismatch) or a build that tries to download tools.
+//! (`[workspace.metadata.tools]`); scripts/setup-build.sh and scripts/setup.sh install those.
+//! These tests fail when Trunk.toml, Cargo.lock or tools/package.json drift from them, which
+//! would otherwise surface as a blank page (wasm-bindgen schema mismatch) or a build that tries
+//! to download tools; and when the viewer's build needs an npm tool that scripts/demo.sh does
+//! not install.
 
 use std::path::Path;
 
@@ -75,4 +77,31 @@ fn npm_tools_pin_the_same_binaryen() {
         package.contains(&format!("\"binaryen\": \"{}.", pinned("binaryen"))),
         "tools/package.json binaryen must match Cargo.toml's pinned binaryen"
     );
+}
+
+/// scripts/demo.sh installs only the `dependencies` of tools/package.json (scripts/setup-build.sh
+/// runs `npm install --omit=dev`; the tests' tools are devDependencies): every npm module the
+/// viewer's build checks for, and binaryen (its wasm-opt), must be among them.
+#[test]
+fn the_viewer_build_needs_only_the_npm_dependencies() {
+    let package: serde_json::Value =
+        serde_json::from_str(&read("tools/package.json")).expect("tools/package.json is JSON");
+    let dependencies = package["dependencies"]
+        .as_object()
+        .expect("tools/package.json has dependencies");
+    let build = read("scripts/build-viewer.sh");
+    let modules = build
+        .lines()
+        .find_map(|l| l.strip_prefix("for module in "))
+        .and_then(|l| l.split_once(';'))
+        .map(|(list, _)| list.split_whitespace().collect::<Vec<_>>())
+        .expect("scripts/build-viewer.sh checks its npm modules with `for module in ...;`");
+    assert!(!modules.is_empty());
+    for module in modules.into_iter().chain(["binaryen"]) {
+        assert!(
+            dependencies.contains_key(module),
+            "tools/package.json: {module} builds the viewer, so it must be in dependencies \
+             (scripts/demo.sh does not install devDependencies)"
+        );
+    }
 }

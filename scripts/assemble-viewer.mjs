@@ -1,0 +1,124 @@
+// Turns cargo's wasm into the served viewer, as trunk did, without trunk (compiling trunk was
+// most of a fresh set-up): reads index.html's `<link data-trunk ...>` elements and
+//   rel="rust":     runs wasm-bindgen (--target web) and the pinned wasm-opt with the link's
+//                   data-wasm-opt level and data-wasm-opt-params, minifies the JS loader and its
+//                   snippets (terser), and puts the module script that starts the app in the
+//                   link's place, with preload links (subresource integrity) in the head;
+//   rel="css":      minifies the sheet (esbuild) into main-<hash>.css and links it;
+//   rel="copy-dir": copies the folder into the output, under its own name;
+// then minifies the page's inline script and drops its comments.
+// The wasm and its loader are named <bin>-<hash>, the CSS main-<hash> (16 hex digits, of what
+// makes their content): `infermeter view` lets browsers keep such files for good.
+//   NODE_PATH=<npm tools>/node_modules node scripts/assemble-viewer.mjs CARGO_WASM OUT_DIR
+// Run by scripts/build-viewer.sh, which puts the pinned wasm-opt first on PATH.
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const nodeModules = process.env.NODE_PATH?.split(':')[0];
+if (!nodeModules) throw new Error('set NODE_PATH to the npm tools\' node_modules (scripts/env.sh does)');
+const require = createRequire(join(nodeModules, '.'));
+const { minify } = require('terser');
+const esbuild = require('esbuild');
+
+const [cargoWasm, out] = process.argv.slice(2);
+if (!cargoWasm || !out) throw new Error('usage: node scripts/assemble-viewer.mjs CARGO_WASM OUT_DIR');
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+const sha = (algorithm, ...parts) => {
+  const hash = createHash(algorithm);
+  for (const part of parts) hash.update(part);
+  return hash;
+};
+const short = (...parts) => sha('sha256', ...parts).digest('hex').slice(0, 16);
+const integrity = (bytes) => 'sha384-' + sha('sha384', bytes).digest('base64');
+const run = (tool, args) => {
+  try {
+    return execFileSync(tool, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  } catch (error) {
+    throw new Error(`${tool} ${args.join(' ')} failed (${error.message.split('\n')[0]}); ` +
+      'run scripts/setup-build.sh to install the pinned tools');
+  }
+};
+const minifiedJs = async (source) =>
+  (await minify(source, { module: true, ecma: 2020, compress: { passes: 2 } })).code;
+
+/// `name="value"` and bare `name` attributes of a tag's text.
+function attributes(text) {
+  const attrs = {};
+  for (const [, name, value] of text.matchAll(/([\w-]+)(?:\s*=\s*"([^"]*)")?/g)) attrs[name] = value ?? '';
+  return attrs;
+}
+
+/// Every file under `dir`, as paths relative to it.
+function files(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? files(path).map((f) => join(name, f)) : [name];
+  });
+}
+
+mkdirSync(out, { recursive: true });
+// Comments first: a commented-out link is not built.
+let html = readFileSync(join(root, 'index.html'), 'utf8').replace(/<!--[\s\S]*?-->\s*/g, '');
+const preloads = [];
+const links = [...html.matchAll(/<link\s+data-trunk\b([^>]*?)\/?>/g)];
+if (!links.some(([, text]) => attributes(text).rel === 'rust')) {
+  throw new Error('index.html has no <link data-trunk rel="rust" ...> naming the viewer\'s binary');
+}
+for (const [tag, text] of links) {
+  const attrs = attributes(text);
+  let replacement = '';
+  if (attrs.rel === 'rust') {
+    const bin = attrs['data-bin'];
+    if (!bin) throw new Error('index.html: the rel="rust" link needs data-bin (the viewer\'s binary)');
+    const level = attrs['data-wasm-opt'] ?? 'z';
+    const params = (attrs['data-wasm-opt-params'] ?? '').split(/\s+/).filter(Boolean);
+    const versions = run('wasm-bindgen', ['--version']) + run('wasm-opt', ['--version']);
+    const name = `${bin}-${short(readFileSync(cargoWasm), level, params.join(' '), versions)}`;
+    const bindgen = mkdtempSync(join(tmpdir(), 'infermeter-bindgen-'));
+    try {
+      // Named as the binary, then renamed, as trunk does: wasm-bindgen writes the name into
+      // every import of the wasm (a hashed one made it 2.5 KB larger).
+      run('wasm-bindgen', ['--target=web', `--out-dir=${bindgen}`, `--out-name=${bin}`, '--no-typescript', cargoWasm]);
+      const wasm = `${name}_bg.wasm`;
+      run('wasm-opt', [`--output=${join(out, wasm)}`, `-O${level}`, join(bindgen, `${bin}_bg.wasm`), ...params]);
+      const scripts = [[`${bin}.js`, `${name}.js`],
+        ...files(bindgen).filter((f) => f.startsWith('snippets/') && f.endsWith('.js')).map((f) => [f, f])];
+      for (const [from, script] of scripts) {
+        const code = await minifiedJs(readFileSync(join(bindgen, from), 'utf8'));
+        mkdirSync(dirname(join(out, script)), { recursive: true });
+        writeFileSync(join(out, script), code);
+        preloads.push(`<link rel="modulepreload" href="./${script}" crossorigin="anonymous" integrity="${integrity(code)}">`);
+      }
+      preloads.push(`<link rel="preload" href="./${wasm}" crossorigin="anonymous" integrity="${integrity(readFileSync(join(out, wasm)))}" as="fetch" type="application/wasm">`);
+      replacement = `<script type="module">import init from './${name}.js';await init({module_or_path:'./${wasm}'});</script>`;
+    } finally {
+      rmSync(bindgen, { recursive: true, force: true });
+    }
+  } else if (attrs.rel === 'css') {
+    const source = readFileSync(join(root, attrs.href), 'utf8');
+    const { code } = await esbuild.transform(source, { loader: 'css', minify: true });
+    const file = `${basename(attrs.href, '.css')}-${short(code)}.css`;
+    writeFileSync(join(out, file), code);
+    replacement = `<link rel="stylesheet" href="./${file}" integrity="${integrity(code)}"/>`;
+  } else if (attrs.rel === 'copy-dir') {
+    cpSync(join(root, attrs.href), join(out, basename(attrs.href)), { recursive: true });
+  } else {
+    throw new Error(`index.html: <link data-trunk rel="${attrs.rel}"> is not built by scripts/assemble-viewer.mjs`);
+  }
+  html = html.replace(tag, () => replacement);
+}
+html = html.replace('</head>', () => `${preloads.join('')}</head>`);
+// The page's own inline script: written to be read, shipped small. Classic script, not a module:
+// its top-level names stay as written (terser's default).
+for (const [tag, source] of [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)]) {
+  const { code } = await minify(source, { ecma: 2020, compress: { passes: 2 } });
+  html = html.replace(tag, () => `<script>${code}</script>`);
+}
+writeFileSync(join(out, 'index.html'), html.replace(/\n\s*\n/g, '\n'));
+console.error(`[build-viewer] assembled ${files(out).length} files into ${relative(process.cwd(), out) || out}`);

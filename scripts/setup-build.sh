@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Installs what the main job needs (scripts/demo.sh: build the viewer and the collector, measure,
+# serve), idempotently: the wasm32 target, wasm-bindgen-cli at the version pinned in the root
+# Cargo.toml ([workspace.metadata.tools]) and the npm tools of the viewer's build (the
+# `dependencies` of tools/package.json). Test-only tools come from scripts/setup.sh, which runs
+# this first. Tools live outside the repo: ~/.cargo/bin and $INFERMETER_CACHE.
+#
+# System prerequisites (a C compiler, Node and npm, curl, Python 3, zopfli) are checked before
+# anything long starts: as root with apt-get they are installed, otherwise the script stops and
+# prints the command that installs them.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache=${INFERMETER_CACHE:-$HOME/.cache/infermeter}
+say() { printf '[setup] %s\n' "$*" >&2; }
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+
+# Debian packages for the given commands: `command:package ...`.
+missing_packages() {
+  local pair
+  for pair in "$@"; do
+    command -v "${pair%%:*}" >/dev/null || printf '%s\n' "${pair#*:}"
+  done | sort -u | tr '\n' ' '
+}
+# Installs the Debian packages named, or stops with the command that does.
+need_debian_packages() { # WHAT-FOR PACKAGE...
+  local what=$1
+  shift
+  [ $# -gt 0 ] || return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    say "installing Debian packages $* ($what)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "$@" >/dev/null
+  else
+    say "missing for $what: $*"
+    say "install them with:  sudo apt-get install -y $*"
+    say "then run this again."
+    exit 1
+  fi
+}
+# shellcheck disable=SC2046 # one word per package
+need_debian_packages "building and running the demo" $(missing_packages cc:build-essential \
+  node:nodejs npm:npm curl:curl python3:python3 zopfli:zopfli)
+if ! command -v rustup >/dev/null || ! command -v cargo >/dev/null; then
+  say "Rust is not installed (rustup and cargo not found on PATH or in ~/.cargo/bin)."
+  say "install it with:  curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y"
+  exit 1
+fi
+
+tool_version() { # reads `name = "x.y.z"` from [workspace.metadata.tools]
+  awk -v key="$1" '
+    /^\[workspace\.metadata\.tools\]/ {on=1; next}
+    /^\[/ {on=0}
+    on && $1 == key { gsub(/"/, "", $3); print $3 }' "$root/Cargo.toml"
+}
+bindgen_version=$(tool_version wasm-bindgen)
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  say "adding rust target wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown
+fi
+
+# npm tools: reinstall only when tools/package.json changed, or when the tests' tools
+# (devDependencies) are wanted and only the build's were installed. A folder that already has
+# the tests' tools serves the build too.
+npm_tools() { # build | test
+  local want=$1 dir="$cache/npm" had
+  mkdir -p "$dir"
+  had=$(cat "$dir/.installed-for" 2>/dev/null || true)
+  if cmp -s "$root/tools/package.json" "$dir/package.json" && [ -d "$dir/node_modules" ] \
+    && { [ "$had" = test ] || [ "$had" = "$want" ]; }; then
+    return
+  fi
+  say "installing the npm tools of tools/package.json ($want) into $dir"
+  cp "$root/tools/package.json" "$dir/package.json"
+  rm -f "$dir/.installed-for"
+  if [ "$want" = test ]; then
+    (cd "$dir" && npm install --no-audit --no-fund --no-update-notifier --loglevel=error)
+  else
+    (cd "$dir" && npm install --omit=dev --no-audit --no-fund --no-update-notifier --loglevel=error)
+  fi
+  echo "$want" >"$dir/.installed-for"
+}
+
+# wasm-bindgen-cli, compiled, while npm installs. Only its `wasm-bindgen` binary, without its
+# default TLS feature (the test runner's downloads; rustls and ring are most of its compiling).
+# Without --locked: its lockfile pins a crate the registry no longer has.
+pids=()
+if ! wasm-bindgen --version 2>/dev/null | grep -q " $bindgen_version\$"; then
+  say "installing wasm-bindgen-cli $bindgen_version (compiled once: minutes)"
+  # In a folder of its own (cargo's temporary one), not the project's CARGO_TARGET_DIR.
+  env -u CARGO_TARGET_DIR cargo install --quiet wasm-bindgen-cli --version "$bindgen_version" --no-default-features \
+    --bin wasm-bindgen --force &
+  pids+=($!)
+fi
+npm_tools "${1:-build}" &
+pids+=($!)
+for pid in "${pids[@]}"; do
+  wait "$pid"
+done
