@@ -126,23 +126,24 @@ pub fn Section(info: &'static SectionInfo, children: Children) -> impl IntoView 
     }
 }
 
-/// The sections from the top of the page down to the first charts: built at once, so the first
-/// screen and the first chart show without waiting for the rest.
+/// The sections from the top of the page down to the first chart: built at once, so the first
+/// screen and the first chart show without waiting for the rest. Every view built and every
+/// chart option prepared in the same task delays the first chart's frame.
 pub fn leading_sections() -> impl IntoView {
     view! {
         <header::HeaderSection />
         <header::HighlightsSection />
         <TableOfContents />
         <choice::ChoiceSection />
-        <scenarios::ScenariosSection />
-        <scenarios::GlossarySection />
-        <fastest::FastestSection />
     }
 }
 
 /// The sections after [`leading_sections`], in the order of the published reports.
 pub fn remaining_sections() -> impl IntoView {
     view! {
+        <scenarios::ScenariosSection />
+        <scenarios::GlossarySection />
+        <fastest::FastestSection />
         <scale_up::ScaleUpSection />
         <throughput::ThroughputSection />
         <capacity::CapacitySection />
