@@ -223,3 +223,28 @@ export async function withLegend(url, entries, text, background) {
   });
   return canvas.toDataURL('image/png');
 }
+
+/// Keeps `--topbar-height` and `--sticky-bottom` (CSS pixels) on the root element from the bars
+/// that stay at the top of the report page: the top bar (`.topbar`) and, where the style sheet
+/// makes it sticky, the table of contents `toc`, whose height depends on the window's width (its
+/// links wrap to one, two or three rows). `style/main.css` places the contents under the top bar
+/// and gives every section that `scroll-margin-top`, so a link to a section lands its heading
+/// below the bars. Measured at once and whenever either bar changes size; returns the function
+/// that stops.
+export function keepStickyOffsets(toc) {
+  const topbar = document.querySelector('.topbar');
+  const sticky = (e) => e && getComputedStyle(e).position === 'sticky';
+  const measure = () => {
+    const height = topbar ? topbar.offsetHeight : 0;
+    let bottom = sticky(topbar) ? height : 0;
+    if (sticky(toc)) bottom = Math.max(bottom, height + toc.offsetHeight);
+    const root = document.documentElement.style;
+    root.setProperty('--topbar-height', `${height}px`);
+    root.setProperty('--sticky-bottom', `${bottom}px`);
+  };
+  // The observer also reports the sizes it starts with.
+  const observer = new ResizeObserver(measure);
+  observer.observe(toc);
+  if (topbar) observer.observe(topbar);
+  return () => observer.disconnect();
+}

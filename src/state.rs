@@ -285,6 +285,57 @@ impl ChoiceView {
     }
 }
 
+/// Which reports the Technical deep dive draws in a comparison: one at a time (its lines per
+/// concurrency level of several reports together are a tangle), or all of them together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DeepDivePick {
+    /// The main report.
+    #[default]
+    Main,
+    /// The compared report at this position (1 the first; past the last: the main one).
+    Report(usize),
+    All,
+}
+
+impl DeepDivePick {
+    /// Whether the report at `index` of `count` shown together is drawn.
+    pub fn shows(self, index: usize, count: usize) -> bool {
+        self == DeepDivePick::All || self.normalized(count) == DeepDivePick::of(index)
+    }
+
+    /// The pick of the report at `index`.
+    pub fn of(index: usize) -> DeepDivePick {
+        match index {
+            0 => DeepDivePick::Main,
+            i => DeepDivePick::Report(i),
+        }
+    }
+
+    /// The same pick with a report past the last one (an old address) read as the main one.
+    pub fn normalized(self, count: usize) -> DeepDivePick {
+        match self {
+            DeepDivePick::Report(i) if i >= count => DeepDivePick::Main,
+            pick => pick,
+        }
+    }
+
+    /// `deep=` of the address: `all` or a report's position.
+    fn parse(value: &str) -> Option<DeepDivePick> {
+        match value {
+            "all" => Some(DeepDivePick::All),
+            v => v.parse().ok().map(DeepDivePick::of),
+        }
+    }
+
+    fn key(self) -> String {
+        match self {
+            DeepDivePick::Main => "0".into(),
+            DeepDivePick::Report(i) => i.to_string(),
+            DeepDivePick::All => "all".into(),
+        }
+    }
+}
+
 /// What part of the view a chart depends on beyond the common settings, so a control redraws
 /// only what reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -299,6 +350,8 @@ pub enum Scope<'a> {
     WhatIf,
     /// The common settings and the "Which configuration?" controls.
     Choice,
+    /// The common settings and which reports the Technical deep dive draws.
+    DeepDive,
 }
 
 /// The whole view: which reports, which statistic, which limits, which theme.
@@ -327,6 +380,8 @@ pub struct ViewState {
     pub what_if: WhatIfChoice,
     /// The "Which configuration?" section's controls.
     pub choice: ChoiceView,
+    /// Which reports the Technical deep dive draws.
+    pub deep_dive: DeepDivePick,
 }
 
 /// The timeline's metric before the reader picks one: TTFT shows warm-up and a filling cache.
@@ -348,6 +403,7 @@ impl Default for ViewState {
             timeline_metric: DEFAULT_TIMELINE_METRIC,
             what_if: WhatIfChoice::default(),
             choice: ChoiceView::default(),
+            deep_dive: DeepDivePick::default(),
         }
     }
 }
@@ -374,6 +430,7 @@ impl ViewState {
                     state.slo.target = positive(value).filter(|v| *v <= 1.0).or(state.slo.target)
                 }
                 "timeline" if !value.is_empty() => state.timeline = Some(value.to_string()),
+                "deep" => state.deep_dive = DeepDivePick::parse(value).unwrap_or_default(),
                 "timeline_metric" => {
                     if let Some(m) = TimelineMetric::ALL.into_iter().find(|m| m.key() == value) {
                         state.timeline_metric = m;
@@ -456,6 +513,9 @@ impl ViewState {
         }
         self.what_if.write(&mut q);
         self.choice.write(&mut q);
+        if self.deep_dive != defaults.deep_dive {
+            q.append_pair("deep", &self.deep_dive.key());
+        }
         q.finish()
     }
 
@@ -485,6 +545,10 @@ impl ViewState {
             choice: match scope {
                 Scope::Choice => self.choice.clone(),
                 _ => ChoiceView::default(),
+            },
+            deep_dive: match scope {
+                Scope::DeepDive => self.deep_dive,
+                _ => DeepDivePick::default(),
             },
             ..self.clone()
         }
@@ -652,6 +716,7 @@ mod tests {
                     .into_iter()
                     .collect(),
             },
+            deep_dive: DeepDivePick::Report(2),
             ..ViewState::default()
         };
         let preset = Thresholds {
@@ -672,6 +737,29 @@ mod tests {
             ),
             "{query}"
         );
+    }
+
+    /// The deep dive draws the main report until another is picked; a pick past the last
+    /// report (an old address) draws the main one; the pick is no other chart's concern.
+    #[test]
+    fn the_deep_dive_shows_one_report_or_all() {
+        assert_eq!(ViewState::from_query("deep=0"), ViewState::default());
+        assert_eq!(ViewState::from_query("deep=x"), ViewState::default());
+        let main = DeepDivePick::default();
+        assert!(main.shows(0, 4) && !main.shows(1, 4));
+        let third = ViewState::from_query("deep=2&stat=p90");
+        assert_eq!(third.deep_dive, DeepDivePick::Report(2));
+        assert_eq!(
+            (0..4)
+                .map(|i| third.deep_dive.shows(i, 4))
+                .collect::<Vec<_>>(),
+            [false, false, true, false]
+        );
+        assert!(third.deep_dive.shows(0, 2) && !third.deep_dive.shows(1, 2));
+        let all = ViewState::from_query("deep=all").deep_dive;
+        assert!((0..4).all(|i| all.shows(i, 4)));
+        assert_eq!(third.scoped(Scope::Common).to_query(), "stat=p90");
+        assert_eq!(third.scoped(Scope::DeepDive).to_query(), "stat=p90&deep=2");
     }
 
     /// The section's controls leave the address at their defaults, refuse what they cannot

@@ -1,5 +1,7 @@
 //! Technical deep dive: infrastructure metrics against context length (x = input tokens), one
-//! line per concurrency level, so a peak before the longest context shows as a bend.
+//! line per concurrency level, so a peak before the longest context shows as a bend. In a
+//! comparison each chart draws the reports the reader picked ([`shown`]): by default the main
+//! one, since every report's levels together make a tangle of lines.
 
 use infermeter_report::analysis::findings::context;
 use infermeter_report::analysis::Metric;
@@ -10,14 +12,25 @@ use super::plot::{Line, Plot, XAxis};
 use super::{metric_axis, plot, source_line, Source};
 use crate::state::ViewState;
 
-/// `metric` by context length, one line per concurrency level of each report (peak mode).
+/// The reports the deep dive's charts draw: those `view.deep_dive` picks.
+pub fn shown<'a, 's>(
+    sources: &'a [Source<'s>],
+    view: &ViewState,
+) -> impl Iterator<Item = &'a Source<'s>> {
+    let pick = view.deep_dive;
+    sources
+        .iter()
+        .filter(move |s| pick.shows(s.index, sources.len()))
+}
+
+/// `metric` by context length, one line per concurrency level of each report shown (peak mode).
 pub fn by_context(sources: &[Source], view: &ViewState, metric: Metric) -> Plot {
     let mut p = plot(
         XAxis::ContextTokens,
         vec![metric_axis(metric, view.stat)],
         view,
     );
-    for source in sources {
+    for source in shown(sources, view) {
         for line in context::by_context(source.analysis.report(), metric, view.stat) {
             let points = line
                 .points
@@ -92,5 +105,29 @@ mod tests {
         assert_eq!(x_axis(&json)["name"], "Context length (input tokens)");
         // Reference 002's 20 ms line of instant streaming.
         assert_eq!(threshold_values(&json), vec![20.0]);
+    }
+
+    /// In a comparison each report's levels are lines of their own: the main report's alone by
+    /// default, another report's when picked, every report's when all are.
+    #[test]
+    fn a_comparison_draws_the_picked_report() {
+        let (a, b) = (sample(), sample());
+        let levels = peak_levels(&a).len();
+        let reports = [a, b];
+        let lines = |deep: &str| {
+            let view = ViewState::from_query(deep);
+            with_all_sources(&reports, |s| {
+                let p = throughput(s, &view);
+                p.lines.iter().map(|l| l.name.clone()).collect::<Vec<_>>()
+            })
+        };
+        let (main, second, all) = (lines(""), lines("deep=1"), lines("deep=all"));
+        assert_eq!(
+            (main.len(), second.len(), all.len()),
+            (levels, levels, 2 * levels)
+        );
+        assert_ne!(main, second, "the report's label names its lines");
+        assert_eq!([main, second].concat(), all);
+        assert_eq!(lines("deep=9"), lines(""));
     }
 }

@@ -1,13 +1,14 @@
 //! Requests of varied lengths (a prompt file, drawn lengths): each request's latency against
 //! its own length, and how the lengths spread. Read from the levels' per-request columns
-//! (`infermeter_report::lengths`); a report of fixed lengths has none of these charts.
+//! (`infermeter_report::lengths`); a report of fixed lengths has none of these charts. They sit
+//! in the Technical deep dive and draw the reports picked there (`deep_dive::shown`).
 
 use infermeter_report::analysis::describe;
 use infermeter_report::analysis::format::{format_grouped, format_number};
 use infermeter_report::lengths::{histogram, LevelLengths, RequestLengths};
 
 use super::plot::{Line, LineKind, Plot, XAxis, YAxis};
-use super::{plot, source_line, Source};
+use super::{deep_dive, plot, source_line, Source};
 use crate::state::ViewState;
 
 /// Bins of a length histogram.
@@ -23,7 +24,7 @@ fn by_length(
     point: fn(&RequestLengths) -> (u32, f64),
 ) -> Plot {
     let mut p = plot(x, vec![y], view);
-    for source in sources {
+    for source in deep_dive::shown(sources, view) {
         let report = source.analysis.report();
         for series in &report.series {
             let name = source
@@ -85,7 +86,7 @@ type Side = fn(&RequestLengths) -> u32;
 /// levels' successful requests together).
 pub fn histograms(sources: &[Source], view: &ViewState) -> Plot {
     let mut p = plot(XAxis::RequestTokens, vec![YAxis::new("Requests", "")], view);
-    for source in sources {
+    for source in deep_dive::shown(sources, view) {
         let report = source.analysis.report();
         for scenario in &report.scenarios {
             let requests: Vec<RequestLengths> = report

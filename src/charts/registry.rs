@@ -219,6 +219,20 @@ pub const LENGTHS_HISTOGRAM: Chart = Chart {
 /// The charts of requests of varied lengths: a report of fixed lengths has none of them.
 pub const LENGTH_CHARTS: [&Chart; 3] = [&LENGTHS_TTFT, &LENGTHS_E2E, &LENGTHS_HISTOGRAM];
 
+/// The Technical deep dive's charts: they draw the reports the reader picks there.
+pub const DEEP_DIVE_CHARTS: [&Chart; 10] = [
+    &CONTEXT_THROUGHPUT,
+    &CONTEXT_DECODE,
+    &CONTEXT_TTFT,
+    &CONTEXT_QUEUE_WAIT,
+    &CONTEXT_PREFILL,
+    &CONTEXT_ITL,
+    &CONTEXT_SCALING,
+    &LENGTHS_TTFT,
+    &LENGTHS_E2E,
+    &LENGTHS_HISTOGRAM,
+];
+
 pub const POWER_DRAW: Chart = Chart {
     id: "power.draw",
     title: "Power Consumption",
@@ -420,6 +434,8 @@ pub fn scope_of(id: &str) -> Scope<'_> {
         Scope::WhatIf
     } else if id == CHOICE_FRONTIER.id {
         Scope::Choice
+    } else if DEEP_DIVE_CHARTS.iter().any(|c| c.id == id) {
+        Scope::DeepDive
     } else {
         Scope::Common
     }

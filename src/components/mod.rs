@@ -13,6 +13,7 @@ pub mod echarts;
 pub mod error_panel;
 pub mod export;
 pub mod highlight;
+pub mod sticky_bars;
 pub mod table_scroll;
 
 pub use after_paint::{after_next_paint, painted_once};
@@ -20,4 +21,5 @@ pub use chart::ChartView;
 pub use controls::{NumberField, ThemeToggle};
 pub use error_panel::ErrorPanel;
 pub use highlight::{HighlightCard, HighlightGrid};
+pub use sticky_bars::measure_sticky_bars;
 pub use table_scroll::{table_name, TableScroll};

@@ -133,17 +133,21 @@ pub fn graded(scale: &str, range: &Range, band: fn(f64) -> &'static Band) -> Str
     }
 }
 
-/// The sentence of `finding` for each report shown: the main report's alone, or each prefixed by
-/// its label when reports are compared.
+/// The sentence of `finding` for each report shown (those whose position `shown` accepts: a
+/// chart may draw some of them): the main report's alone, or each prefixed by its label when
+/// reports are compared.
 pub fn for_each_report(
     all: &[Findings],
     labels: &[String],
     finding: Finding,
+    shown: impl Fn(usize) -> bool,
 ) -> Vec<(Option<String>, String)> {
     let comparing = all.len() > 1;
     all.iter()
         .zip(labels)
-        .filter_map(|(f, label)| Some((comparing.then(|| label.clone()), finding(f)?)))
+        .enumerate()
+        .filter(|(i, _)| shown(*i))
+        .filter_map(|(_, (f, label))| Some((comparing.then(|| label.clone()), finding(f)?)))
         .collect()
 }
 

@@ -221,7 +221,11 @@ fn compared_reports_each_get_their_sentence() {
     }
     let all = [of(&a), of(&b)];
     let labels = ["H100".to_string(), "H200".to_string()];
-    let texts = for_each_report(&all, &labels, fastest::decode_band);
+    let texts = for_each_report(&all, &labels, fastest::decode_band, |_| true);
+    assert_eq!(
+        for_each_report(&all, &labels, fastest::decode_band, |i| i == 1)[0],
+        texts[1]
+    );
     assert_eq!(texts.len(), 2);
     assert_eq!(texts[0].0.as_deref(), Some("H100"));
     assert!(texts[0]
@@ -230,7 +234,7 @@ fn compared_reports_each_get_their_sentence() {
     assert!(texts[1]
         .1
         .starts_with("Peak per-user decode speed is 345 tok/s ("));
-    let one = for_each_report(&all[..1], &labels[..1], fastest::decode_band);
+    let one = for_each_report(&all[..1], &labels[..1], fastest::decode_band, |_| true);
     assert_eq!(one[0].0, None);
 }
 

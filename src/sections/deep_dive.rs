@@ -1,5 +1,6 @@
 //! Technical deep dive: system throughput, generation speed, TTFT, queue wait, per-user prefill
-//! speed, ITL and scaling efficiency against context length, one line per concurrency.
+//! speed, ITL and scaling efficiency against context length, one line per concurrency. In a
+//! comparison the charts draw one report at a time, the others a click away ([`ReportPick`]).
 
 use leptos::prelude::*;
 
@@ -9,6 +10,7 @@ use crate::charts::registry::{
     CONTEXT_THROUGHPUT, CONTEXT_TTFT, LENGTHS_E2E, LENGTHS_HISTOGRAM, LENGTHS_TTFT,
 };
 use crate::components::TableScroll;
+use crate::state::DeepDivePick;
 use infermeter_report::analysis::Metric;
 use infermeter_report::lengths::LevelLengths;
 
@@ -48,6 +50,34 @@ fn PrefillPeaks() -> impl IntoView {
     }
 }
 
+/// In a comparison, which reports the section's charts draw: a button per report (the main one
+/// pressed at first) and one for all of them together. Nothing for a single report.
+#[component]
+fn ReportPick() -> impl IntoView {
+    let ctx = context();
+    let labels = ctx.labels.get_untracked();
+    let count = labels.len();
+    let picked = Memo::new(move |_| ctx.view.with(|v| v.deep_dive.normalized(count)));
+    let choices = labels
+        .into_iter()
+        .enumerate()
+        .map(|(i, label)| (DeepDivePick::of(i), label))
+        .chain([(DeepDivePick::All, "All together".to_string())]);
+    (count > 1).then(|| {
+        view! {
+            <div class="report-pick" role="group" data-testid="deep-dive-pick"
+                aria-label="Reports the charts of this section draw">
+                <span class="muted">"Charts of "</span>
+                {choices.map(|(pick, label)| view! {
+                    <button type="button" data-testid="deep-dive-report"
+                        aria-pressed=move || (picked.get() == pick).to_string()
+                        on:click=move |_| ctx.view.update(|v| v.deep_dive = pick)>{label}</button>
+                }).collect_view()}
+            </div>
+        }
+    })
+}
+
 #[component]
 pub fn DeepDiveSection() -> impl IntoView {
     let ctx = context();
@@ -64,6 +94,7 @@ pub fn DeepDiveSection() -> impl IntoView {
     view! {
         <Section info=&DEEP_DIVE>
             <p>"How context length shapes performance, one line per concurrency level: system throughput, each user's generation speed and time to first token, then the infrastructure-level metrics that explain them (queue wait, prefill throughput, token generation latency and scaling efficiency). They help diagnose bottlenecks and validate infrastructure decisions."</p>
+            <ReportPick />
             <ChartBlock chart=&CONTEXT_THROUGHPUT />
             <ChartBlock chart=&CONTEXT_DECODE />
             <ChartBlock chart=&CONTEXT_TTFT />

@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use crate::charts::plot::Plot;
 use crate::charts::registry::{plot_by_id, scope_of, Chart};
 use crate::charts::{sources, Source};
-use crate::components::ChartView;
+use crate::components::{measure_sticky_bars, ChartView};
 use crate::findings::{for_each_report, Finding, Findings};
 use crate::state::{ReportContext, Scope, ViewState};
 
@@ -126,23 +126,24 @@ pub fn Section(info: &'static SectionInfo, children: Children) -> impl IntoView 
     }
 }
 
-/// The sections from the top of the page down to the first charts: built at once, so the first
-/// screen and the first chart show without waiting for the rest.
+/// The sections from the top of the page down to the first chart: built at once, so the first
+/// screen and the first chart show without waiting for the rest. Every view built and every
+/// chart option prepared in the same task delays the first chart's frame.
 pub fn leading_sections() -> impl IntoView {
     view! {
         <header::HeaderSection />
         <header::HighlightsSection />
         <TableOfContents />
         <choice::ChoiceSection />
-        <scenarios::ScenariosSection />
-        <scenarios::GlossarySection />
-        <fastest::FastestSection />
     }
 }
 
 /// The sections after [`leading_sections`], in the order of the published reports.
 pub fn remaining_sections() -> impl IntoView {
     view! {
+        <scenarios::ScenariosSection />
+        <scenarios::GlossarySection />
+        <fastest::FastestSection />
         <scale_up::ScaleUpSection />
         <throughput::ThroughputSection />
         <capacity::CapacitySection />
@@ -157,14 +158,17 @@ pub fn remaining_sections() -> impl IntoView {
     }
 }
 
-/// Links to every section, as in the published reports; sticky on wide screens. The Users
-/// section is linked only when it is shown.
+/// Links to every section, as in the published reports; sticky on wide screens, where the
+/// sections land below it (`measure_sticky_bars`). The Users section is linked only when it is
+/// shown.
 #[component]
 fn TableOfContents() -> impl IntoView {
     let ctx = context();
     let with_users = users::has_sessions(ctx);
+    let contents = NodeRef::new();
+    measure_sticky_bars(contents);
     view! {
-        <nav class="toc" data-testid="toc" aria-label="Contents">
+        <nav class="toc" data-testid="toc" aria-label="Contents" node_ref=contents>
             <ol>
                 {TOC.iter().filter(|s| s.id != USERS.id || with_users).map(|s| view! {
                     <li><a href=format!("#{}", s.id)>{s.title}</a></li>
@@ -239,6 +243,7 @@ pub(crate) fn scoped_view(ctx: ReportContext, scope: Scope) -> Signal<ViewState>
         Scope::Goodput => Memo::new(move |_| ctx.view.with(|v| v.scoped(Scope::Goodput))).into(),
         Scope::WhatIf => Memo::new(move |_| ctx.view.with(|v| v.scoped(Scope::WhatIf))).into(),
         Scope::Choice => Memo::new(move |_| ctx.view.with(|v| v.scoped(Scope::Choice))).into(),
+        Scope::DeepDive => Memo::new(move |_| ctx.view.with(|v| v.scoped(Scope::DeepDive))).into(),
     }
 }
 
@@ -269,11 +274,15 @@ pub fn ChartFrame(
         let id = id.clone();
         Memo::new(move |_| read_sources_in(ctx, view, |s, v| plot_by_id(&id, s, v)))
     };
+    // The deep dive's sentences are those of the reports its charts draw.
+    let deep_dive = scope_of(&id) == Scope::DeepDive;
     let sentences = move || {
         let finding = finding?;
+        let pick = view.with(|v| v.deep_dive);
         let texts = ctx.findings.with(|all| {
+            let shown = |i| !deep_dive || pick.shows(i, all.len());
             ctx.labels
-                .with(|labels| for_each_report(all, labels, finding))
+                .with(|labels| for_each_report(all, labels, finding, shown))
         });
         Some(view! {
             <p class="finding" data-testid="finding">
