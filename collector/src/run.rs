@@ -240,6 +240,8 @@ impl Run {
                 resume::resume(*partial, &records)?
             }
         };
+        let mut report = report;
+        report.measurement.prompt_tokens = Some(requests.prompts.tokenizer().counter());
         let files = RunFiles::open(config.out.clone(), config.resume)?;
         let endpoint = without_credentials(&server.url());
         Ok(Run {

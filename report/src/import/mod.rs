@@ -378,6 +378,7 @@ pub(crate) fn measurement(
         pooling: text_map(&mut pooling.iter().copied()),
         steady_state: None,
         connection_reuse: None,
+        prompt_tokens: None,
     }
 }
 
