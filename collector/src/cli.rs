@@ -8,7 +8,8 @@ use crate::commands::{
     bench_client::BenchClientArgs, bench_client::BenchFloorArgs, bench_soak::BenchSoakArgs,
     bench_timing::BenchTimingArgs, calibrate::CalibrateArgs, docs::CompletionsArgs, docs::ManArgs,
     export::ExportArgs, fit::FitArgs, import::ImportArgs, k8s::K8sArgs, merge::MergeArgs,
-    run::RunArgs, summary::SummaryArgs, summary::ValidateArgs, sweep::SweepArgs, view::ViewArgs,
+    run::RunArgs, summary::SummaryArgs, summary::ValidateArgs, sweep::SweepArgs,
+    sweep::WatchdogArgs, view::ViewArgs,
 };
 
 #[derive(Debug, Parser)]
@@ -43,6 +44,9 @@ pub enum Command {
     /// hook), wait until ready, run the suite, stop it; a report per configuration and an
     /// index, compared by `view DIR`.
     Sweep(Box<SweepArgs>),
+    /// Stops a sweep's server when the sweep dies (started by `sweep`).
+    #[command(hide = true)]
+    SweepWatchdog(WatchdogArgs),
     /// Merge the reports of a sharded run's shards (`run --shard I/N`) into one, every level
     /// rebuilt from all their records.
     Merge(MergeArgs),

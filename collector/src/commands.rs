@@ -34,6 +34,10 @@ pub async fn dispatch(command: Command, show_progress: bool) -> anyhow::Result<E
     match command {
         Command::Run(args) => run::run(*args, show_progress).await,
         Command::Sweep(args) => sweep::run(*args, show_progress).await,
+        Command::SweepWatchdog(args) => {
+            sweep::watchdog(args).await;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Summary(args) => summary::print(&args).map(|()| ExitCode::SUCCESS),
         Command::Validate(args) => Ok(done(summary::validate(&args))),
         Command::Sim(args) => {

@@ -77,6 +77,16 @@ pub enum RunError {
     Power(#[from] PowerError),
     #[error(transparent)]
     Shard(#[from] ShardError),
+    #[error(
+        "the requests of {level} failed to connect to {endpoint}: the server went away or is \
+         unreachable. The run stopped there; the levels before it and every record are kept \
+         in {report}. Start the server again and go on with --resume"
+    )]
+    EndpointGone {
+        endpoint: String,
+        level: String,
+        report: String,
+    },
 }
 
 /// The level run warmups are numbered in (their ids differ from every measured request's).
@@ -107,6 +117,8 @@ pub struct Run {
     token_source: Option<TokenSource>,
     /// This shard's schedule and share, in a sharded run.
     shard: Option<ShardRun>,
+    /// The server's URL as errors name it (no credentials).
+    endpoint: String,
 }
 
 /// What the requests of a run say: a body per scenario, the conversations of its session
@@ -228,7 +240,10 @@ impl Run {
                 resume::resume(*partial, &records)?
             }
         };
+        let mut report = report;
+        report.measurement.prompt_tokens = Some(requests.prompts.tokenizer().counter());
         let files = RunFiles::open(config.out.clone(), config.resume)?;
+        let endpoint = without_credentials(&server.url());
         Ok(Run {
             warmed: vec![false; config.suite.scenarios.len()],
             level_runs: AtomicU64::new(0),
@@ -243,6 +258,7 @@ impl Run {
             files,
             token_source: None,
             shard,
+            endpoint,
             config,
         })
     }
@@ -370,6 +386,9 @@ impl Run {
                 None => None,
             },
         };
+        if measured.endpoint_gone() {
+            return Err(self.endpoint_gone(label));
+        }
         self.token_source = self.token_source.or(measured.token_source());
         let has_data = self.add_level(&label, planned, &scenario, &measured);
         if measured.interrupted() {
@@ -385,6 +404,32 @@ impl Run {
         };
         self.write_report()?;
         Ok(LevelEnd::Complete)
+    }
+
+    /// The run's end when the server went away during `label` (its last requests could not
+    /// connect): the report keeps the levels measured before, partial and resumable, and the
+    /// error names the endpoint and the level. The level itself is left out, its figures those
+    /// of a server that stopped answering; its records stay in the records file.
+    fn endpoint_gone(&mut self, label: String) -> RunError {
+        self.report.series.retain(|s| !s.levels.is_empty());
+        self.report.warnings.push(format!(
+            "{label} is left out: {} stopped accepting connections during it (its requests are in the records file)",
+            self.endpoint
+        ));
+        self.report.status = RunStatus::Partial {
+            reason: format!(
+                "stopped at {label}: {} refused every connection; resume with --resume",
+                self.endpoint
+            ),
+        };
+        if let Err(e) = self.write_report() {
+            return e;
+        }
+        RunError::EndpointGone {
+            endpoint: self.endpoint.clone(),
+            level: label,
+            report: self.files.report_path().display().to_string(),
+        }
     }
 
     /// Adds the measured level to its series (in order of load: a search probes out of order)

@@ -24,6 +24,8 @@ mod layers;
 mod llama_cpp;
 #[path = "cli/secrets.rs"]
 mod secrets;
+#[path = "cli/server_gone.rs"]
+mod server_gone;
 #[path = "cli/sessions.rs"]
 mod sessions;
 #[path = "cli/shards.rs"]

@@ -117,6 +117,8 @@ impl MeasuredLevel {
                 ttft_s: ttft.mean,
                 itl_s: itl.mean,
                 decode_tok_s: decode.mean,
+                // Not fitted: a report may not have it.
+                tpot_s: m.tpot_s.map_or(f64::NAN, |d| d.mean),
                 system_output_tok_s: level.system_output_tok_s,
             },
         })
@@ -504,12 +506,6 @@ fn nelder_mead(
 /// otherwise stops in.
 const ROUNDS: [(f64, usize); 3] = [(0.25, 500), (0.08, 300), (0.02, 200)];
 
-/// The rounds of a held-out fit, which starts from the full fit's coefficients: a simplex wide
-/// enough to leave that point's basin when the held-out level was what held it there. (On the
-/// bundled reports, held-out fits started from the tables instead give the same errors to a
-/// tenth of a point, at three times the cost.)
-const HELD_OUT_ROUNDS: [(f64, usize); 2] = [(0.1, 300), (0.02, 200)];
-
 /// The coefficients that fit `levels` best, starting from `start`'s (bounded by `base`'s
 /// datasheet peaks).
 fn fit_from(
@@ -555,7 +551,9 @@ pub fn fit(report: &Report, set: &ProfileSet, options: &FitOptions) -> Result<Fi
                 .filter(|(j, _)| *j != i)
                 .map(|(_, l)| *l)
                 .collect();
-            let held_out = fit_from(&base, &fitted, &others, &HELD_OUT_ROUNDS);
+            // From the tables, as the full fit: a refit warm-started from the full fit would
+            // start from coefficients that saw the level it is judged on.
+            let held_out = fit_profile(&base, &others);
             fit_level(level, &fitted, &held_out, &base)
         })
         .collect::<Vec<_>>();

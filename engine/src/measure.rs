@@ -40,6 +40,9 @@ pub struct Figures {
     pub itl_s: f64,
     /// (output tokens − 1) / (E2E − TTFT), averaged over measured requests.
     pub decode_tok_s: f64,
+    /// (E2E − TTFT) / (output tokens − 1), averaged over the same requests: the mean TPOT a
+    /// measured report states, which is not 1 / the mean decode speed (a mean of inverses).
+    pub tpot_s: f64,
     /// Output tokens streamed inside the window per second of it.
     pub system_output_tok_s: f64,
 }
@@ -144,7 +147,7 @@ fn figures<'a>(
     start: f64,
     end: f64,
 ) -> Figures {
-    let (mut n, mut ttft, mut decode) = (0usize, 0.0, 0.0);
+    let (mut n, mut ttft, mut decode, mut tpot) = (0usize, 0.0, 0.0, 0.0);
     let (mut decode_n, mut gaps_s, mut gaps) = (0usize, 0.0, 0usize);
     for r in measured {
         if r.tokens.is_empty() {
@@ -159,6 +162,7 @@ fn figures<'a>(
             gaps += k - 1;
             if span > 0.0 {
                 decode += (k - 1) as f64 / span;
+                tpot += span / (k - 1) as f64;
                 decode_n += 1;
             }
         }
@@ -179,6 +183,7 @@ fn figures<'a>(
         ttft_s: per(ttft, n),
         itl_s: per(gaps_s, gaps),
         decode_tok_s: per(decode, decode_n),
+        tpot_s: per(tpot, decode_n),
         system_output_tok_s: if end > start {
             tokens as f64 / (end - start)
         } else {
@@ -191,6 +196,23 @@ fn figures<'a>(
 mod tests {
     use super::*;
     use crate::profiles::ProfileSet;
+
+    /// #43 item 7: two requests of 50 and 100 ms per token have a mean TPOT of 75 ms, where
+    /// 1 / their mean decode speed (20 and 10 tok/s) is 66.7 ms.
+    #[test]
+    fn the_mean_tpot_is_each_requests_averaged() {
+        let request = |gap: f64| RequestTiming {
+            sent: 0.0,
+            admitted: 0.0,
+            tokens: (0..5).map(|i| 0.1 + gap * f64::from(i)).collect(),
+            cached_tokens: 0,
+            preemptions: 0,
+        };
+        let all = [request(0.05), request(0.1)];
+        let f = figures(all.iter(), &all, 0.0, 1.0);
+        assert!((f.tpot_s - 0.075).abs() < 1e-12, "{f:?}");
+        assert!((1.0 / f.decode_tok_s - 1.0 / 15.0).abs() < 1e-12, "{f:?}");
+    }
 
     fn llama() -> Profile {
         ProfileSet::builtin()

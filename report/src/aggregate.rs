@@ -93,7 +93,9 @@ fn level(concurrency: u32, request_rate: Option<f64>, trials: &[Trial<'_>]) -> L
         .filter(|r| !r.warmup)
         .collect();
     let duration_s: f64 = trials.iter().map(|t| t.window.duration_s()).sum();
-    let window_tokens: f64 = trials.iter().map(|t| tokens_in_window(t)).sum();
+    // `+ 0.0`: an empty f64 sum is -0.0, which a level whose requests all failed would
+    // print as "-0.0 tok/s".
+    let window_tokens: f64 = trials.iter().map(|t| tokens_in_window(t)).sum::<f64>() + 0.0;
     let measured: Vec<&RequestRecord> = all
         .iter()
         .copied()
@@ -104,7 +106,8 @@ fn level(concurrency: u32, request_rate: Option<f64>, trials: &[Trial<'_>]) -> L
         .iter()
         .filter_map(|r| r.input_tokens)
         .map(f64::from)
-        .sum();
+        .sum::<f64>()
+        + 0.0;
     Level {
         concurrency,
         request_rate,
@@ -498,6 +501,26 @@ mod tests {
         // Tokens inside [0, 2]: 2 + 2 from the failed stream, none from the late one.
         assert!((l.system_output_tok_s - 2.0).abs() < 1e-12);
         assert!(l.trials.is_none());
+    }
+
+    /// Seen when the engine died mid-run: twenty levels of `ok 0/47` each said
+    /// "system -0.0 tok/s" (an empty f64 sum is -0.0).
+    #[test]
+    fn a_level_whose_requests_all_failed_has_a_positive_zero_throughput() {
+        let failed: Vec<RequestRecord> = (0..47)
+            .map(|i| RequestRecord {
+                outcome: Outcome::Errored {
+                    kind: ErrorKind::Connect,
+                    detail: "connection refused".into(),
+                },
+                ..RequestRecord::ok("s", LoadMode::Peak, i)
+            })
+            .collect();
+        let l = one_trial(47, &failed, 0.2);
+        assert_eq!((l.requests.ok, l.requests.errored), (0, 47));
+        assert_eq!(l.system_output_tok_s, 0.0);
+        assert!(l.system_output_tok_s.is_sign_positive());
+        assert_eq!(format!("{:.1}", l.system_output_tok_s), "0.0");
     }
 
     /// Pauses of 0.3, 0.1, 0.1, 0.1 s: the 0.3 s one is a stall (over 100 ms; 0.1 s is not),

@@ -42,7 +42,9 @@ pub use workload::*;
 /// `Scenario::prompts`, `Scenario::lengths`, `RequestRecord::asked` and the per-request column
 /// `RequestColumns::input_tokens`; `Metadata::configuration`, the parameters of a sweep's
 /// configuration (#37).
-pub const SCHEMA_VERSION: &str = "1.3.0";
+/// 1.4.0 (optional, so older reports stay valid): `Measurement::prompt_tokens`, which tokenizer
+/// counted the prompts' tokens and whether its counts are exact (#43).
+pub const SCHEMA_VERSION: &str = "1.4.0";
 
 /// One benchmark run: what was measured, on what, and every measured level.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -297,6 +299,10 @@ pub struct Measurement {
     /// string so later values load in older readers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection_reuse: Option<String>,
+    /// What counted the prompts' tokens, so the input lengths the report states (absent before
+    /// format 1.4.0 and in reports imported from other tools).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<PromptCounter>,
 }
 
 impl Default for Measurement {
@@ -335,6 +341,7 @@ impl Default for Measurement {
             pooling,
             steady_state: None,
             connection_reuse: None,
+            prompt_tokens: None,
         }
     }
 }

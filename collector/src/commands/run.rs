@@ -271,8 +271,7 @@ pub async fn run(args: RunArgs, show_progress: bool) -> anyhow::Result<ExitCode>
     let config = args.config(show_progress)?;
     Ok(match run::run(config).await? {
         RunEnd::Complete => ExitCode::SUCCESS,
-        RunEnd::Interrupted("SIGTERM") => ExitCode::from(143),
-        RunEnd::Interrupted(_) => ExitCode::from(130),
+        RunEnd::Interrupted(name) => ExitCode::from(run::stop::exit_code(name)),
     })
 }
 

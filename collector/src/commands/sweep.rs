@@ -25,7 +25,7 @@ use infermeter_report::RunStatus;
 
 use attempt::{free_port, Attempt, Ending, Signals, Step};
 use plan::{SweepFlags, SweepPlan};
-use state::SweepState;
+use state::{Start, SweepState};
 
 #[derive(Debug, Clone, Args)]
 pub struct SweepArgs {
@@ -78,6 +78,10 @@ pub struct SweepArgs {
     /// continued, failed ones tried again.
     #[arg(long, conflicts_with = "force")]
     pub resume: bool,
+    /// With --resume: go on although the serve command, parameters, suite or run options
+    /// differ from the interrupted sweep's (its finished reports keep the old settings).
+    #[arg(long, requires = "resume")]
+    pub accept_changes: bool,
     /// Start over in an --out-dir that holds a sweep (its reports are overwritten).
     #[arg(long)]
     pub force: bool,
@@ -85,6 +89,23 @@ pub struct SweepArgs {
     /// `-- --quick --gpu-count {tp}`. They replace the sweep file's `run`.
     #[arg(last = true, value_name = "RUN OPTIONS")]
     pub run: Vec<String>,
+}
+
+/// The watchdog a sweep starts beside each server (hidden): stops the server's process group
+/// when the sweep dies without stopping it.
+#[derive(Debug, Clone, Args)]
+pub struct WatchdogArgs {
+    /// The sweep's process id (the watchdog's parent).
+    #[arg(long)]
+    pub sweep: u32,
+    /// The server's process group.
+    #[arg(long)]
+    pub group: i32,
+}
+
+/// Runs the watchdog until the group is gone, or stops it once the sweep is.
+pub async fn watchdog(args: WatchdogArgs) {
+    process::watch(args.sweep, args.group).await;
 }
 
 impl SweepArgs {
@@ -111,7 +132,11 @@ impl SweepArgs {
 /// Runs the sweep; its exit code: 0 when every configuration is complete, 1 when one failed,
 /// 128 + the signal's number when a signal stopped it.
 pub async fn run(args: SweepArgs, show_progress: bool) -> anyhow::Result<ExitCode> {
-    let (resume, force) = (args.resume, args.force);
+    let start = Start {
+        resume: args.resume,
+        force: args.force,
+        accept_changes: args.accept_changes,
+    };
     let plan = SweepPlan::new(args.flags())?;
     let infermeter = std::env::current_exe()
         .map(|p| shell_word(&p.to_string_lossy()))
@@ -123,13 +148,12 @@ pub async fn run(args: SweepArgs, show_progress: bool) -> anyhow::Result<ExitCod
     };
     sweep.check_run_options()?;
     process::become_subreaper();
-    let mut state = SweepState::open(&plan, resume, force)?;
+    let mut state = SweepState::open(&plan, start)?;
     let signals = Signals::listen();
     let interrupted = sweep.each(&mut state, &signals).await?;
     println!("{}", summary(&state, &plan.name));
     Ok(match interrupted {
-        Some("SIGTERM") => ExitCode::from(143),
-        Some(_) => ExitCode::from(130),
+        Some(name) => ExitCode::from(crate::run::stop::exit_code(name)),
         None if state.configurations()[..plan.configurations.len()]
             .iter()
             .all(|c| c.state == ConfigurationState::Complete) =>
@@ -215,6 +239,7 @@ impl Sweeper<'_> {
             if let Some(name) = signals.fired() {
                 return Ok(Some(name));
             }
+            self.stop_left_over(state, i).await;
             if self.finished(state, i)? {
                 continue;
             }
@@ -238,6 +263,23 @@ impl Sweeper<'_> {
         Ok(None)
     }
 
+    /// Stops the server an interrupted sweep left running for configuration `i` (the index
+    /// says `running` with its pid), before any other server starts.
+    async fn stop_left_over(&self, state: &mut SweepState, i: usize) {
+        let c = state.configuration(i);
+        if c.state != ConfigurationState::Running {
+            return;
+        }
+        let Some(pid) = c.server_pid else { return };
+        let parameters = c.parameters.to_string();
+        let grace = self.plan.stop_grace;
+        if process::stop_left_over(pid as i32, &self.plan.out_dir, grace).await {
+            tracing::warn!(
+                "sweep: stopped the server of {parameters} (process group {pid}) that an interrupted sweep left running"
+            );
+        }
+    }
+
     /// Whether configuration `i` needs no attempt: complete, its report there and complete.
     /// (A sweep killed between a run's end and the index's update left it `running`.)
     fn finished(&self, state: &mut SweepState, i: usize) -> anyhow::Result<bool> {
@@ -245,13 +287,6 @@ impl Sweeper<'_> {
             .report(i)
             .is_some_and(|r| r.status == RunStatus::Complete);
         let c = state.configuration(i);
-        if c.state == ConfigurationState::Running {
-            tracing::warn!(
-                "sweep: {} was left running by an earlier sweep (server pid {}): if that server still runs, stop it",
-                c.parameters,
-                c.server_pid.map_or("unknown".into(), |p| p.to_string())
-            );
-        }
         if !complete {
             return Ok(false);
         }

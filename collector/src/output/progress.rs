@@ -127,7 +127,9 @@ fn level_line(label: &str, mode: LoadMode, level: &Level) -> String {
         mean(&level.metrics.ttft_s, 1.0, 3, "s"),
         mean(&level.metrics.itl_s, 1000.0, 1, "ms"),
         mean(&level.metrics.decode_tok_s, 1.0, 1, " tok/s"),
-        level.system_output_tok_s,
+        // `+ 0.0`: a negative zero (a report written before it was made positive) would
+        // print "-0.0".
+        level.system_output_tok_s + 0.0,
         level.requests.ok,
         level.requests.total(),
     )

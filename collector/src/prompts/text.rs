@@ -20,6 +20,7 @@
 //! given to [`PromptBuilder::calibrate`]; [`Tokenizer::needs_calibration`] says when.
 //! [`BuiltPrompt::exact`] says whether the count covers everything the server bills.
 
+use infermeter_report::{PromptCounter, PromptTokenizer};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -155,6 +156,20 @@ pub fn file_prefix(unique_id: &str) -> String {
 }
 
 impl Tokenizer {
+    /// What the report says counted the prompts: which tokenizer, and whether its counts are
+    /// the model's own.
+    pub fn counter(&self) -> PromptCounter {
+        let tokenizer = match self {
+            Tokenizer::HuggingFace(_) => PromptTokenizer::File,
+            Tokenizer::Server(_) => PromptTokenizer::Server,
+            Tokenizer::Estimate => PromptTokenizer::Estimate,
+        };
+        PromptCounter {
+            tokenizer,
+            exact: tokenizer != PromptTokenizer::Estimate,
+        }
+    }
+
     /// Loads a Hugging Face `tokenizer.json`, or the one inside a directory.
     pub fn from_path(path: &Path) -> Result<Tokenizer, TokenizerError> {
         let file = if path.is_dir() {
@@ -936,6 +951,20 @@ pub(crate) const WORDS: &[&str] = &[
 pub(crate) mod tests {
     use super::*;
     use tokenizers::models::bpe::{BpeTrainerBuilder, BPE};
+
+    /// #43 item 9: an estimate is said to be one, not exact.
+    #[test]
+    fn an_estimate_counts_prompts_inexactly() {
+        let counter = Tokenizer::Estimate.counter();
+        assert_eq!(
+            (counter.tokenizer, counter.exact),
+            (PromptTokenizer::Estimate, false)
+        );
+        assert_eq!(
+            PromptTokenizer::describe(&counter),
+            "an estimate from the text's length (not exact)"
+        );
+    }
     use tokenizers::models::{ModelWrapper, TrainerWrapper};
     use tokenizers::pre_tokenizers::byte_level::ByteLevel;
     use tokenizers::processors::template::TemplateProcessing;

@@ -3,7 +3,7 @@
 
 use infermeter_report::aggregate::{self, Expected, Trial};
 use infermeter_report::{
-    ClientHealth, Level, PowerStats, RequestRecord, ServerMetrics, TokenSource,
+    ClientHealth, ErrorKind, Level, Outcome, PowerStats, RequestRecord, ServerMetrics, TokenSource,
 };
 
 use crate::http::arrival::{ClockCounts, MIXED_CLOCKS};
@@ -21,6 +21,35 @@ impl Measured {
     /// Whether a stop cut the level short.
     pub fn interrupted(&self) -> bool {
         self.runs.iter().any(|r| r.interrupted)
+    }
+
+    /// Whether the endpoint went away during the level: its last requests (in the order they
+    /// were sent) all failed to connect, and they are most of its requests. A refused
+    /// connection or two near a level's end, among requests the server served, is a hiccup,
+    /// not a server gone.
+    pub fn endpoint_gone(&self) -> bool {
+        let mut sent: Vec<&RequestRecord> = self
+            .runs
+            .iter()
+            .flat_map(|r| &r.records)
+            .filter(|r| !r.warmup)
+            .collect();
+        sent.sort_by(|a, b| {
+            (a.trial, a.sent_s)
+                .partial_cmp(&(b.trial, b.sent_s))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        let refused = |r: &&&RequestRecord| {
+            matches!(
+                &r.outcome,
+                Outcome::Errored {
+                    kind: ErrorKind::Connect,
+                    ..
+                }
+            )
+        };
+        let trailing = sent.iter().rev().take_while(refused).count();
+        trailing > 0 && trailing * 2 > sent.len()
     }
 
     /// Where the output token counts came from, as the first trial that had a success says.

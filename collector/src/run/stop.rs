@@ -1,4 +1,4 @@
-//! Ctrl-C and SIGTERM: the run stops sending, gives in-flight requests a short grace, and keeps
+//! Ctrl-C, SIGTERM and SIGHUP: the run stops sending, gives in-flight requests a short grace, and keeps
 //! everything measured. A caller can stop a run the same way ([`StopRequest`]): a sweep does
 //! when the server it measures exits.
 
@@ -106,14 +106,47 @@ impl StopSignal {
     }
 }
 
-/// Waits for Ctrl-C (SIGINT) or SIGTERM; its name.
+/// Waits for Ctrl-C (SIGINT), SIGTERM or SIGHUP (a closed terminal or ssh session: handled as
+/// SIGTERM, so a sweep stops its server and keeps what it measured); its name. SIGHUP is left
+/// alone where it is ignored (`nohup`): such a run was meant to outlive its terminal.
 #[cfg(unix)]
 pub async fn wait_for_signal() -> &'static str {
     use tokio::signal::unix::{signal, SignalKind};
     let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    let hangup = async {
+        if hangup_ignored() {
+            return std::future::pending().await;
+        }
+        match signal(SignalKind::hangup()) {
+            Ok(mut hup) => hup.recv().await,
+            Err(_) => std::future::pending().await,
+        }
+    };
     tokio::select! {
         _ = tokio::signal::ctrl_c() => "SIGINT",
         _ = term.recv() => "SIGTERM",
+        _ = hangup => "SIGHUP",
+    }
+}
+
+/// Whether SIGHUP is ignored (as `nohup` leaves it).
+#[cfg(unix)]
+fn hangup_ignored() -> bool {
+    // SAFETY: a null new action only reads the current one into `old`.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(libc::SIGHUP, std::ptr::null(), &mut old) == 0
+            && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
+/// The exit code of a run or sweep that signal `name` stopped: 128 + its number, as shells
+/// report it.
+pub fn exit_code(name: &str) -> u8 {
+    match name {
+        "SIGHUP" => 129,
+        "SIGTERM" => 143,
+        _ => 130,
     }
 }
 

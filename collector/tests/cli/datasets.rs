@@ -157,6 +157,20 @@ async fn prompt_files_drive_a_run_billed_as_counted_and_repeatable() {
         kinds,
         [PromptKind::Sharegpt, PromptKind::Jsonl, PromptKind::Text]
     );
+    // #43 item 9: the report says what counted the prompts: here the server's /tokenize.
+    let counter = report
+        .measurement
+        .prompt_tokens
+        .as_ref()
+        .expect("the prompts' tokenizer");
+    assert_eq!(
+        (counter.tokenizer, counter.exact),
+        (infermeter_report::PromptTokenizer::Server, true)
+    );
+    assert_eq!(
+        infermeter_report::PromptTokenizer::describe(counter),
+        "the server's /tokenize (exact)"
+    );
     let sharegpt = report.scenarios[0].prompts.as_ref().unwrap();
     assert_eq!((sharegpt.available, sharegpt.used), (40, 16));
     assert_eq!(sharegpt.sha256.len(), 64);

@@ -467,3 +467,125 @@ async fn a_server_started_by_other_means_is_measured_after_each_hook() {
     assert_eq!(configuration.parameters.to_string(), "replicas=2");
     sim.shutdown().await;
 }
+
+/// The processes of group `pgid` that have not exited (zombies left out: an orphan's exit
+/// waits for whichever process adopted it to reap it).
+fn live_in_group(pgid: u32) -> Vec<u32> {
+    let entries = std::fs::read_dir("/proc").unwrap();
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let fields: Vec<&str> = stat
+                .rsplit_once(')')
+                .map_or("", |(_, rest)| rest)
+                .split_whitespace()
+                .collect();
+            fields.first() != Some(&"Z") && fields.get(2) == Some(&pgid.to_string().as_str())
+        })
+        .collect()
+}
+
+/// The sweep started as a child, its first configuration's server up and measuring.
+async fn sweep_measuring(args: Vec<String>, out_dir: &Path) -> (tokio::process::Child, u32) {
+    let child = tokio::process::Command::new(BIN)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let sweep = wait_for(out_dir, Duration::from_secs(60), |s| {
+        s.configurations[0].ready_s.is_some()
+            && measured_records(&out_dir.join(&s.configurations[0].report)) >= 1
+    })
+    .await;
+    let server = sweep.configurations[0].server_pid.expect("its pid");
+    assert!(!live_in_group(server).is_empty());
+    (child, server)
+}
+
+/// #43 item 13: a sweep killed by SIGKILL leaves no server running. The server is the simulator
+/// behind a shell (`sh -c "… & wait"`): the shell dies with the sweep, and the watchdog stops the
+/// rest of the group.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sweep_killed_by_sigkill_leaves_no_server() {
+    let dir = out_dir("sweep-sigkill");
+    let suite = small_suite(&dir, SLOW);
+    let out_dir = dir.join("out");
+    let serve = format!("{} & wait", sim_command("--seed {seed}"));
+    let args = sweep_args(&suite, &out_dir, &["--serve", &serve, "--param", "seed=1"]);
+    let (mut child, server) = sweep_measuring(args, &out_dir).await;
+    assert!(
+        live_in_group(server).len() >= 2,
+        "the shell and the simulator"
+    );
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !live_in_group(server).is_empty() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "5 s after the sweep's SIGKILL its server still runs: {:?}",
+            live_in_group(server)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// #43 item 13: SIGHUP (a closed terminal) is handled as SIGTERM: the server is stopped, the
+/// configuration interrupted, exit 129. `--resume` then refuses changed settings unless told to
+/// go on.
+#[tokio::test(flavor = "multi_thread")]
+async fn sighup_stops_a_sweep_and_resume_refuses_changed_settings() {
+    let dir = out_dir("sweep-sighup");
+    let suite = small_suite(&dir, SLOW);
+    let out_dir = dir.join("out");
+    let serve = sim_command("--seed {seed}");
+    let args = |seeds: &str, more: &[&str]| {
+        let grid = ["--serve", &serve, "--param", seeds];
+        sweep_args(&suite, &out_dir, &[&grid[..], more].concat())
+    };
+    let (child, server) = sweep_measuring(args("seed=1,2", &[]), &out_dir).await;
+    // SAFETY: a signal to our own child.
+    assert_eq!(
+        unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGHUP) },
+        0
+    );
+    let stopped = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("the sweep stops")
+        .unwrap();
+    assert_eq!(stopped.status.code(), Some(129), "{}", text(&stopped));
+    assert!(live_in_group(server).is_empty());
+    let (_, sweep) = read_index(&out_dir);
+    assert_eq!(
+        sweep.configurations[0].state,
+        ConfigurationState::Interrupted
+    );
+    let partial = report_at(&out_dir.join(&sweep.configurations[0].report));
+    assert!(
+        matches!(&partial.status, RunStatus::Partial { reason } if reason.contains("SIGHUP")),
+        "{:?}",
+        partial.status
+    );
+
+    let changed = infermeter(&args("seed=1,2,3", &["--resume"]), &[]).await;
+    assert_eq!(changed.status.code(), Some(1), "{}", text(&changed));
+    let said = text(&changed);
+    assert!(
+        said.contains("was started with other settings: the configurations changed from [seed=1] [seed=2] to [seed=1] [seed=2] [seed=3]")
+            && said.contains("--accept-changes"),
+        "{said}"
+    );
+    let accepted = tokio::time::timeout(
+        Duration::from_secs(120),
+        infermeter(&args("seed=1", &["--resume", "--accept-changes"]), &[]),
+    )
+    .await
+    .expect("the resumed sweep ends");
+    assert!(accepted.status.success(), "{}", text(&accepted));
+    let (_, sweep) = read_index(&out_dir);
+    assert_eq!(sweep.configurations[0].state, ConfigurationState::Complete);
+    assert_eq!(sweep.planned.as_deref().map(<[_]>::len), Some(1));
+}

@@ -10,12 +10,13 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::json::{numbers, Obj};
-use super::level::{columns, decode_speeds, most_in_flight, successful, Figures, Request};
+use super::level::{columns, decode_speeds, most_in_flight, successful, tpots, Figures, Request};
 use super::{absent, detect, Format, FormatError, ImportError, Input, Run, RunLevel};
 use crate::schema::{
     Arrivals, ErrorKind, Level, LevelMetrics, LoadMode, Measurement, RequestColumns, RequestCounts,
     TokenSource,
 };
+use crate::stats::Distribution;
 
 /// The AIPerf release and export schema the reader was tested on.
 pub const TESTED: &str = "aiperf 0.13.0 (export schema 1.4)";
@@ -30,8 +31,10 @@ pub(crate) fn is_record(value: &Value) -> bool {
         && (value.get("metrics").is_some() || value.get("error").is_some())
 }
 
-/// The records files among the inputs, each paired with a summary: the first records file
-/// with the first summary, and so on.
+/// The records files among the inputs, each paired with the summary in its own folder (AIPerf
+/// writes both into one artifact folder), never by position: `import A/ B/` where A has no
+/// records must not give A B's. Files named without a folder (dropped on the page) pair only
+/// when there is one summary among them.
 pub(crate) struct Records<'a> {
     /// (summary position, records file name, its requests and their start/end, seconds).
     pairs: Vec<(usize, &'a str, Parsed)>,
@@ -51,20 +54,20 @@ impl<'a> Records<'a> {
         let mut files = Vec::new();
         for (position, input) in inputs.iter().enumerate() {
             match detect(input.text) {
-                Some(Format::AiperfSummary) => summaries.push(position),
+                Some(Format::AiperfSummary) => summaries.push((position, folder(input.name))),
                 Some(Format::AiperfRecords) => files.push(*input),
                 _ => {}
             }
         }
         let mut pairs = Vec::new();
-        for (i, input) in files.iter().enumerate() {
+        for input in &files {
             let parsed = parse_records(input.text).map_err(|message| ImportError {
                 file: input.name.to_string(),
                 format: Some(Format::AiperfRecords.label().into()),
                 message,
             })?;
             // A records file with no summary to join stays unpaired: `unused` names it.
-            let summary = summaries.get(i).copied().unwrap_or(usize::MAX);
+            let summary = summary_of(&summaries, folder(input.name)).unwrap_or(usize::MAX);
             pairs.push((summary, input.name, parsed));
         }
         let used = pairs.iter().map(|_| Cell::new(false)).collect();
@@ -93,6 +96,27 @@ impl<'a> Records<'a> {
             .zip(&self.used)
             .find(|(_, used)| !used.get())
             .map(|((_, name, _), _)| *name)
+    }
+}
+
+/// The folder part of a file's name (`runs/c4` of `runs/c4/profile_export.jsonl`), if any.
+fn folder(name: &str) -> Option<&str> {
+    name.rsplit_once(['/', '\\']).map(|(folder, _)| folder)
+}
+
+/// The position of the summary a records file in `folder` goes with: the one summary in the
+/// same folder; without folders, the only summary there is.
+fn summary_of(summaries: &[(usize, Option<&str>)], folder: Option<&str>) -> Option<usize> {
+    let mut same = summaries
+        .iter()
+        .filter(|(_, f)| folder.is_some() && *f == folder);
+    match (same.next(), same.next()) {
+        (Some((position, _)), None) => Some(*position),
+        (Some(_), Some(_)) => None,
+        (None, _) => match summaries {
+            [(position, None)] if folder.is_none() => Some(*position),
+            _ => None,
+        },
     }
 }
 
@@ -147,10 +171,13 @@ fn parse_records(text: &str) -> Result<Parsed, String> {
             },
             ttft_s: ms("time_to_first_token").map_err(at)?,
             e2e_s: ms("request_latency").map_err(at)?,
-            output_tokens: metric("output_sequence_length")
-                .map_err(at)?
-                .and_then(Value::as_f64)
-                .map(|v| v as u32),
+            // The server's own count (`usage`) where AIPerf kept it, else its tokenizer's.
+            output_tokens: match metric("usage_completion_tokens").map_err(at)? {
+                Some(usage) => Some(usage),
+                None => metric("output_sequence_length").map_err(at)?,
+            }
+            .and_then(Value::as_f64)
+            .map(|v| v as u32),
             gaps_s: Some(gaps),
         };
         let ns = |key: &str| metadata.opt_num(key).ok().flatten().map(|v| v * 1e-9);
@@ -239,7 +266,8 @@ fn read_run(
     let none = Parsed::default();
     let parsed = parsed.unwrap_or(&none);
     let (requests, spans) = (parsed.requests.as_slice(), parsed.spans.as_slice());
-    let metrics = level_metrics(top, requests)?;
+    let counts = TokenCounts::read(top)?;
+    let metrics = level_metrics(top, requests, &counts)?;
     if metrics.ttft_s.is_none() {
         return Err(
             "has no `time_to_first_token`: a run without --streaming, which has no TTFT to chart"
@@ -260,8 +288,9 @@ fn read_run(
             error_kinds: error_kinds(top)?,
         },
         metrics,
-        system_output_tok_s: scalar(top, "output_token_throughput")?
-            .ok_or("has no `output_token_throughput`")?,
+        system_output_tok_s: counts.served(
+            scalar(top, "output_token_throughput")?.ok_or("has no `output_token_throughput`")?,
+        ),
         system_input_tok_s: scalar(top, "input_token_throughput")?,
         requests_per_s: scalar(top, "request_throughput")?,
         per_request: columns(requests),
@@ -282,7 +311,8 @@ fn read_run(
         .and_then(|u| u.get(0))
         .and_then(Value::as_str)
         .map(str::to_string);
-    let mut run = Run::of(TOOL, model, measurement(), absent);
+    let note = counts.note(top, &level)?;
+    let mut run = Run::of(TOOL, model, measurement(counts.source(), note), absent);
     run.provenance.version = version;
     run.provenance.format = Some(format!("export schema {schema}"));
     run.provenance.command = run_info
@@ -339,27 +369,103 @@ fn profiling_load(
 }
 
 /// The level's distributions from the summary's figures, with the records' samples where given.
-fn level_metrics(top: &Obj<'_>, requests: &[Request]) -> Result<LevelMetrics, String> {
+/// Where the server's token counts differ from AIPerf's, the figures per token come from the
+/// records (counted by the server) or, without them, stay AIPerf's (the note says so).
+fn level_metrics(
+    top: &Obj<'_>,
+    requests: &[Request],
+    counts: &TokenCounts,
+) -> Result<LevelMetrics, String> {
     let ok_samples = |f: fn(&Request) -> Option<f64>| successful(requests, f);
     let dist = |name: &str, scale: f64, samples: Option<Vec<f64>>| {
         figures(top, name, scale).map(|f| f.and_then(|f| f.distribution(samples.as_deref())))
     };
+    let decode = (!requests.is_empty()).then(|| decode_speeds(requests));
+    let (tpot_s, decode_tok_s) = match (counts.differ(), requests.is_empty()) {
+        (Some(_), false) => (
+            tpots(requests).and_then(|s| Distribution::from_samples(&s)),
+            decode.and_then(|s| Distribution::from_samples(&s)),
+        ),
+        // AIPerf's inter-token latency is per request, (latency − TTFT) / (output − 1):
+        // infermeter's TPOT.
+        _ => (
+            dist("inter_token_latency", 1e-3, None)?,
+            dist("output_token_throughput_per_user", 1.0, decode)?,
+        ),
+    };
+    let output = match counts.served {
+        Some(_) => "usage_completion_tokens",
+        None => "output_sequence_length",
+    };
     Ok(LevelMetrics {
         ttft_s: dist("time_to_first_token", 1e-3, ok_samples(|r| r.ttft_s))?,
         e2e_s: dist("request_latency", 1e-3, ok_samples(|r| r.e2e_s))?,
-        // AIPerf's inter-token latency is per request, (latency − TTFT) / (output − 1):
-        // infermeter's TPOT. Its chunk gaps, pooled, are infermeter's inter-chunk latency.
-        tpot_s: dist("inter_token_latency", 1e-3, None)?,
+        tpot_s,
+        // Its chunk gaps, pooled, are infermeter's inter-chunk latency.
         inter_chunk_s: dist("inter_chunk_latency", 1e-3, None)?,
-        decode_tok_s: dist(
-            "output_token_throughput_per_user",
-            1.0,
-            (!requests.is_empty()).then(|| decode_speeds(requests)),
-        )?,
+        decode_tok_s,
         input_tokens: dist("input_sequence_length", 1.0, None)?,
-        output_tokens: dist("output_sequence_length", 1.0, None)?,
+        output_tokens: dist(output, 1.0, None)?,
         ..LevelMetrics::default()
     })
+}
+
+/// Output tokens per request as the server counted them (`usage_completion_tokens`: AIPerf
+/// keeps the server's `usage` when it sends one) and as AIPerf's tokenizer did
+/// (`output_sequence_length`). The figures use the server's: a client tokenizer other than the
+/// model's counts other tokens.
+struct TokenCounts {
+    served: Option<f64>,
+    tool: Option<f64>,
+}
+
+impl TokenCounts {
+    fn read(top: &Obj<'_>) -> Result<TokenCounts, String> {
+        Ok(TokenCounts {
+            served: scalar(top, "usage_completion_tokens")?,
+            tool: scalar(top, "output_sequence_length")?,
+        })
+    }
+
+    /// (server's, AIPerf's) mean per request where they differ.
+    fn differ(&self) -> Option<(f64, f64)> {
+        match (self.served, self.tool) {
+            (Some(s), Some(t)) if s > 0.0 && t > 0.0 && (s - t).abs() > 1e-9 => Some((s, t)),
+            _ => None,
+        }
+    }
+
+    /// A throughput AIPerf computed from its tokenizer's counts, in the server's tokens (the
+    /// same requests over the same time: the ratio of the means).
+    fn served(&self, by_tool: f64) -> f64 {
+        self.differ().map_or(by_tool, |(s, t)| by_tool * s / t)
+    }
+
+    fn source(&self) -> TokenSource {
+        match self.served {
+            Some(_) => TokenSource::Usage,
+            None => TokenSource::Tokenizer,
+        }
+    }
+
+    /// The report's word on the counts: AIPerf's own beside the server's where they differ.
+    fn note(&self, top: &Obj<'_>, level: &Level) -> Result<Option<String>, String> {
+        let Some((served, tool)) = self.differ() else {
+            return Ok(None);
+        };
+        let throughput = scalar(top, "output_token_throughput")?.unwrap_or(f64::NAN);
+        let tpot_ms = |d: Option<Distribution>| {
+            d.map_or("n/a".to_string(), |d| format!("{:.1} ms", d.mean * 1e3))
+        };
+        let tool_tpot =
+            figures(top, "inter_token_latency", 1e-3)?.and_then(|f| f.distribution(None));
+        Ok(Some(format!(
+            "the server's counts (usage): {served:.1} output tokens per request, {:.0} tok/s, TPOT {}; AIPerf's tokenizer counted {tool:.1} per request, {throughput:.0} tok/s, TPOT {}",
+            level.system_output_tok_s,
+            tpot_ms(level.metrics.tpot_s),
+            tpot_ms(tool_tpot),
+        )))
+    }
 }
 
 /// Failed requests by HTTP status, from `error_summary`.
@@ -382,7 +488,7 @@ fn mean_of(top: &Obj<'_>, name: &str) -> f64 {
         .unwrap_or(1.0)
 }
 
-fn measurement() -> Measurement {
+fn measurement(source: TokenSource, tokens: Option<String>) -> Measurement {
     const POOLING: [(&str, &str); 6] = [
         ("ttft", "AIPerf: one sample per successful request, from the request's start to its first response with content"),
         ("tpot", "AIPerf's inter_token_latency: one sample per successful request, (latency − TTFT) / (output tokens − 1), as infermeter's TPOT"),
@@ -391,9 +497,13 @@ fn measurement() -> Measurement {
         ("decode_tok_s", "AIPerf's output_token_throughput_per_user: one sample per successful request, the inverse of its inter-token latency"),
         ("throughput", "AIPerf: output tokens over the benchmark duration, first request to last response"),
     ];
-    super::measurement(
-        TokenSource::Tokenizer,
+    let mut measurement = super::measurement(
+        source,
         "AIPerf: from the request's start to the first response carrying content",
         &POOLING,
-    )
+    );
+    if let Some(tokens) = tokens {
+        measurement.pooling.insert("output_tokens".into(), tokens);
+    }
+    measurement
 }

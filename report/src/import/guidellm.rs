@@ -62,6 +62,7 @@ fn read_run(top: &Obj<'_>, report_format: &str, version: Option<String>) -> Resu
         .ok_or("holds no benchmarks")?;
     let mut levels = Vec::new();
     let mut absent = BTreeMap::new();
+    let mut throughput: Vec<String> = Vec::new();
     let (mut input, mut output, mut weight) = (0.0, 0.0, 0.0);
     let mut started: Option<f64> = None;
     let mut finished: Option<f64> = None;
@@ -70,6 +71,10 @@ fn read_run(top: &Obj<'_>, report_format: &str, version: Option<String>) -> Resu
         let at = |m: String| format!("{path}: {m}");
         let b = Obj::new(benchmark, "").map_err(at)?;
         let level = read_benchmark(&b, &mut absent).map_err(at)?;
+        let strategy = b.get("config").and_then(|c| c.pointer("/strategy/type_"));
+        if strategy.and_then(Value::as_str) == Some("throughput") {
+            throughput.push(format!("{} in flight at most", level.level.concurrency));
+        }
         let requests = level.level.requests.ok as f64;
         if let Some(d) = &level.level.metrics.input_tokens {
             input += d.mean * requests;
@@ -100,6 +105,13 @@ fn read_run(top: &Obj<'_>, report_format: &str, version: Option<String>) -> Resu
         "guidellm run --profile kind={} (arguments in the file's `config.spec`)",
         profile.unwrap_or("?")
     ));
+    if !throughput.is_empty() {
+        let strategy = format!(
+            "throughput (as many requests as it may: {})",
+            throughput.join(", ")
+        );
+        run.labels.insert("guidellm strategy".into(), strategy);
+    }
     run.engine.api = api;
     run.engine.base_url = backend
         .and_then(|b| b.opt_str("target"))
@@ -132,8 +144,11 @@ fn read_benchmark(b: &Obj<'_>, absent: &mut BTreeMap<String, String>) -> Result<
             n("streams")?.ok_or("a concurrent strategy without `streams`")?,
             None,
         ),
+        // As many requests as it may, at most `max_concurrency` in flight all along: a closed
+        // loop at that concurrency (infermeter's peak), not one burst; the run's labels name
+        // the strategy.
         "throughput" => (
-            LoadMode::Burst,
+            LoadMode::Peak,
             None,
             n("max_concurrency")?.ok_or("a throughput strategy without `max_concurrency`")?,
             None,

@@ -106,6 +106,7 @@ fn read_run(value: &Value) -> Result<Run, String> {
     let absent = super::absent_notes(&[
         Some((absent::PER_REQUEST, "inference-perf's stage reports hold no per-request figures (its per-request report does not say which stage a request belongs to): no goodput")),
         Some((absent::POWER, "inference-perf's lifecycle reports hold no GPU power")),
+        Some((absent::SERVER_TOKENS, "inference-perf counts output tokens with the client's tokenizer and keeps no server count (usage): its throughput and TPOT are in that tokenizer's tokens, which differ from the model's when the tokenizer is another")),
         Some((absent::MODEL, "inference-perf's stage reports do not name the model (its config.yaml does)")),
         (mode == LoadMode::Rate).then_some((
             absent::CONCURRENCY,

@@ -40,6 +40,8 @@ pub mod absent {
     pub const MODEL: &str = "model";
     /// Requests in flight at a rate.
     pub const CONCURRENCY: &str = "concurrency";
+    /// The server's own token counts (`usage`): the file has only a client tokenizer's.
+    pub const SERVER_TOKENS: &str = "server_tokens";
 }
 
 /// One input: a file's name (for messages) and its text.
@@ -376,6 +378,7 @@ pub(crate) fn measurement(
         pooling: text_map(&mut pooling.iter().copied()),
         steady_state: None,
         connection_reuse: None,
+        prompt_tokens: None,
     }
 }
 

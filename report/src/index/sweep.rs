@@ -24,6 +24,18 @@ pub struct Sweep {
     /// The command run before each configuration is measured (`--hook`), as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hook: Option<String>,
+    /// The suite asked for (`--suite`), as written; `--resume` refuses another (none in a
+    /// sweep written before it was recorded, or without `--suite`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<String>,
+    /// The `infermeter run` options, as written; `--resume` refuses others (none: not
+    /// recorded, a sweep written before they were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<Vec<String>>,
+    /// The configurations the last start planned, in order (`configurations` also keeps those
+    /// an accepted change dropped); `--resume` refuses another list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned: Option<Vec<Parameters>>,
     pub configurations: Vec<SweepConfiguration>,
 }
 
@@ -135,6 +147,9 @@ mod tests {
             name: "mns".into(),
             serve: Some("vllm serve m --port {port} --max-num-seqs {mns}".into()),
             base_url: "http://127.0.0.1:{port}".into(),
+            suite: Some("quick".into()),
+            run: Some(vec!["--quick".into()]),
+            planned: Some(vec![[("mns", "64")].into_iter().collect()]),
             hook: None,
             configurations: vec![SweepConfiguration {
                 parameters: [("mns", "64")].into_iter().collect(),

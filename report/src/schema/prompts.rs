@@ -220,3 +220,37 @@ pub struct AskedLengths {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<u64>,
 }
+
+/// The tokenizer that counted the prompts' tokens and built prompts of the lengths asked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PromptCounter {
+    pub tokenizer: PromptTokenizer,
+    /// Whether its counts are the model's own: a tokenizer file or the server's `/tokenize`
+    /// are; an estimate is not.
+    pub exact: bool,
+}
+
+/// Which tokenizer counted the prompts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptTokenizer {
+    /// The model's tokenizer file (`--tokenizer`).
+    File,
+    /// The server's `/tokenize` endpoint.
+    Server,
+    /// An estimate from the text's length: neither was at hand.
+    Estimate,
+}
+
+impl PromptTokenizer {
+    /// In words, for the page and `summary`: "the model's tokenizer file (exact)".
+    pub fn describe(counter: &PromptCounter) -> String {
+        let what = match counter.tokenizer {
+            PromptTokenizer::File => "the model's tokenizer file",
+            PromptTokenizer::Server => "the server's /tokenize",
+            PromptTokenizer::Estimate => "an estimate from the text's length",
+        };
+        let exact = if counter.exact { "exact" } else { "not exact" };
+        format!("{what} ({exact})")
+    }
+}

@@ -270,3 +270,97 @@ fn vllm_rate_runs_and_summary_only_files() {
     assert_eq!(ttft.count, Some(8));
     assert!(level.metrics.e2e_s.is_some());
 }
+
+/// #43 item 8: AIPerf at 4 req/s with a tokenizer other than the model's (tests/imports/aiperf/
+/// r4-tokenizer): its tokenizer counted 97.6 tokens per request where the server served 80. The
+/// figures use the server's counts and the report states AIPerf's beside them.
+#[test]
+fn aiperf_figures_use_the_servers_token_counts() {
+    let summary = fixture("aiperf/r4-tokenizer/profile_export_aiperf.json");
+    let records = fixture("aiperf/r4-tokenizer/profile_export.jsonl");
+    let report = one(&[("r4/s.json", &summary), ("r4/r.jsonl", &records)]);
+    let level = &report.series[0].levels[0];
+    assert_eq!(report.series[0].mode, LoadMode::Rate);
+    assert_eq!(level.metrics.output_tokens.unwrap().mean, 80.0);
+    // AIPerf's 257.6 tok/s by its tokenizer's 97.5625 tokens a request, in the server's 80.
+    assert!((level.system_output_tok_s - 257.5527 * 80.0 / 97.5625).abs() < 0.01);
+    // Each request's (latency − TTFT) / (80 − 1): 6.53 ms, where AIPerf's 97.6 tokens give 5.35.
+    let tpot = level.metrics.tpot_s.unwrap().mean;
+    assert!((tpot * 1e3 - 6.535).abs() < 0.001, "{tpot}");
+    let m = &report.measurement;
+    assert_eq!(m.output_token_source, infermeter_report::TokenSource::Usage);
+    let note = &m.pooling["output_tokens"];
+    assert!(
+        note.contains("80.0 output tokens per request, 211 tok/s, TPOT 6.5 ms"),
+        "{note}"
+    );
+    assert!(
+        note.contains("AIPerf's tokenizer counted 97.6 per request, 258 tok/s, TPOT 5.4 ms"),
+        "{note}"
+    );
+    // Without the records, the throughput is the server's still.
+    let alone = one(&[("r4/s.json", &summary)]);
+    let level = &alone.series[0].levels[0];
+    assert!((level.system_output_tok_s - 257.5527 * 80.0 / 97.5625).abs() < 0.01);
+}
+
+/// #43 item 8: AIPerf records go with the summary in their own folder, never by position:
+/// `import A/ B/` where A has no records must not give A B's records.
+#[test]
+fn aiperf_records_pair_with_the_summary_of_their_folder() {
+    let (c1, c4) = (
+        fixture("aiperf/c1/profile_export_aiperf.json"),
+        fixture(AIPERF),
+    );
+    let records = fixture(AIPERF_RECORDS);
+    let report = one(&[
+        ("A/profile_export_aiperf.json", &c1),
+        ("B/profile_export_aiperf.json", &c4),
+        ("B/profile_export.jsonl", &records),
+    ]);
+    let levels = &report.series[0].levels;
+    let at = |c: u32| levels.iter().find(|l| l.concurrency == c).unwrap();
+    assert!(at(1).per_request.is_none(), "A has no records");
+    assert_eq!(at(4).per_request.as_ref().unwrap().len(), 16);
+    // Two summaries and records named without folders: which summary they belong to is not
+    // known, and they are refused by name rather than given to the first.
+    let err = read(&[("a.json", &c1), ("b.json", &c4), ("r.jsonl", &records)]).unwrap_err();
+    assert_eq!(err.file, "r.jsonl");
+}
+
+/// #43 item 8: guidellm's throughput strategy (as many requests as it may, at most
+/// `max_concurrency` in flight) is a closed loop at that concurrency, named as the throughput
+/// strategy, not a burst. (The fixture's second benchmark, its strategy written as guidellm
+/// writes a throughput one.)
+#[test]
+fn guidellm_throughput_is_named_as_such_not_a_burst() {
+    let text = fixture(GUIDELLM).replacen(
+        r#""type_": "concurrent", "worker_count": 4, "max_concurrency": 4, "streams": 4"#,
+        r#""type_": "throughput", "worker_count": 4, "max_concurrency": 4"#,
+        1,
+    );
+    let report = one(&[("benchmarks.json", &text)]);
+    assert!(report.series.iter().all(|s| s.mode == LoadMode::Peak));
+    let concurrencies: Vec<u32> = report.series[0]
+        .levels
+        .iter()
+        .map(|l| l.concurrency)
+        .collect();
+    assert_eq!(concurrencies, [1, 4]);
+    assert_eq!(
+        report.metadata.labels["guidellm strategy"],
+        "throughput (as many requests as it may: 4 in flight at most)"
+    );
+}
+
+/// #43 item 8: inference-perf keeps only its client tokenizer's counts, and the report says so.
+#[test]
+fn inference_perf_says_its_counts_are_the_client_tokenizers() {
+    let report = one(&[(STAGE, &fixture(STAGE))]);
+    let why = &report.metadata.provenance.as_ref().unwrap().absent["server_tokens"];
+    assert!(why.contains("client's tokenizer"), "{why}");
+    assert_eq!(
+        report.measurement.output_token_source,
+        infermeter_report::TokenSource::Tokenizer
+    );
+}

@@ -13,7 +13,7 @@ use reqwest::Url;
 use tokio::sync::watch;
 
 use super::plan::SweepPlan;
-use super::process::{describe, Group, Stopped};
+use super::process::{describe, marker_dir, Group, Stopped, SWEEP_DIR_VAR};
 use super::template::Template;
 use crate::commands::run::RunArgs;
 use crate::http::base_url::BaseUrl;
@@ -141,9 +141,13 @@ impl Attempt<'_> {
     }
 
     /// The server's (and hook's) environment besides the sweep's own.
+    /// The plan's environment, filled, and the sweep's marker ([`SWEEP_DIR_VAR`]).
     fn env(&self) -> Vec<(String, String)> {
         let env = self.plan.env.iter();
-        env.map(|(k, t)| (k.clone(), self.fill(t))).collect()
+        let mut env: Vec<(String, String)> = env.map(|(k, t)| (k.clone(), self.fill(t))).collect();
+        let dir = marker_dir(&self.plan.out_dir);
+        env.push((SWEEP_DIR_VAR.into(), dir.display().to_string()));
+        env
     }
 
     fn base_url(&self) -> String {

@@ -5,6 +5,12 @@
 //!
 //! The sweep is made a child subreaper (Linux): a server that `sh` started outlives the shell
 //! when the group is signalled, and would otherwise be left to an init that may never reap it.
+//!
+//! A sweep that dies without stopping its server (SIGKILL, a crash) takes the server with it:
+//! the group's leader gets SIGTERM when the sweep dies (`PR_SET_PDEATHSIG`), and a watchdog
+//! process of its own (`infermeter sweep-watchdog`, [`watch`]) stops the whole group, the
+//! leader's children included, once the sweep is gone. The server's environment carries
+//! [`SWEEP_DIR_VAR`], by which `--resume` knows a server an interrupted attempt left.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -34,9 +40,14 @@ pub fn become_subreaper() {
     }
 }
 
+/// The environment variable naming the sweep's folder in every server and hook it starts.
+pub const SWEEP_DIR_VAR: &str = "INFERMETER_SWEEP_DIR";
+
 /// A command running in its own process group.
 pub struct Group {
     child: tokio::process::Child,
+    /// Stops the group if the sweep dies first (none where it could not start: logged).
+    _watchdog: Option<tokio::process::Child>,
     pgid: i32,
     /// The leader's exit, once seen.
     status: Option<ExitStatus>,
@@ -90,10 +101,12 @@ impl Group {
             .process_group(0)
             // A sweep that ends by an error still stops its server (Group::stop is the way).
             .kill_on_drop(true);
+        die_with_parent(&mut cmd);
         let child = cmd.spawn()?;
         let pgid = child.id().expect("a child just spawned has an id") as i32;
         Ok(Group {
             child,
+            _watchdog: start_watchdog(pgid),
             pgid,
             status: None,
             log: log.to_path_buf(),
@@ -219,6 +232,139 @@ impl Group {
     }
 }
 
+/// Asks the kernel to send the command SIGTERM when the sweep dies (Linux). The signal follows
+/// the thread that started the child: the runtime's workers live as long as the sweep.
+fn die_with_parent(cmd: &mut tokio::process::Command) {
+    #[cfg(target_os = "linux")]
+    {
+        let sweep = std::process::id() as libc::pid_t;
+        // SAFETY: the closure runs in the forked child before exec and calls only prctl and
+        // getppid, which are async-signal-safe.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // The sweep died between the fork and the prctl: no signal would come.
+                if libc::getppid() != sweep {
+                    return Err(std::io::Error::other("the sweep exited"));
+                }
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cmd;
+}
+
+/// Starts `infermeter sweep-watchdog` for group `pgid`, in a group of its own (so a terminal's
+/// signals to the sweep do not end it first).
+fn start_watchdog(pgid: i32) -> Option<tokio::process::Child> {
+    // A unit test's binary is not `infermeter`: it has no such subcommand.
+    if cfg!(test) {
+        return None;
+    }
+    let exe = std::env::current_exe().ok()?;
+    let started = tokio::process::Command::new(exe)
+        .args(["sweep-watchdog", "--sweep"])
+        .arg(std::process::id().to_string())
+        .arg("--group")
+        .arg(pgid.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn();
+    match started {
+        Ok(child) => Some(child),
+        Err(e) => {
+            tracing::warn!("cannot start the watchdog of server group {pgid} ({e}): if the sweep is killed, its server is left running");
+            None
+        }
+    }
+}
+
+/// The watchdog: waits while the sweep (`sweep`, its parent) lives and group `pgid` has
+/// processes; once the sweep is gone, stops the group (SIGTERM, two seconds, SIGKILL).
+pub async fn watch(sweep: u32, pgid: i32) {
+    loop {
+        // SAFETY: getppid takes nothing; signal 0 only asks whether the group exists.
+        let (parent, alive) = unsafe { (libc::getppid() as u32, libc::killpg(pgid, 0) == 0) };
+        if !alive {
+            return;
+        }
+        if parent != sweep {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // SAFETY: signals the group the dead sweep started.
+    unsafe { libc::killpg(pgid, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < deadline && !live_members(pgid).is_empty() {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // SAFETY: as above.
+    unsafe { libc::killpg(pgid, libc::SIGKILL) };
+}
+
+/// The sweep folder `dir` as the marker names it: absolute, so that a sweep resumed from
+/// another working directory knows its servers.
+pub fn marker_dir(dir: &Path) -> PathBuf {
+    std::fs::canonicalize(dir)
+        .or_else(|_| std::path::absolute(dir))
+        .unwrap_or_else(|_| dir.to_path_buf())
+}
+
+/// Stops what an interrupted attempt left of group `pgid`: its live processes whose environment
+/// names this sweep's folder `dir` (another program may have the group id by now). Whether any
+/// was found.
+pub async fn stop_left_over(pgid: i32, dir: &Path, grace: Duration) -> bool {
+    let marker = format!("{SWEEP_DIR_VAR}={}", marker_dir(dir).display());
+    let ours = live_members(pgid).into_iter().any(|pid| {
+        std::fs::read(format!("/proc/{pid}/environ"))
+            .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == marker.as_bytes()))
+    });
+    if !ours {
+        return false;
+    }
+    for (signal, within) in [
+        (libc::SIGTERM, grace),
+        (libc::SIGKILL, Duration::from_secs(5)),
+    ] {
+        // SAFETY: signals a group whose processes carry this sweep's marker.
+        unsafe { libc::killpg(pgid, signal) };
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            if live_members(pgid).is_empty() {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    true
+}
+
+/// The processes of group `pgid` that are not zombies (those have exited; only their parent's
+/// wait is missing).
+pub fn live_members(pgid: i32) -> Vec<i32> {
+    members(pgid)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|stat| stat_fields(&stat).first() != Some(&"Z"))
+        })
+        .collect()
+}
+
+/// The fields of a /proc stat line after the command's name in parentheses: state, ppid, pgrp…
+fn stat_fields(stat: &str) -> Vec<&str> {
+    stat.rsplit_once(')')
+        .map_or("", |(_, rest)| rest)
+        .split_whitespace()
+        .collect()
+}
+
 /// The processes of group `pgid`, from /proc (Linux; elsewhere none are listed).
 fn members(pgid: i32) -> Vec<i32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -227,15 +373,8 @@ fn members(pgid: i32) -> Vec<i32> {
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-                // After the command's name in parentheses: state, ppid, pgrp.
-                let fields: Vec<&str> = stat
-                    .rsplit_once(')')
-                    .map_or("", |(_, rest)| rest)
-                    .split_whitespace()
-                    .collect();
-                fields.get(2) == Some(&pgid.to_string().as_str())
-            })
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|stat| stat_fields(&stat).get(2) == Some(&pgid.to_string().as_str()))
         })
         .collect()
 }
@@ -332,6 +471,31 @@ mod tests {
         assert_eq!(tail[19].chars().count(), TAIL_LINE_CHARS + 1);
         assert_eq!(log_tail(&log, 0).len(), TAIL_LINES);
         assert!(log_tail(&dir.path().join("none.log"), 0).is_empty());
+    }
+
+    /// #43 item 13: `--resume` stops the server an interrupted sweep left (its group's
+    /// processes carry this sweep's folder), and leaves alone a group that is not this sweep's.
+    #[tokio::test]
+    async fn a_server_left_by_an_interrupted_sweep_is_stopped() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("left.log");
+        let marker = vec![(
+            SWEEP_DIR_VAR.to_string(),
+            marker_dir(dir.path()).display().to_string(),
+        )];
+        // Forgotten, as a killed sweep forgets it: only its pid is in the index.
+        let left = Group::start("test", "sleep 30 & wait", &marker, &log).unwrap();
+        let mut other = Group::start("test", "sleep 30 & wait", &[], &log).unwrap();
+        let (left_pgid, other_pgid) = (left.pgid, other.pgid);
+        std::mem::forget(left);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(live_members(left_pgid).len(), 2);
+        let grace = Duration::from_secs(2);
+        assert!(!stop_left_over(other_pgid, dir.path(), grace).await);
+        assert_eq!(live_members(other_pgid).len(), 2, "not this sweep's");
+        assert!(stop_left_over(left_pgid, dir.path(), grace).await);
+        assert!(live_members(left_pgid).is_empty());
+        other.stop(grace).await;
     }
 
     #[tokio::test]

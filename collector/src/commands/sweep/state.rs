@@ -37,11 +37,64 @@ pub enum StateError {
     NotASweep(PathBuf),
     #[error("--resume: {} holds no sweep (no index.json with a \"sweep\" section); start it without --resume", .0.display())]
     NothingToResume(PathBuf),
+    #[error("--resume: the sweep in {} was started with other settings: {}. Resume with the same settings, or add --accept-changes to go on with these (the finished reports stay as they were measured)", .dir.display(), .changes.join("; "))]
+    Changed { dir: PathBuf, changes: Vec<String> },
     #[error("cannot write {}", .path.display())]
     Write {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+/// How a sweep starts in its folder.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Start {
+    /// Continue the sweep there.
+    pub resume: bool,
+    /// Start over where a sweep is.
+    pub force: bool,
+    /// Resume although the settings changed.
+    pub accept_changes: bool,
+}
+
+/// What differs between the settings an earlier sweep recorded and this one's, in words (a
+/// setting the earlier index did not record is not compared).
+fn changes(earlier: &Sweep, now: &Sweep) -> Vec<String> {
+    let mut changes = Vec::new();
+    let mut differs = |what: &str, was: String, is: String| {
+        if was != is {
+            changes.push(format!("{what} changed from {was} to {is}"));
+        }
+    };
+    let words = |v: &Option<String>| v.as_deref().map_or("none".into(), |s| format!("`{s}`"));
+    differs(
+        "the serve command",
+        words(&earlier.serve),
+        words(&now.serve),
+    );
+    differs("the hook", words(&earlier.hook), words(&now.hook));
+    if earlier.run.is_some() {
+        differs("the suite", words(&earlier.suite), words(&now.suite));
+        let run = |r: &Option<Vec<String>>| {
+            format!(
+                "`{}`",
+                r.iter().flatten().cloned().collect::<Vec<_>>().join(" ")
+            )
+        };
+        differs("the run options", run(&earlier.run), run(&now.run));
+    }
+    if let Some(planned) = &earlier.planned {
+        let list = |l: &[Parameters]| {
+            let names: Vec<String> = l.iter().map(|p| format!("[{p}]")).collect();
+            names.join(" ")
+        };
+        differs(
+            "the configurations",
+            list(planned),
+            list(now.planned.as_deref().unwrap_or_default()),
+        );
+    }
+    changes
 }
 
 /// The sweep's folder and index.
@@ -83,7 +136,12 @@ impl SweepState {
     /// The folder made ready: a fresh sweep (`force` over an earlier one), or an earlier sweep
     /// continued (`resume`), its configurations matched by their parameters; the plan's new
     /// ones added, the earlier ones it no longer has kept.
-    pub fn open(plan: &SweepPlan, resume: bool, force: bool) -> Result<SweepState, StateError> {
+    pub fn open(plan: &SweepPlan, start: Start) -> Result<SweepState, StateError> {
+        let Start {
+            resume,
+            force,
+            accept_changes,
+        } = start;
         let dir = plan.out_dir.clone();
         let logs = dir.join("logs");
         std::fs::create_dir_all(&logs).map_err(|source| StateError::Create {
@@ -102,8 +160,22 @@ impl SweepState {
             serve: plan.serve.as_ref().map(|t| t.as_str().to_string()),
             base_url: plan.base_url.as_str().to_string(),
             hook: plan.hook.as_ref().map(|t| t.as_str().to_string()),
+            suite: plan.suite.clone(),
+            run: Some(
+                plan.run_options
+                    .iter()
+                    .map(|t| t.as_str().to_string())
+                    .collect(),
+            ),
+            planned: Some(plan.configurations.clone()),
             configurations: Vec::new(),
         };
+        if let Some(earlier) = earlier.as_ref().filter(|_| !accept_changes) {
+            let changes = changes(earlier, &sweep);
+            if !changes.is_empty() {
+                return Err(StateError::Changed { dir, changes });
+            }
+        }
         let mut taken: Vec<String> = Vec::new();
         if let Some(earlier) = &earlier {
             taken.extend(earlier.configurations.iter().map(|c| c.report.clone()));
