@@ -4,7 +4,7 @@
 use infermeter_report::analysis::configuration::{
     findings, interactivity, ConfigurationOptions, Figure,
 };
-use infermeter_report::analysis::goodput::attainment;
+use infermeter_report::analysis::goodput::{attainment, DEFAULT_SLO};
 use infermeter_report::analysis::labels::report_labels;
 use infermeter_report::import::{read, Input};
 use infermeter_report::{load_report, LoadMode, Report, Slo, Stat, TICK_S};
@@ -144,4 +144,72 @@ fn goodput_never_exceeds_throughput() {
     assert!((t.goodput_tok_s.unwrap() - expected).abs() < 1e-9);
     assert!(t.goodput_tok_s.unwrap() <= level.system_output_tok_s);
     assert!(t.goodput_req_s.unwrap() <= level.requests_per_s.unwrap() + 1e-12);
+}
+
+/// The chat-sessions report measured its session scenario by users twice, the prefix cache
+/// allowed and defeated: both series are compared and ranked, each labelled, not only the
+/// first; every row's limit is recomputed from its levels' columns.
+#[test]
+fn every_series_of_a_scenario_ranks() {
+    let report = bundled("sim-chat-sessions.json");
+    let labels = report_labels(std::slice::from_ref(&report));
+    let f = findings(
+        std::slice::from_ref(&report),
+        &labels,
+        &ConfigurationOptions::new(DEFAULT_SLO),
+    );
+    let ranking = f
+        .rankings
+        .iter()
+        .find(|r| r.scenario == "chat_session")
+        .expect("the session scenario is compared, by its users levels");
+    assert_eq!(ranking.mode, LoadMode::Users);
+    let mut rows: Vec<&str> = ranking.rows.iter().map(|r| r.label.as_str()).collect();
+    rows.sort();
+    assert_eq!(rows, ["H100 (caching allowed)", "H100 (caching defeated)"]);
+    for row in &ranking.rows {
+        let cache = if row.label.ends_with("allowed)") {
+            "allowed"
+        } else {
+            "defeated"
+        };
+        let series = report
+            .series
+            .iter()
+            .find(|s| s.scenario == "chat_session" && s.cache.map(|c| c.id()) == Some(cache))
+            .unwrap();
+        // TTFT ≤ 5 s and TPOT ≤ 50 ms (the default SLO) for 95% of requests, from the columns.
+        let passes: Vec<bool> = series
+            .levels
+            .iter()
+            .map(|l| {
+                let c = l.per_request.as_ref().unwrap();
+                let met = (0..c.len())
+                    .filter(|&i| {
+                        let gaps = f64::from(c.output_tokens[i].saturating_sub(1));
+                        let decode = f64::from(c.e2e[i] - c.ttft[i]) * TICK_S;
+                        c.status[i] == 0
+                            && f64::from(c.ttft[i]) * TICK_S <= 5.0 + 1e-9
+                            && (gaps == 0.0 || decode <= 0.05 * gaps + 1e-9)
+                    })
+                    .count();
+                met as f64 >= 0.95 * c.len() as f64
+            })
+            .collect();
+        let first_fail = passes.iter().position(|p| !p);
+        let ranked = matches!(first_fail, Some(i) if i > 0);
+        assert_eq!(
+            row.rank.is_some(),
+            ranked,
+            "{}: {passes:?} {:?} {:?}",
+            row.label,
+            row.max_load,
+            row.at_slo
+        );
+        if let Some(i) = first_fail.filter(|&i| i > 0) {
+            let passing = f64::from(series.levels[i - 1].concurrency);
+            let load = row.at_slo.unwrap().load;
+            assert!(load >= passing, "{}: {load} below {passing}", row.label);
+        }
+    }
 }

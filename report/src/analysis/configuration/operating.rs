@@ -12,7 +12,7 @@ use crate::analysis::format::{format_number, with_unit};
 use crate::analysis::goodput::level_load;
 use crate::analysis::interpolate::MonotoneCurve;
 use crate::analysis::metric::Metric;
-use crate::schema::{Level, LoadMode, Report};
+use crate::schema::{CacheUse, Level, LoadMode, Report};
 use crate::stats::Stat;
 
 /// One measured level as a deployment sees it. Figures per GPU divide by the report's GPU
@@ -196,12 +196,24 @@ pub struct SeriesPoints {
     pub scenario: String,
     pub scenario_name: String,
     pub mode: LoadMode,
+    /// Session series: whether the prefix cache could reuse earlier turns (a report may hold a
+    /// scenario's series once for each).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheUse>,
     /// GPUs serving one replica.
     pub gpus: u32,
     pub points: Vec<OperatingPoint>,
 }
 
 impl SeriesPoints {
+    /// The scenario's name, with the cache use of a session series: "Chat (caching defeated)".
+    pub fn name(&self) -> String {
+        match self.cache {
+            Some(cache) => format!("{} ({})", self.scenario_name, cache.label()),
+            None => self.scenario_name.clone(),
+        }
+    }
+
     /// `(x, y)` of the points that have both figures, with each point's index.
     pub fn xy(&self, x: Figure, y: Figure) -> Vec<(usize, f64, f64)> {
         self.points
@@ -239,8 +251,33 @@ pub fn has_trade_off(reports: &[&Report]) -> bool {
         .any(|s| s.levels.len() >= 2)
 }
 
-/// Every series of `mode`, report by report, scenarios in each report's order, each report's
-/// points costed at its price (`prices[report]`, dollars per GPU-hour).
+/// The mode a scenario is compared in: `mode` where some report measured the scenario so,
+/// else the first of peak, users, rate and burst that some report measured it at two levels
+/// (a scenario of sessions only is compared by its users levels).
+fn scenario_mode(reports: &[&Report], scenario: &str, mode: LoadMode) -> Option<LoadMode> {
+    let measured = |m: LoadMode, levels: usize| {
+        reports
+            .iter()
+            .flat_map(|r| &r.series)
+            .any(|s| s.scenario == scenario && s.mode == m && s.levels.len() >= levels)
+    };
+    if measured(mode, 1) {
+        return Some(mode);
+    }
+    [
+        LoadMode::Peak,
+        LoadMode::Users,
+        LoadMode::Rate,
+        LoadMode::Burst,
+    ]
+    .into_iter()
+    .find(|&m| measured(m, 2))
+}
+
+/// Every series compared, report by report, scenarios in each report's order: each scenario in
+/// its mode ([`scenario_mode`], `mode` where it was measured so), every series of it (a session
+/// scenario's with the prefix cache allowed and defeated both), each report's points costed at
+/// its price (`prices[report]`, dollars per GPU-hour).
 pub fn series_points(
     reports: &[&Report],
     mode: LoadMode,
@@ -252,25 +289,28 @@ pub fn series_points(
         let gpus = report.metadata.hardware.gpu_count.max(1);
         let price = prices.get(index).copied().flatten();
         for scenario in &report.scenarios {
-            let Some(series) = report
-                .series
-                .iter()
-                .find(|s| s.scenario == scenario.id && s.mode == mode)
-            else {
+            let Some(mode) = scenario_mode(reports, &scenario.id, mode) else {
                 continue;
             };
-            all.push(SeriesPoints {
-                report: index,
-                scenario: scenario.id.clone(),
-                scenario_name: scenario.name.clone(),
-                mode,
-                gpus,
-                points: series
-                    .levels
-                    .iter()
-                    .map(|l| OperatingPoint::of(l, mode, gpus, stat, price))
-                    .collect(),
-            });
+            for series in report
+                .series
+                .iter()
+                .filter(|s| s.scenario == scenario.id && s.mode == mode)
+            {
+                all.push(SeriesPoints {
+                    report: index,
+                    scenario: scenario.id.clone(),
+                    scenario_name: scenario.name.clone(),
+                    mode,
+                    cache: series.cache,
+                    gpus,
+                    points: series
+                        .levels
+                        .iter()
+                        .map(|l| OperatingPoint::of(l, mode, gpus, stat, price))
+                        .collect(),
+                });
+            }
         }
     }
     all

@@ -192,7 +192,7 @@ impl RankingInputs<'_> {
         let max_load = report
             .series
             .iter()
-            .find(|r| r.scenario == s.scenario && r.mode == s.mode)
+            .find(|r| r.scenario == s.scenario && r.mode == s.mode && r.cache == s.cache)
             .and_then(|series| max_load_under(series, self.slo))
             .map(|m| {
                 if self.measured_only {
@@ -214,7 +214,7 @@ impl RankingInputs<'_> {
         };
         Ranked {
             report: s.report,
-            label: self.labels.get(s.report).cloned().unwrap_or_default(),
+            label: row_label(self.labels.get(s.report).map_or("", String::as_str), s),
             gpu_kind: crate::analysis::cost::gpu_kind(&report.metadata.hardware.gpu_model),
             gpus_per_replica: s.gpus,
             usd_per_gpu_hour: price,
@@ -231,6 +231,15 @@ impl RankingInputs<'_> {
             rank: None,
             measure_further,
         }
+    }
+}
+
+/// A row's configuration: the report's label, with the cache use of a session series (a
+/// report may rank a scenario's series once for each): "H100 (caching defeated)".
+fn row_label(label: &str, s: &SeriesPoints) -> String {
+    match s.cache {
+        Some(cache) => format!("{label} ({})", cache.label()),
+        None => label.to_string(),
     }
 }
 
