@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::operating::{AtTarget, Figure, OperatingPoint, SeriesPoints};
 use crate::analysis::cost::{cost_per_hour_from_gpu_hours, cost_per_million_tokens};
 use crate::analysis::format::format_number;
-use crate::analysis::goodput::{max_load_under, MaxLoad};
+use crate::analysis::goodput::{load_unit, max_load_under, MaxLoad};
 use crate::analysis::interpolate::MonotoneCurve;
 use crate::schema::{LoadMode, Report, Slo};
 
@@ -89,6 +89,8 @@ pub struct Ranked {
     pub gpu_kind: String,
     pub gpus_per_replica: u32,
     pub usd_per_gpu_hour: Option<f64>,
+    /// The mode its load counts (concurrent users, users, req/s, queued requests).
+    pub mode: LoadMode,
     /// `None` when the series has no per-request figures to judge the SLO by.
     pub max_load: Option<MaxLoad>,
     /// `None` when no tested level meets the SLO (or it cannot be judged).
@@ -217,6 +219,7 @@ impl RankingInputs<'_> {
             label: row_label(self.labels.get(s.report).map_or("", String::as_str), s),
             gpu_kind: crate::analysis::cost::gpu_kind(&report.metadata.hardware.gpu_model),
             gpus_per_replica: s.gpus,
+            mode: s.mode,
             usd_per_gpu_hour: price,
             max_load,
             at_slo,
@@ -319,9 +322,17 @@ impl Ranked {
         self.rank.map_or("—".into(), |r| r.to_string())
     }
 
-    /// The highest load meeting the SLO: "≥ 32", "≈ 19", "16", "< 1", or "n/a".
+    /// The highest load meeting the SLO, with its unit in every mode: "≥ 32 concurrent
+    /// users", "≈ 4.2 req/s", "16 queued requests", "< 1 concurrent user", or "n/a".
     pub fn load_text(&self) -> String {
-        self.max_load.map_or("n/a".into(), |m| m.value_text())
+        self.max_load.map_or("n/a".into(), |m| {
+            let value = match m {
+                MaxLoad::AllPass { highest } => highest,
+                MaxLoad::NonePass { lowest } => lowest,
+                MaxLoad::Between { load, .. } => load,
+            };
+            format!("{} {}", m.value_text(), load_unit(self.mode, value))
+        })
     }
 
     /// How the load was read, and where the other figures come from.
@@ -452,7 +463,7 @@ impl Ranked {
 pub const COLUMNS: [&str; 12] = [
     "Rank",
     "Configuration",
-    "Most users meeting the SLO",
+    "Highest load meeting the SLO",
     "Throughput per GPU",
     "$ per M tokens",
     "J per token",
@@ -570,7 +581,7 @@ mod tests {
             ),
             (11, 10, 10, Some(20.0), false)
         );
-        assert_eq!(row.load_text(), "≈ 11");
+        assert_eq!(row.load_text(), "≈ 11 concurrent users");
         assert_eq!(row.basis_text(), "between measured 8 and 16");
         // Every figure resting on the interpolated load says so.
         assert_eq!(row.usd_per_hour_text(), "≈ $20");
@@ -605,7 +616,7 @@ mod tests {
         assert_eq!(m.throughput_text(), "320 tok/s per GPU");
         assert_eq!(
             [m.load_text(), m.replicas_text(), m.usd_per_hour_text()],
-            ["8", "13", "$26"]
+            ["8 concurrent users", "13", "$26"]
         );
         // 110 users need exactly 10 replicas; 111 need 11.
         let exact = rank(&[row_report()], &[Some(2.0)], &ttft_within(2.0, 0.95), 110);
@@ -635,7 +646,23 @@ mod tests {
         assert_eq!((rep.replicas, rep.gpus, rep.at_most), (4, 8, true));
         assert_eq!(row.replicas_text(), "≤ 4");
         assert_eq!(row.usd_per_hour_text(), "≤ $24");
-        assert_eq!(row.load_text(), "≥ 32");
+        assert_eq!(row.load_text(), "≥ 32 concurrent users");
+        // The load names its unit in every mode.
+        let between = |load, mode| Ranked {
+            mode,
+            max_load: Some(MaxLoad::Between {
+                load,
+                passing: 4.0,
+                failing: 32.0,
+            }),
+            ..row.clone()
+        };
+        assert_eq!(between(4.2, LoadMode::Rate).load_text(), "≈ 4.2 req/s");
+        assert_eq!(
+            between(4.0, LoadMode::Burst).load_text(),
+            "4 queued requests"
+        );
+        assert_eq!(between(16.0, LoadMode::Users).load_text(), "≈ 16 users");
         // A lower bound, not a capacity: listed apart, with what to measure, and never ranked.
         assert_eq!((row.standing, row.rank), (Standing::NoLimitFound, None));
         assert_eq!(
@@ -742,7 +769,7 @@ mod tests {
             ]
         );
         assert_eq!(ranking.rows[1].usd_per_hour_text(), "no price");
-        assert_eq!(ranking.rows[2].load_text(), "< 1");
+        assert_eq!(ranking.rows[2].load_text(), "< 1 concurrent user");
         assert_eq!(ranking.rows[2].rank_text(), "—");
         assert_eq!(ranking.rows[2].cells().len(), COLUMNS.len());
     }
