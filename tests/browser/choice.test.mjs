@@ -144,6 +144,9 @@ describe('which configuration', () => {
   test('hovering a point names its configuration, scenario, load and figures', async () => {
     const { page, problems } = await newPage(browser);
     await openComparison(page);
+    // The section is taller than the window (the ranking, the rows listed apart, what the data
+    // supports): bring the chart itself into view before pointing at it.
+    await page.locator(`[data-chart-id="${CHART}"]`).scrollIntoViewIfNeeded();
     await chartSettled(page, CHART);
     const p = await pointPosition(page, CHART, 0, 1);
     await page.mouse.move(p.x - 8, p.y - 8);
