@@ -11,7 +11,7 @@
 //! peak|burst, `wi.load`, `wi.in`, `wi.out` tokens, `wi.gpu` and `wi.gpus`), and the "Which
 //! configuration?" section's `choice.scenario` (a scenario id), `choice.y`
 //! (throughput|cost|energy|per_kw), `choice.x` (interactivity|e2e), `choice.at` (target
-//! interactivity, tok/s per user), `choice.users` and `price.<GPU kind>` (dollars per GPU-hour,
+//! interactivity, tok/s per user), `choice.users`, `choice.measured` (1: measured levels only) and `price.<GPU kind>` (dollars per GPU-hour,
 //! e.g. `price.H100=2.5`).
 //! Unknown keys and unreadable values are ignored so a mangled link still opens.
 //!
@@ -219,6 +219,8 @@ pub struct ChoiceView {
     pub users: u32,
     /// Dollars per GPU-hour the reader set, by GPU kind.
     pub prices: BTreeMap<String, f64>,
+    /// Rank on measured levels only (`choice.measured=1`).
+    pub measured_only: bool,
 }
 
 impl Default for ChoiceView {
@@ -230,6 +232,7 @@ impl Default for ChoiceView {
             interactivity: DEFAULT_INTERACTIVITY,
             users: DEFAULT_USERS,
             prices: BTreeMap::new(),
+            measured_only: false,
         }
     }
 }
@@ -249,6 +252,7 @@ impl ChoiceView {
             "choice.y" => self.y = figure(&Figure::Y).unwrap_or(self.y),
             "choice.x" => self.x = figure(&Figure::X).unwrap_or(self.x),
             "choice.at" => self.interactivity = positive(value).unwrap_or(self.interactivity),
+            "choice.measured" => self.measured_only = value == "1",
             "choice.users" => {
                 self.users = value
                     .parse::<u32>()
@@ -278,6 +282,9 @@ impl ChoiceView {
         }
         if self.users != defaults.users {
             q.append_pair("choice.users", &self.users.to_string());
+        }
+        if self.measured_only {
+            q.append_pair("choice.measured", "1");
         }
         for (kind, price) in &self.prices {
             q.append_pair(&format!("price.{kind}"), &number(*price));
@@ -715,6 +722,7 @@ mod tests {
                 prices: [("H100".to_string(), 2.5), ("RTX Pro 6000".to_string(), 1.9)]
                     .into_iter()
                     .collect(),
+                measured_only: true,
             },
             deep_dive: DeepDivePick::Report(2),
             ..ViewState::default()
@@ -733,7 +741,7 @@ mod tests {
         assert!(query.contains("stat=p99&"), "{query}");
         assert!(
             query.contains(
-                "choice.y=cost&choice.x=e2e&choice.at=35.5&choice.users=500&price.H100=2.5"
+                "choice.y=cost&choice.x=e2e&choice.at=35.5&choice.users=500&choice.measured=1&price.H100=2.5"
             ),
             "{query}"
         );

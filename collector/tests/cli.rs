@@ -22,6 +22,8 @@ mod k8s;
 mod layers;
 #[path = "cli/llama_cpp.rs"]
 mod llama_cpp;
+#[path = "cli/referee.rs"]
+mod referee;
 #[path = "cli/secrets.rs"]
 mod secrets;
 #[path = "cli/server_gone.rs"]

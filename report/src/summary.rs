@@ -10,8 +10,10 @@ use crate::analysis::Findings;
 
 /// Semver of the `summary --json` shape, apart from the report format's. 1.0.0: the first
 /// versioned shape (`format`, `reports[]` with each report's findings, `configuration`); the
-/// unversioned output before it was one report's findings alone.
-pub const SUMMARY_FORMAT: &str = "1.0.0";
+/// unversioned output before it was one report's findings alone. 1.1.0: a ranking row's
+/// `standing` (only limits found are ranked), `measure_further` and `mode`, a scenario
+/// ranking's `verdict`, a series' `cache`, and the options' `measured_only`.
+pub const SUMMARY_FORMAT: &str = "1.1.0";
 
 /// `infermeter summary --json`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]

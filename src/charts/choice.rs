@@ -73,7 +73,7 @@ pub fn frontier(sources: &[Source], view: &ViewState) -> Plot {
             continue;
         };
         let xy = s.xy(choice.x, choice.y);
-        let name = labelled(source.label, &s.scenario_name, comparing);
+        let name = labelled(source.label, &s.name(), comparing);
         let points = xy.iter().map(|&(_, x, y)| (x, y)).collect();
         p.lines.push(Line {
             point_labels: xy

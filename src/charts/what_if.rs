@@ -188,8 +188,15 @@ pub fn axis(metric: FitMetric) -> YAxis {
     }
 }
 
-/// "predicted: fitted simulator, held-out error 7%".
-pub fn predicted_label(fit: &Fit, metric: FitMetric) -> String {
+/// "predicted: fitted simulator, held-out error 7%". The held-out error measures the fit on
+/// the GPU it was fitted on: for another GPU (scaled by datasheets) it is not stated.
+pub fn predicted_label(fit: &Fit, q: &Question, metric: FitMetric) -> String {
+    if q.what.gpu != fit.deployment.gpu {
+        return format!(
+            "predicted: fitted simulator scaled to {} by datasheets (no held-out error: not fitted on it)",
+            q.what.gpu
+        );
+    }
     match held_out_error(fit, metric) {
         Some(e) => format!(
             "predicted: fitted simulator, held-out error {}%",
@@ -230,7 +237,7 @@ fn chart(sources: &[Source], view: &ViewState, metric: FitMetric) -> Plot {
                 .map(|(n, f)| (f64::from(*n), display(metric, f)))
                 .filter(|(_, y)| y.is_finite())
                 .collect();
-            let name = format!("{} ({})", q.scenario_name, predicted_label(fit, metric));
+            let name = format!("{} ({})", q.scenario_name, predicted_label(fit, &q, metric));
             p.lines.push(Line {
                 kind: LineKind::Predicted,
                 ..source_line(sources, source, &name, 0, points)
@@ -299,6 +306,10 @@ mod tests {
         let on_h100 = with_sources(&report, |s| itl(s, &ViewState::default()));
         let last = |p: &Plot| p.lines.last().unwrap().points.last().unwrap().1;
         assert!(last(&p) < last(&on_h100), "an H200 streams faster");
+        // The held-out error measures the fit on its own GPU only: not stated for the H200.
+        let name = &p.lines[0].name;
+        assert!(!name.contains("held-out error "), "{name}");
+        assert!(name.contains("scaled to h200 by datasheets"), "{name}");
     }
 
     #[test]

@@ -7,8 +7,8 @@
 
 use infermeter_report::analysis::configuration::frontier::scenarios;
 use infermeter_report::analysis::configuration::{
-    has_trade_off, price_assumptions, report_prices, RankingInputs, ScenarioRanking, COLUMNS,
-    NO_TRADE_OFF,
+    has_trade_off, price_assumptions, report_prices, Ranked, RankingInputs, ScenarioRanking, APART,
+    COLUMNS, NO_TRADE_OFF,
 };
 use infermeter_report::analysis::cost::PriceAssumption;
 use infermeter_report::Report;
@@ -61,6 +61,7 @@ fn decision(ctx: ReportContext) -> Memo<Decision> {
                         slo: &slo,
                         users: choice.users,
                         interactivity: choice.interactivity,
+                        measured_only: choice.measured_only,
                     }
                     .rank(id)
                 });
@@ -169,6 +170,15 @@ fn ChoiceControls(decision: Memo<Decision>) -> impl IntoView {
                 value=move || f64::from(ctx.view.with(|v| v.choice.users))
                 accept={|v| v >= 1.0 && v.fract() == 0.0 && v <= f64::from(u32::MAX)}
                 set=move |v| set_choice(ctx, |c| c.users = v as u32) />
+            <label class="control">
+                <input type="checkbox" data-testid="choice-measured-only"
+                    prop:checked=move || ctx.view.with(|v| v.choice.measured_only)
+                    on:change=move |ev| {
+                        let on = event_target_checked(&ev);
+                        set_choice(ctx, |c| c.measured_only = on);
+                    } />
+                <span>"Measured levels only (no figure read between levels)"</span>
+            </label>
         </div>
     }
 }
@@ -234,14 +244,33 @@ fn PriceFields(decision: Memo<Decision>) -> impl IntoView {
     }
 }
 
-/// "Cheapest meeting the SLO": the shown scenario's configurations, cheapest first.
+/// "Cheapest meeting the SLO": the shown scenario's configurations measured to their limit,
+/// cheapest first; those listed apart (no limit found, or none met); and what the data supports
+/// beside the ranking.
 #[component]
 fn RankingTable(decision: Memo<Decision>) -> impl IntoView {
-    let rows = move || {
+    let cells = |rows: Vec<&Ranked>| rows.into_iter().map(Ranked::cells).collect::<Vec<_>>();
+    let ranked = move || {
         decision.with(|d| {
             d.ranking
                 .as_ref()
-                .map(|r| r.rows.iter().map(|row| row.cells()).collect::<Vec<_>>())
+                .map(|r| cells(r.ranked()))
+                .unwrap_or_default()
+        })
+    };
+    let apart = move || {
+        decision.with(|d| {
+            d.ranking
+                .as_ref()
+                .map(|r| cells(r.apart()))
+                .unwrap_or_default()
+        })
+    };
+    let verdict = move || {
+        decision.with(|d| {
+            d.ranking
+                .as_ref()
+                .map(|r| r.verdict.clone())
                 .unwrap_or_default()
         })
     };
@@ -256,14 +285,33 @@ fn RankingTable(decision: Memo<Decision>) -> impl IntoView {
     view! {
         <p class="muted">
             {move || users().map(|n| format!("Replicas, GPUs and $ per hour serve {n} users; "))}
-            "throughput and cost are at the highest load meeting the SLO, and at the target interactivity on each configuration's curve. GPU rental only."
+            "throughput and cost are at the highest load meeting the SLO, and at the target interactivity on each configuration's curve. Only configurations measured to their limit are ranked. GPU rental only."
         </p>
-        <TableScroll label="Cheapest meeting the SLO"><table class="data-table ranking" data-testid="choice-ranking">
+        <RowsTable label="Cheapest meeting the SLO" testid="choice-ranking" rows=Signal::derive(ranked) />
+        {move || (!apart().is_empty()).then(|| view! {
+            <h4>{APART}</h4>
+            <RowsTable label=APART testid="choice-apart" rows=Signal::derive(apart) />
+        })}
+        <ul data-testid="choice-verdict">
+            {move || verdict().into_iter().map(|s| view! { <li>{s}</li> }).collect_view()}
+        </ul>
+    }
+}
+
+/// Ranking rows under the column headings, the configuration as each row's header.
+#[component]
+fn RowsTable(
+    label: &'static str,
+    testid: &'static str,
+    rows: Signal<Vec<[String; 12]>>,
+) -> impl IntoView {
+    view! {
+        <TableScroll label=label><table class="data-table ranking" data-testid=testid>
             <thead><tr>
                 {COLUMNS.iter().map(|c| view! { <th scope="col">{*c}</th> }).collect_view()}
             </tr></thead>
             <tbody>
-                {move || rows().into_iter().map(|cells| view! {
+                {move || rows.get().into_iter().map(|cells| view! {
                     <tr data-testid="choice-row">
                         {cells.into_iter().enumerate().map(|(i, cell)| if i == 1 {
                             view! { <th scope="row">{cell}</th> }.into_any()

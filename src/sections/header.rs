@@ -135,12 +135,12 @@ pub fn HighlightsSection() -> impl IntoView {
     }
 }
 
-/// What "concurrent requests" means here. The references' rule of thumb (4–5 users a request
-/// slot) stands in only where no users were measured: a report with sessions counts them.
+/// What "concurrent requests" means here. How many people a request slot serves is not stated
+/// unless the report measured it: a report with sessions counts its users.
 fn slots_note(measured_users: bool) -> &'static str {
     if measured_users {
-        "\u{201c}Concurrent requests\u{201d} are requests in flight at once. This report also ran users, each sending turns with think time between them: the Users, Sessions and Caching section counts those users directly, with no rule of thumb."
+        "\u{201c}Concurrent requests\u{201d} are requests in flight at once. This report also ran users, each sending turns with think time between them: the Users, Sessions and Caching section counts those users directly."
     } else {
-        "\u{201c}Concurrent requests\u{201d} throughout are requests in flight at once. In applications where people pause between messages (chat, coding assistants), each request slot typically serves 4–5 active users."
+        "\u{201c}Concurrent requests\u{201d} throughout are requests in flight at once. People who pause between messages hold a slot only while their request runs; how many such users a slot serves is measured by a users run (a suite's [users] levels), not assumed here."
     }
 }

@@ -190,10 +190,10 @@ fn card(
             text(m),
             format!("{label}, measured"),
             p.map_or_else(String::new, |p| {
-                format!("{} {}", predicted_label(fit, metric), text(p))
+                format!("{} {}", predicted_label(fit, q, metric), text(p))
             }),
         ),
-        (None, Some(p)) => (text(p), label, predicted_label(fit, metric)),
+        (None, Some(p)) => (text(p), label, predicted_label(fit, q, metric)),
         (None, None) => (
             "n/a".into(),
             label,

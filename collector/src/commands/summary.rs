@@ -53,6 +53,10 @@ pub struct SummaryArgs {
     /// read there on each configuration's curve.
     #[arg(long, value_name = "TOK_S", default_value_t = infermeter_report::analysis::configuration::DEFAULT_INTERACTIVITY, value_parser = parse_speed)]
     pub interactivity: f64,
+    /// Measured levels only: each configuration's limit is the highest measured level meeting
+    /// the SLO, never read between two levels (no "≈" figure in the ranking).
+    #[arg(long)]
+    pub measured_only: bool,
 }
 
 fn parse_speed(s: &str) -> Result<f64, String> {
@@ -151,6 +155,7 @@ fn summaries(reports: &[Report], paths: &[PathBuf], args: &SummaryArgs) -> Strin
     choice.prices = args.usd_per_gpu_hour.clone().unwrap_or_default();
     choice.users = args.users;
     choice.interactivity = args.interactivity;
+    choice.measured_only = args.measured_only;
     let configuration = configuration::findings(reports, &labels, &choice);
     if args.json {
         let summary = Summary {

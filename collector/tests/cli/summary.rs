@@ -173,11 +173,11 @@ async fn summary_json_validates_against_its_published_schema() {
 }
 
 /// The sample on an H100 and a copy on an H200 whose requests all start in a third of the
-/// time: without a TTFT bound both hold every tested level and the cheaper GPU-hour wins; with
-/// a tight bound the H200 holds many more users per replica and wins; a dearer H100 loses
-/// even without the bound.
+/// time: without a TTFT bound both hold every tested level, so neither has a limit and nothing
+/// is ranked; with a tight bound the H100 reaches its limit and is ranked alone, while the
+/// H200's bound already costs less, until its GPU-hour is dear.
 #[tokio::test]
-async fn the_ranking_flips_with_the_slo_and_the_price() {
+async fn only_limits_rank_and_bounds_say_what_they_decide() {
     let dir = out_dir("summary-ranking-flips");
     let (_, sample) = reports()
         .into_iter()
@@ -199,7 +199,8 @@ async fn the_ranking_flips_with_the_slo_and_the_price() {
     for (path, report) in [(&h100, &sample), (&h200, &faster)] {
         std::fs::write(path, serde_json::to_string(report).unwrap()).unwrap();
     }
-    let cheapest = |extra: &'static [&'static str]| {
+    // The Chatbot rows, each as (rank, configuration), and the lines stated under them.
+    let chatbot = |extra: &'static [&'static str]| {
         let (h100, h200) = (h100.clone(), h200.clone());
         async move {
             let mut args = vec![
@@ -211,33 +212,53 @@ async fn the_ranking_flips_with_the_slo_and_the_price() {
             let out = infermeter(&args, &[]).await;
             assert!(out.status.success(), "{out:?}");
             let text = String::from_utf8(out.stdout).unwrap();
-            let mut lines = text
+            let block: Vec<String> = text
                 .lines()
-                .skip_while(|l| *l != "Chatbot (peak): cheapest meeting the SLO");
-            let header = lines
-                .nth(1)
-                .unwrap_or_else(|| panic!("no Chatbot ranking:\n{text}"));
-            assert!(
-                header.trim_start().starts_with("Rank  Configuration"),
-                "{header}"
-            );
-            let first: Vec<String> = lines
-                .next()
-                .unwrap()
-                .trim()
-                .split("  ")
-                .filter(|c| !c.is_empty())
-                .map(|c| c.trim().to_string())
+                .skip_while(|l| *l != "Chatbot (peak): cheapest meeting the SLO")
+                .skip(1)
+                .take_while(|l| l.starts_with("  "))
+                .map(String::from)
                 .collect();
-            (first[0].clone(), first[1].clone())
+            let rows: Vec<(String, String)> = block
+                .iter()
+                .map(|l| {
+                    l.trim()
+                        .split("  ")
+                        .filter(|c| !c.is_empty())
+                        .map(str::trim)
+                        .collect::<Vec<_>>()
+                })
+                .filter(|cells| cells.len() == 12 && cells[0] != "Rank")
+                .map(|cells| (cells[0].to_string(), cells[1].to_string()))
+                .collect();
+            (rows, block.join("\n"))
         }
     };
-    let loose = cheapest(&["--slo", "tpot=50ms"]).await;
-    assert_eq!(loose, ("1".to_string(), "H100".to_string()));
-    let tight = cheapest(&["--slo", "ttft=0.3s,tpot=50ms"]).await;
-    assert_eq!(tight, ("1".to_string(), "H200".to_string()));
-    let dear = cheapest(&["--slo", "tpot=50ms", "--usd-per-gpu-hour", "H100=5"]).await;
-    assert_eq!(dear.1, "H200");
+    let row = |rank: &str, label: &str| (rank.to_string(), label.to_string());
+    // Without a TTFT bound both hold every tested level: bounds, so nothing is ranked.
+    let (loose, said) = chatbot(&["--slo", "tpot=50ms"]).await;
+    assert_eq!(loose, [row("—", "H100"), row("—", "H200")]);
+    assert!(said.contains("No ranking is possible yet"), "{said}");
+    // With a tight bound the H100 reaches its limit at 4 users and is ranked; the H200 still
+    // holds every level, and its bound already costs less.
+    let (tight, said) = chatbot(&["--slo", "ttft=0.3s,tpot=50ms"]).await;
+    assert_eq!(tight, [row("1", "H100"), row("—", "H200")]);
+    assert!(
+        said.contains("H200 serves at least 32 concurrent users per replica, at most $14.4 an hour for 100 users: already no more than H100's measured $67.2"),
+        "{said}"
+    );
+    // A dear H200 GPU-hour: its bound no longer decides.
+    let (_, said) = chatbot(&[
+        "--slo",
+        "ttft=0.3s,tpot=50ms",
+        "--usd-per-gpu-hour",
+        "H200=30",
+    ])
+    .await;
+    assert!(
+        said.contains("its limit decides which is cheaper"),
+        "{said}"
+    );
     let bad = infermeter(
         &[
             "summary",

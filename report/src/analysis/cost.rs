@@ -40,6 +40,17 @@ pub fn joules_per_token(watts: f64, tok_s: f64) -> Option<f64> {
     (watts > 0.0 && watts.is_finite() && tok_s > 0.0 && tok_s.is_finite()).then(|| watts / tok_s)
 }
 
+/// A level's output tokens per joule of measured GPU energy, both over one window: the span
+/// its power was sampled over (the whole level after its warmup, longer than the steady window
+/// its throughput is measured in), and the output tokens of every request the level sent in it
+/// (its completed requests at their measured mean length). `None` without power or tokens.
+pub fn level_tokens_per_joule(level: &crate::schema::Level) -> Option<f64> {
+    let energy_j = level.power.as_ref()?.energy_j;
+    let mean_tokens = level.metrics.output_tokens.as_ref()?.mean;
+    let tokens = level.requests.ok as f64 * mean_tokens;
+    (energy_j > 0.0 && energy_j.is_finite() && tokens > 0.0).then(|| tokens / energy_j)
+}
+
 /// Output tokens per second per kilowatt of `watts`. `None` without power.
 pub fn tok_s_per_kw(tok_s: f64, watts: f64) -> Option<f64> {
     tokens_per_joule(tok_s, watts).map(|per_joule| per_joule * 1000.0)

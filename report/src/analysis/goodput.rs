@@ -91,11 +91,14 @@ pub struct Attainment {
     pub fraction: f64,
     /// Wilson 95% interval of `fraction`.
     pub interval: Interval,
-    /// Requests that met the SLO per second of the level's window; `None` without a window.
+    /// Requests that met the SLO per second: the level's request rate times `fraction`;
+    /// `None` without a window.
     pub goodput_req_s: Option<f64>,
     /// The 95% interval of `goodput_req_s`: `interval` times the level's requests per second.
     pub goodput_req_s_interval: Option<Interval>,
-    /// Output tokens of those requests per second of the window.
+    /// Output tokens per second from those requests: the level's output throughput times the
+    /// share of the measured requests' output tokens that theirs are (one window, one token
+    /// count, so never above the throughput).
     pub goodput_tok_s: Option<f64>,
     pub misses: Misses,
 }
@@ -147,21 +150,45 @@ pub fn attainment(level: &Level, slo: &Slo) -> Option<Attainment> {
         }
     }
     let total = columns.len() as u64;
-    let per_s = |count: u64| (level.duration_s > 0.0).then(|| count as f64 / level.duration_s);
     let interval = wilson_95(met, total)?;
+    let (requests_s, tokens_s) = level_rates(level, columns, total);
+    let all_tokens: u64 = columns.output_tokens.iter().map(|&t| u64::from(t)).sum();
     Some(Attainment {
         met,
         total,
         fraction: met as f64 / total as f64,
         interval,
-        goodput_req_s: per_s(met),
-        goodput_req_s_interval: per_s(total).map(|all| Interval {
+        goodput_req_s: requests_s.map(|all| all * met as f64 / total as f64),
+        goodput_req_s_interval: requests_s.map(|all| Interval {
             low: interval.low * all,
             high: interval.high * all,
         }),
-        goodput_tok_s: per_s(met_tokens),
+        goodput_tok_s: tokens_s
+            .filter(|_| all_tokens > 0)
+            .map(|all| all * met_tokens as f64 / all_tokens as f64),
         misses,
     })
+}
+
+/// The level's requests per second (all `total` measured requests, failed ones included) and
+/// output tokens per second, from one window and one token count: the level's own request rate
+/// and output throughput, so goodput (their share from requests meeting the SLO) never exceeds
+/// them. `None` without a window.
+fn level_rates(level: &Level, columns: &RequestColumns, total: u64) -> (Option<f64>, Option<f64>) {
+    if level.duration_s <= 0.0 {
+        return (None, None);
+    }
+    let ok = columns
+        .status
+        .iter()
+        .filter(|&&s| s == RequestColumns::OK)
+        .count();
+    // The level's rate counts completed requests; scaled to every measured one.
+    let requests_s = match level.requests_per_s {
+        Some(rate) if ok > 0 => rate * total as f64 / ok as f64,
+        _ => total as f64 / level.duration_s,
+    };
+    (Some(requests_s), Some(level.system_output_tok_s))
 }
 
 /// Whether request `i` meets every bound, counting the bounds it misses.
@@ -238,6 +265,21 @@ impl MaxLoad {
                 format!("≈ {}", format_number(load))
             }
             MaxLoad::Between { load, .. } => format_number(load),
+        }
+    }
+
+    /// The highest measured level that meets the SLO, without reading between levels: what a
+    /// "measured levels only" answer rests on.
+    pub fn measured_only(self) -> MaxLoad {
+        match self {
+            MaxLoad::Between {
+                passing, failing, ..
+            } => MaxLoad::Between {
+                load: passing,
+                passing,
+                failing,
+            },
+            other => other,
         }
     }
 
@@ -492,6 +534,33 @@ pub fn slo_text(slo: &Slo) -> String {
     )
 }
 
+/// The SLO as `run --slo` and `summary --slo` take it: "ttft=2s,tpot=50ms,target=95%".
+pub fn slo_spec(slo: &Slo) -> String {
+    let duration = |s: f64| {
+        if s < 1.0 {
+            format!("{}ms", format_number(s * 1000.0))
+        } else {
+            format!("{}s", format_number(s))
+        }
+    };
+    let mut parts: Vec<String> = Vec::new();
+    let named = [
+        ("ttft", slo.max_ttft_s),
+        ("tpot", slo.max_tpot_s),
+        ("e2e", slo.max_e2e_s),
+    ];
+    for (key, bound) in named {
+        if let Some(s) = bound {
+            parts.push(format!("{key}={}", duration(s)));
+        }
+    }
+    if let Some(n) = slo.max_stalls {
+        parts.push(format!("stall={n}"));
+    }
+    parts.push(format!("target={}%", format_number(slo.target * 100.0)));
+    parts.join(",")
+}
+
 /// One measured level against the SLO.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct LevelGoodput {
@@ -632,6 +701,9 @@ mod tests {
     fn four_requests() -> Level {
         let mut l = level(4, 1.0, 50.0);
         l.duration_s = 10.0;
+        // The window's figures: 303 tokens and 3 completed requests in 10 s.
+        l.system_output_tok_s = 30.3;
+        l.requests_per_s = Some(0.3);
         l.per_request = Some(columns(&[
             // TPOT (3.0 - 0.5) / 100 = 25 ms.
             (RequestColumns::OK, 0.5, 3.0, 101, 0),
@@ -660,11 +732,11 @@ mod tests {
             }
         );
         // One request of 101 tokens in 10 s; the interval is the share's times 4 requests in 10 s.
-        assert_eq!(a.goodput_req_s, Some(0.1));
+        assert!((a.goodput_req_s.unwrap() - 0.1).abs() < 1e-12);
         let band = a.goodput_req_s_interval.unwrap();
         assert!((band.low - a.interval.low * 0.4).abs() < 1e-12);
         assert!((band.high - a.interval.high * 0.4).abs() < 1e-12);
-        assert_eq!(a.goodput_tok_s, Some(10.1));
+        assert!((a.goodput_tok_s.unwrap() - 10.1).abs() < 1e-12);
         // No bound: every request that did not fail.
         let any = attainment(&l, &Slo::default()).unwrap();
         assert_eq!(any.met, 3);

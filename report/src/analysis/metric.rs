@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::cost::tokens_per_joule;
+use super::cost::level_tokens_per_joule;
 use super::format::with_unit;
 use crate::schema::Level;
 use crate::stats::{Distribution, Stat};
@@ -226,10 +226,7 @@ impl Metric {
                 Stat::Max => p.max_w,
                 _ => p.mean_w,
             }),
-            Metric::TokensPerJoule => level
-                .power
-                .as_ref()
-                .and_then(|p| tokens_per_joule(level.system_output_tok_s, p.mean_w)),
+            Metric::TokensPerJoule => level_tokens_per_joule(level),
         }
     }
 }
@@ -277,7 +274,8 @@ mod tests {
         l.power = Some(PowerStats {
             mean_w: 500.0,
             max_w: 610.0,
-            energy_j: 30_000.0,
+            // 4 requests of 256 tokens for 1,280 J.
+            energy_j: 1280.0,
             source: "nvml".into(),
             samples: 600,
         });

@@ -22,6 +22,8 @@ pub(crate) fn level(concurrency: u32, ttft_s: f64, decode_tok_s: f64) -> Level {
             itl_s: Some(c(1.0 / decode_tok_s)),
             e2e_s: Some(c(ttft_s + 255.0 / decode_tok_s)),
             decode_tok_s: Some(c(decode_tok_s)),
+            tpot_s: Some(c(1.0 / decode_tok_s)),
+            output_tokens: Some(c(256.0)),
             ..LevelMetrics::default()
         },
         f64::from(concurrency) * decode_tok_s,

@@ -1,6 +1,7 @@
 //! Integration tests of the report crate against the files in `data/`.
 
 mod data_files;
+mod decisions;
 mod error_kinds;
 mod imports;
 mod load;

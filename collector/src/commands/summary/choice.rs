@@ -1,7 +1,7 @@
 //! `infermeter summary`'s "Which configuration?": the prices assumed, each scenario's ranking
 //! (the viewer's "Cheapest meeting the SLO" table, cell for cell) and its Pareto frontier.
 
-use infermeter_report::analysis::configuration::{ConfigurationFindings, COLUMNS};
+use infermeter_report::analysis::configuration::{ConfigurationFindings, Ranked, APART, COLUMNS};
 
 /// The lines that state `f`.
 pub fn lines(f: &ConfigurationFindings) -> Vec<String> {
@@ -20,10 +20,18 @@ pub fn lines(f: &ConfigurationFindings) -> Vec<String> {
             ranking.scenario_name,
             ranking.mode.label()
         ));
-        let rows: Vec<Vec<String>> = std::iter::once(COLUMNS.map(String::from).to_vec())
-            .chain(ranking.rows.iter().map(|r| r.cells().to_vec()))
-            .collect();
-        lines.extend(table(&rows));
+        let ranked = ranking.ranked();
+        if !ranked.is_empty() {
+            lines.extend(rows_table(&ranked));
+        }
+        let apart = ranking.apart();
+        if !apart.is_empty() {
+            lines.push(format!("  {APART}:"));
+            lines.extend(rows_table(&apart));
+        }
+        for statement in &ranking.verdict {
+            lines.push(format!("  {statement}"));
+        }
         if let Some(frontier) = f
             .frontiers
             .iter()
@@ -33,6 +41,14 @@ pub fn lines(f: &ConfigurationFindings) -> Vec<String> {
         }
     }
     lines
+}
+
+/// `rows` under the column headings, as a table.
+fn rows_table(rows: &[&Ranked]) -> Vec<String> {
+    let rows: Vec<Vec<String>> = std::iter::once(COLUMNS.map(String::from).to_vec())
+        .chain(rows.iter().map(|r| r.cells().to_vec()))
+        .collect();
+    table(&rows)
 }
 
 /// `rows` as columns two spaces apart, each as wide as its widest cell (counted in characters:

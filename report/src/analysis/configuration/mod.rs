@@ -9,6 +9,7 @@
 pub mod frontier;
 pub mod operating;
 pub mod ranking;
+pub mod verdict;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,9 +23,11 @@ use crate::schema::{LoadMode, Report, Slo};
 use crate::stats::Stat;
 
 pub use frontier::{pareto_front, PointRef, ScenarioFrontier};
-pub use operating::{compared_mode, has_trade_off, series_points, AtTarget, Figure};
+pub use operating::{compared_mode, has_trade_off, interactivity, series_points, AtTarget, Figure};
 pub use operating::{OperatingPoint, SeriesPoints};
-pub use ranking::{AtSlo, Basis, Ranked, RankingInputs, Replicas, ScenarioRanking, COLUMNS};
+pub use ranking::{
+    AtSlo, Basis, Ranked, RankingInputs, Replicas, ScenarioRanking, Standing, APART, COLUMNS,
+};
 
 /// Users to serve until the reader says how many.
 pub const DEFAULT_USERS: u32 = 100;
@@ -42,6 +45,10 @@ pub struct ConfigurationOptions {
     pub users: u32,
     /// Target interactivity, tok/s per user.
     pub interactivity: f64,
+    /// Measured levels only: each limit is the highest measured level meeting the SLO, never
+    /// read between two levels, so no figure of the ranking is approximate.
+    #[serde(default)]
+    pub measured_only: bool,
 }
 
 impl ConfigurationOptions {
@@ -53,6 +60,7 @@ impl ConfigurationOptions {
             prices: BTreeMap::new(),
             users: DEFAULT_USERS,
             interactivity: DEFAULT_INTERACTIVITY,
+            measured_only: false,
         }
     }
 }
@@ -102,11 +110,12 @@ impl ConfigurationFindings {
     pub fn conditions_text(&self) -> String {
         let o = &self.options;
         format!(
-            "judged by {}, for {} users, at a target of {} ({} levels, {})",
+            "judged by {}, for {} users, at a target of {} ({} levels{}, {})",
             slo_text(&o.slo),
             o.users,
             Figure::Interactivity.text(o.interactivity),
             self.mode.label(),
+            if o.measured_only { " only" } else { "" },
             o.stat.label()
         )
     }
@@ -152,6 +161,7 @@ pub fn findings(
         slo: &options.slo,
         users: options.users,
         interactivity: options.interactivity,
+        measured_only: options.measured_only,
     };
     let scenarios = frontier::scenarios(&series);
     let rankings = scenarios.iter().map(|(id, _)| inputs.rank(id)).collect();

@@ -6,13 +6,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::cost::{
-    cost_per_hour_from_gpu_hours, cost_per_million_tokens, joules_per_token, tok_s_per_kw,
+    cost_per_hour_from_gpu_hours, cost_per_million_tokens, level_tokens_per_joule,
 };
 use crate::analysis::format::{format_number, with_unit};
 use crate::analysis::goodput::level_load;
 use crate::analysis::interpolate::MonotoneCurve;
 use crate::analysis::metric::Metric;
-use crate::schema::{Level, LoadMode, Report};
+use crate::schema::{CacheUse, Level, LoadMode, Report};
 use crate::stats::Stat;
 
 /// One measured level as a deployment sees it. Figures per GPU divide by the report's GPU
@@ -22,7 +22,8 @@ pub struct OperatingPoint {
     pub concurrency: u32,
     /// The load as the mode counts it ([`level_load`]).
     pub load: f64,
-    /// Per-user output tokens per second after the first token, at the statistic.
+    /// Per-user output tokens per second after the first token, at the statistic
+    /// ([`interactivity`]: a percentile reads the slow tail).
     pub interactivity: Option<f64>,
     pub throughput_per_gpu: f64,
     /// End-to-end latency and TTFT at the statistic, seconds.
@@ -32,7 +33,7 @@ pub struct OperatingPoint {
     pub power_per_gpu_w: Option<f64>,
     /// Dollars per million output tokens at the GPU-hour price (GPU rental only).
     pub usd_per_million: Option<f64>,
-    /// Joules of measured GPU power per output token.
+    /// Joules of measured GPU energy per output token, both over the span power was sampled.
     pub joules_per_token: Option<f64>,
     /// Output tokens per second per kilowatt of measured GPU power.
     pub tok_s_per_kw: Option<f64>,
@@ -50,10 +51,12 @@ impl OperatingPoint {
         let gpus_f = f64::from(gpus.max(1));
         let tok_s = level.system_output_tok_s;
         let watts = level.power.as_ref().map(|p| p.mean_w);
+        // Energy and tokens over one window ([`level_tokens_per_joule`]).
+        let per_joule = level_tokens_per_joule(level);
         OperatingPoint {
             concurrency: level.concurrency,
             load: level_load(mode, level),
-            interactivity: Metric::DecodeTokS.value(level, stat),
+            interactivity: interactivity(level, stat),
             throughput_per_gpu: tok_s / gpus_f,
             e2e_s: Metric::E2e.value(level, stat),
             ttft_s: Metric::Ttft.value(level, stat),
@@ -61,9 +64,30 @@ impl OperatingPoint {
             usd_per_million: usd_per_gpu_hour.and_then(|price| {
                 cost_per_million_tokens(cost_per_hour_from_gpu_hours(price, gpus), tok_s)
             }),
-            joules_per_token: watts.and_then(|w| joules_per_token(w, tok_s)),
-            tok_s_per_kw: watts.and_then(|w| tok_s_per_kw(tok_s, w)),
+            joules_per_token: per_joule.map(|t| 1.0 / t),
+            tok_s_per_kw: per_joule.map(|t| t * 1000.0),
         }
+    }
+}
+
+/// A level's per-user speed (interactivity) at `stat`, tok/s per user, defined here once. The
+/// mean is the mean over requests of each one's output tokens after the first over its time
+/// after the first token (the level's `decode_tok_s` mean). A percentile reads the slow tail:
+/// 1 / the time per output token at that percentile, so p99 is the speed all but the slowest 1%
+/// of requests get; the median is 1 / the median TPOT, the minimum 1 / the longest TPOT and the
+/// maximum 1 / the shortest.
+pub fn interactivity(level: &Level, stat: Stat) -> Option<f64> {
+    let tpot_at = |s: Stat| {
+        Metric::Tpot
+            .value(level, s)
+            .filter(|t| *t > 0.0)
+            .map(|t| 1.0 / t)
+    };
+    match stat {
+        Stat::Mean => Metric::DecodeTokS.value(level, Stat::Mean),
+        Stat::Min => tpot_at(Stat::Max),
+        Stat::Max => tpot_at(Stat::Min),
+        percentile => tpot_at(percentile),
     }
 }
 
@@ -172,12 +196,24 @@ pub struct SeriesPoints {
     pub scenario: String,
     pub scenario_name: String,
     pub mode: LoadMode,
+    /// Session series: whether the prefix cache could reuse earlier turns (a report may hold a
+    /// scenario's series once for each).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheUse>,
     /// GPUs serving one replica.
     pub gpus: u32,
     pub points: Vec<OperatingPoint>,
 }
 
 impl SeriesPoints {
+    /// The scenario's name, with the cache use of a session series: "Chat (caching defeated)".
+    pub fn name(&self) -> String {
+        match self.cache {
+            Some(cache) => format!("{} ({})", self.scenario_name, cache.label()),
+            None => self.scenario_name.clone(),
+        }
+    }
+
     /// `(x, y)` of the points that have both figures, with each point's index.
     pub fn xy(&self, x: Figure, y: Figure) -> Vec<(usize, f64, f64)> {
         self.points
@@ -215,8 +251,33 @@ pub fn has_trade_off(reports: &[&Report]) -> bool {
         .any(|s| s.levels.len() >= 2)
 }
 
-/// Every series of `mode`, report by report, scenarios in each report's order, each report's
-/// points costed at its price (`prices[report]`, dollars per GPU-hour).
+/// The mode a scenario is compared in: `mode` where some report measured the scenario so,
+/// else the first of peak, users, rate and burst that some report measured it at two levels
+/// (a scenario of sessions only is compared by its users levels).
+fn scenario_mode(reports: &[&Report], scenario: &str, mode: LoadMode) -> Option<LoadMode> {
+    let measured = |m: LoadMode, levels: usize| {
+        reports
+            .iter()
+            .flat_map(|r| &r.series)
+            .any(|s| s.scenario == scenario && s.mode == m && s.levels.len() >= levels)
+    };
+    if measured(mode, 1) {
+        return Some(mode);
+    }
+    [
+        LoadMode::Peak,
+        LoadMode::Users,
+        LoadMode::Rate,
+        LoadMode::Burst,
+    ]
+    .into_iter()
+    .find(|&m| measured(m, 2))
+}
+
+/// Every series compared, report by report, scenarios in each report's order: each scenario in
+/// its mode ([`scenario_mode`], `mode` where it was measured so), every series of it (a session
+/// scenario's with the prefix cache allowed and defeated both), each report's points costed at
+/// its price (`prices[report]`, dollars per GPU-hour).
 pub fn series_points(
     reports: &[&Report],
     mode: LoadMode,
@@ -228,25 +289,28 @@ pub fn series_points(
         let gpus = report.metadata.hardware.gpu_count.max(1);
         let price = prices.get(index).copied().flatten();
         for scenario in &report.scenarios {
-            let Some(series) = report
-                .series
-                .iter()
-                .find(|s| s.scenario == scenario.id && s.mode == mode)
-            else {
+            let Some(mode) = scenario_mode(reports, &scenario.id, mode) else {
                 continue;
             };
-            all.push(SeriesPoints {
-                report: index,
-                scenario: scenario.id.clone(),
-                scenario_name: scenario.name.clone(),
-                mode,
-                gpus,
-                points: series
-                    .levels
-                    .iter()
-                    .map(|l| OperatingPoint::of(l, mode, gpus, stat, price))
-                    .collect(),
-            });
+            for series in report
+                .series
+                .iter()
+                .filter(|s| s.scenario == scenario.id && s.mode == mode)
+            {
+                all.push(SeriesPoints {
+                    report: index,
+                    scenario: scenario.id.clone(),
+                    scenario_name: scenario.name.clone(),
+                    mode,
+                    cache: series.cache,
+                    gpus,
+                    points: series
+                        .levels
+                        .iter()
+                        .map(|l| OperatingPoint::of(l, mode, gpus, stat, price))
+                        .collect(),
+                });
+            }
         }
     }
     all
@@ -339,7 +403,8 @@ mod tests {
         l.power = Some(PowerStats {
             mean_w: 1400.0,
             max_w: 1500.0,
-            energy_j: 0.0,
+            // 16 requests of 256 tokens for 7,168 J: 1.75 J per token.
+            energy_j: 7168.0,
             source: "nvml".into(),
             samples: 10,
         });

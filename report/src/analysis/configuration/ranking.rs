@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::operating::{AtTarget, Figure, OperatingPoint, SeriesPoints};
 use crate::analysis::cost::{cost_per_hour_from_gpu_hours, cost_per_million_tokens};
 use crate::analysis::format::format_number;
-use crate::analysis::goodput::{max_load_under, MaxLoad};
+use crate::analysis::goodput::{load_unit, max_load_under, MaxLoad};
 use crate::analysis::interpolate::MonotoneCurve;
 use crate::schema::{LoadMode, Report, Slo};
 
@@ -54,6 +54,33 @@ pub struct Replicas {
     pub at_most: bool,
 }
 
+/// Whether a row can be ranked: only a limit measured (or read between two measured levels)
+/// is a capacity; a load every tested level passed is a lower bound, and ranking bounds against
+/// limits (or each other) ranks nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Standing {
+    /// Its limit under the SLO was found: ranked.
+    Ranked,
+    /// Every tested level meets the SLO: no limit found, listed apart with what to measure.
+    NoLimitFound,
+    /// Even the lowest tested level misses the SLO.
+    MissesAtLowest,
+    /// No per-request figures to judge the SLO by.
+    NotJudged,
+}
+
+impl Standing {
+    fn of(max_load: Option<MaxLoad>) -> Standing {
+        match max_load {
+            None => Standing::NotJudged,
+            Some(MaxLoad::AllPass { .. }) => Standing::NoLimitFound,
+            Some(MaxLoad::NonePass { .. }) => Standing::MissesAtLowest,
+            Some(MaxLoad::Between { .. }) => Standing::Ranked,
+        }
+    }
+}
+
 /// One compared report in a scenario's ranking.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Ranked {
@@ -62,6 +89,8 @@ pub struct Ranked {
     pub gpu_kind: String,
     pub gpus_per_replica: u32,
     pub usd_per_gpu_hour: Option<f64>,
+    /// The mode its load counts (concurrent users, users, req/s, queued requests).
+    pub mode: LoadMode,
     /// `None` when the series has no per-request figures to judge the SLO by.
     pub max_load: Option<MaxLoad>,
     /// `None` when no tested level meets the SLO (or it cannot be judged).
@@ -71,18 +100,42 @@ pub struct Ranked {
     /// Throughput per GPU and cost at the target interactivity.
     pub throughput_at_target: Option<AtTarget>,
     pub cost_at_target: Option<AtTarget>,
-    /// 1 is the cheapest; `None` for a report that cannot meet the SLO at any tested level.
+    /// Whether the row is ranked, and why not.
+    pub standing: Standing,
+    /// 1 is the cheapest; `None` unless its limit under the SLO was found ([`Standing`]).
     pub rank: Option<u32>,
+    /// What to measure to place it: for a configuration whose every tested level passes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure_further: Option<String>,
 }
 
-/// The compared reports of one scenario, cheapest first.
+/// The compared reports of one scenario: those measured to their limit, cheapest first, then
+/// those listed apart (no limit found, then those that miss the SLO or cannot be judged).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ScenarioRanking {
     pub scenario: String,
     pub scenario_name: String,
     pub mode: LoadMode,
     pub rows: Vec<Ranked>,
+    /// What the data supports beside the ranking ([`super::verdict`]): that no ranking is
+    /// possible yet, or what a configuration without a limit already beats.
+    pub verdict: Vec<String>,
 }
+
+impl ScenarioRanking {
+    /// The rows measured to their limit, cheapest first.
+    pub fn ranked(&self) -> Vec<&Ranked> {
+        self.rows.iter().filter(|r| r.rank.is_some()).collect()
+    }
+
+    /// The rows listed apart: no limit found, then those that miss the SLO or cannot be judged.
+    pub fn apart(&self) -> Vec<&Ranked> {
+        self.rows.iter().filter(|r| r.rank.is_none()).collect()
+    }
+}
+
+/// The heading of the rows listed apart from the ranking, as the page and the summary write it.
+pub const APART: &str = "Not ranked: no limit found under the SLO, or none met";
 
 /// What a ranking is computed under, beside the reports.
 #[derive(Debug, Clone, Copy)]
@@ -96,6 +149,8 @@ pub struct RankingInputs<'a> {
     pub slo: &'a Slo,
     pub users: u32,
     pub interactivity: f64,
+    /// Limits at measured levels only ([`MaxLoad::measured_only`]).
+    pub measured_only: bool,
 }
 
 impl RankingInputs<'_> {
@@ -118,16 +173,18 @@ impl RankingInputs<'_> {
         });
         let mut next = 1;
         for row in &mut rows {
-            if order(row).0 < UNRANKED {
+            if row.standing == Standing::Ranked && row.at_slo.is_some() {
                 row.rank = Some(next);
                 next += 1;
             }
         }
+        let verdict = super::verdict::verdict(&rows, mode);
         ScenarioRanking {
             scenario: scenario.to_string(),
             scenario_name: name,
             mode,
             rows,
+            verdict,
         }
     }
 
@@ -137,18 +194,32 @@ impl RankingInputs<'_> {
         let max_load = report
             .series
             .iter()
-            .find(|r| r.scenario == s.scenario && r.mode == s.mode)
-            .and_then(|series| max_load_under(series, self.slo));
+            .find(|r| r.scenario == s.scenario && r.mode == s.mode && r.cache == s.cache)
+            .and_then(|series| max_load_under(series, self.slo))
+            .map(|m| {
+                if self.measured_only {
+                    m.measured_only()
+                } else {
+                    m
+                }
+            });
         let at_slo = max_load.and_then(|m| at_slo(&s.points, &m, s.gpus, price));
         let counts_users = matches!(s.mode, LoadMode::Peak | LoadMode::Users);
         let replicas = at_slo
             .filter(|_| counts_users)
             .map(|a| replicas(&a, self.users, s.gpus, price));
+        let measure_further = match max_load {
+            Some(MaxLoad::AllPass { highest }) => {
+                Some(super::verdict::measure_further(s.mode, highest, self.slo))
+            }
+            _ => None,
+        };
         Ranked {
             report: s.report,
-            label: self.labels.get(s.report).cloned().unwrap_or_default(),
+            label: row_label(self.labels.get(s.report).map_or("", String::as_str), s),
             gpu_kind: crate::analysis::cost::gpu_kind(&report.metadata.hardware.gpu_model),
             gpus_per_replica: s.gpus,
+            mode: s.mode,
             usd_per_gpu_hour: price,
             max_load,
             at_slo,
@@ -159,26 +230,41 @@ impl RankingInputs<'_> {
                 Figure::ThroughputPerGpu,
             ),
             cost_at_target: AtTarget::read(&s.points, self.interactivity, Figure::UsdPerMillion),
+            standing: Standing::of(max_load),
             rank: None,
+            measure_further,
         }
     }
 }
 
-/// Rows ranked in tiers: by the cost of N users, then by the cost of a million tokens (no
-/// users to count), then unpriced by throughput per GPU, then those that fail.
-const UNRANKED: u8 = 3;
+/// A row's configuration: the report's label, with the cache use of a session series (a
+/// report may rank a scenario's series once for each): "H100 (caching defeated)".
+fn row_label(label: &str, s: &SeriesPoints) -> String {
+    match s.cache {
+        Some(cache) => format!("{label} ({})", cache.label()),
+        None => label.to_string(),
+    }
+}
 
+/// Rows in tiers: by the cost of N users, then by the cost of a million tokens (no users to
+/// count), then unpriced by throughput per GPU; rows without a limit after them (no limit found
+/// first, in the same order among themselves), then those that fail or cannot be judged.
 fn order(row: &Ranked) -> (u8, f64, f64) {
     let per_million = row.at_slo.and_then(|a| a.usd_per_million);
+    let apart = match row.standing {
+        Standing::Ranked => 0,
+        Standing::NoLimitFound => 3,
+        Standing::MissesAtLowest | Standing::NotJudged => return (6, 0.0, 0.0),
+    };
     match (
         row.at_slo,
         row.replicas.and_then(|r| r.usd_per_hour),
         per_million,
     ) {
-        (None, _, _) => (UNRANKED, 0.0, 0.0),
-        (Some(_), Some(per_hour), m) => (0, per_hour, m.unwrap_or(f64::INFINITY)),
-        (Some(_), None, Some(m)) => (1, m, 0.0),
-        (Some(a), None, None) => (2, -a.throughput_per_gpu, 0.0),
+        (None, _, _) => (6, 0.0, 0.0),
+        (Some(_), Some(per_hour), m) => (apart, per_hour, m.unwrap_or(f64::INFINITY)),
+        (Some(_), None, Some(m)) => (apart + 1, m, 0.0),
+        (Some(a), None, None) => (apart + 2, -a.throughput_per_gpu, 0.0),
     }
 }
 
@@ -210,8 +296,7 @@ fn at_slo(
         throughput_per_gpu,
         usd_per_million: price
             .and_then(|p| cost_per_million_tokens(cost_per_hour_from_gpu_hours(p, gpus), tok_s)),
-        joules_per_token: along(|p| p.power_per_gpu_w)
-            .and_then(|w| crate::analysis::cost::joules_per_token(w * f64::from(gpus), tok_s)),
+        joules_per_token: along(|p| p.joules_per_token),
     })
 }
 
@@ -232,14 +317,22 @@ fn replicas(at: &AtSlo, users: u32, gpus: u32, price: Option<f64>) -> Replicas {
 
 /// How the table and `infermeter summary` write a row, so they read alike.
 impl Ranked {
-    /// "1", or "—" for a report that cannot meet the SLO.
+    /// "1", or "—" for a report not ranked ([`Standing`]).
     pub fn rank_text(&self) -> String {
         self.rank.map_or("—".into(), |r| r.to_string())
     }
 
-    /// The highest load meeting the SLO: "≥ 32", "≈ 19", "16", "< 1", or "n/a".
+    /// The highest load meeting the SLO, with its unit in every mode: "≥ 32 concurrent
+    /// users", "≈ 4.2 req/s", "16 queued requests", "< 1 concurrent user", or "n/a".
     pub fn load_text(&self) -> String {
-        self.max_load.map_or("n/a".into(), |m| m.value_text())
+        self.max_load.map_or("n/a".into(), |m| {
+            let value = match m {
+                MaxLoad::AllPass { highest } => highest,
+                MaxLoad::NonePass { lowest } => lowest,
+                MaxLoad::Between { load, .. } => load,
+            };
+            format!("{} {}", m.value_text(), load_unit(self.mode, value))
+        })
     }
 
     /// How the load was read, and where the other figures come from.
@@ -247,12 +340,16 @@ impl Ranked {
         let Some(max_load) = self.max_load else {
             return "no per-request figures to judge the SLO by".into();
         };
-        match self.at_slo {
-            Some(AtSlo {
-                basis: Basis::Bound,
-                load,
-                ..
-            }) => format!(
+        match (&self.measure_further, self.at_slo) {
+            (Some(further), _) => further.clone(),
+            (
+                None,
+                Some(AtSlo {
+                    basis: Basis::Bound,
+                    load,
+                    ..
+                }),
+            ) => format!(
                 "every tested level passes; figures at {}, the highest tested",
                 format_number(load)
             ),
@@ -260,33 +357,52 @@ impl Ranked {
         }
     }
 
+    /// The mark of a figure at the SLO's load: "≈ " when read at an interpolated load; for a
+    /// bound, `bound` ("≥ " where more load gives more, "≤ " where it gives less), since more
+    /// load may fit; none at a measured limit.
+    fn mark(&self, bound: &'static str) -> &'static str {
+        match self.at_slo.map(|a| a.basis) {
+            Some(Basis::Interpolated) => "≈ ",
+            Some(Basis::Bound) => bound,
+            _ => "",
+        }
+    }
+
+    /// "2,456.8 tok/s per GPU", "≈ 263.1 …" (interpolated load), "≥ …" (a bound).
     pub fn throughput_text(&self) -> String {
         self.at_slo.map_or("—".into(), |a| {
-            Figure::ThroughputPerGpu.text(a.throughput_per_gpu)
+            format!(
+                "{}{}",
+                self.mark("≥ "),
+                Figure::ThroughputPerGpu.text(a.throughput_per_gpu)
+            )
         })
     }
 
     pub fn cost_text(&self) -> String {
         match (self.at_slo, self.usd_per_gpu_hour) {
-            (Some(a), Some(_)) => a
-                .usd_per_million
-                .map_or("—".into(), |c| Figure::UsdPerMillion.text(c)),
+            (Some(a), Some(_)) => a.usd_per_million.map_or("—".into(), |c| {
+                format!("{}{}", self.mark("≤ "), Figure::UsdPerMillion.text(c))
+            }),
             (Some(_), None) => "no price".into(),
             (None, _) => "—".into(),
         }
     }
 
+    /// Energy at the SLO's load; at a bound it is the highest tested level's, unmarked (more
+    /// load may cost more or less energy per token).
     pub fn energy_text(&self) -> String {
         self.at_slo
             .and_then(|a| a.joules_per_token)
-            .map_or("—".into(), |j| Figure::JoulesPerToken.text(j))
+            .map_or("—".into(), |j| {
+                format!("{}{}", self.mark(""), Figure::JoulesPerToken.text(j))
+            })
     }
 
+    /// What serving the users takes, marked as the load it rests on: "≤ " for a bound (more
+    /// users per replica may fit), "≈ " for an interpolated load.
     fn bounded(&self, text: String) -> String {
-        match self.replicas {
-            Some(r) if r.at_most => format!("≤ {text}"),
-            _ => text,
-        }
+        format!("{}{text}", self.mark("≤ "))
     }
 
     /// Replicas for the users: "4", "≤ 4", "—".
@@ -347,7 +463,7 @@ impl Ranked {
 pub const COLUMNS: [&str; 12] = [
     "Rank",
     "Configuration",
-    "Most users meeting the SLO",
+    "Highest load meeting the SLO",
     "Throughput per GPU",
     "$ per M tokens",
     "J per token",
@@ -426,6 +542,7 @@ mod tests {
             slo,
             users,
             interactivity: 20.0,
+            measured_only: false,
         }
         .rank("chat")
     }
@@ -439,7 +556,12 @@ mod tests {
             1,
             &[(4, 50.0, 100), (8, 40.0, 100), (16, 25.0, 80)],
         );
-        let ranking = rank(&[r], &[Some(2.0)], &ttft_within(2.0, 0.95), 100);
+        let ranking = rank(
+            std::slice::from_ref(&r),
+            &[Some(2.0)],
+            &ttft_within(2.0, 0.95),
+            100,
+        );
         let row = &ranking.rows[0];
         assert_eq!(row.rank, Some(1));
         let at = row.at_slo.unwrap();
@@ -459,9 +581,43 @@ mod tests {
             ),
             (11, 10, 10, Some(20.0), false)
         );
-        assert_eq!(row.load_text(), "≈ 11");
+        assert_eq!(row.load_text(), "≈ 11 concurrent users");
         assert_eq!(row.basis_text(), "between measured 8 and 16");
-        assert_eq!(row.usd_per_hour_text(), "$20");
+        // Every figure resting on the interpolated load says so.
+        assert_eq!(row.usd_per_hour_text(), "≈ $20");
+        assert_eq!([row.replicas_text(), row.gpus_text()], ["≈ 10", "≈ 10"]);
+        assert!(
+            row.throughput_text().starts_with("≈ "),
+            "{}",
+            row.throughput_text()
+        );
+        assert!(row.cost_text().starts_with("≈ $"), "{}", row.cost_text());
+        // Measured levels only: 8 users, the highest measured level that passes; 13 replicas.
+        let labels = ["H100".to_string()];
+        let refs = [&r];
+        let series = series_points(&refs, LoadMode::Peak, Stat::Mean, &[Some(2.0)]);
+        let measured = RankingInputs {
+            reports: &refs,
+            labels: &labels,
+            series: &series,
+            prices: &[Some(2.0)],
+            slo: &ttft_within(2.0, 0.95),
+            users: 100,
+            interactivity: 20.0,
+            measured_only: true,
+        }
+        .rank("chat");
+        let m = &measured.rows[0];
+        assert_eq!(
+            m.at_slo.map(|a| (a.load, a.basis)),
+            Some((8.0, Basis::Measured))
+        );
+        // 8 users × 40 tok/s on one GPU.
+        assert_eq!(m.throughput_text(), "320 tok/s per GPU");
+        assert_eq!(
+            [m.load_text(), m.replicas_text(), m.usd_per_hour_text()],
+            ["8 concurrent users", "13", "$26"]
+        );
         // 110 users need exactly 10 replicas; 111 need 11.
         let exact = rank(&[row_report()], &[Some(2.0)], &ttft_within(2.0, 0.95), 110);
         assert_eq!(exact.rows[0].replicas.unwrap().replicas, 10);
@@ -490,13 +646,36 @@ mod tests {
         assert_eq!((rep.replicas, rep.gpus, rep.at_most), (4, 8, true));
         assert_eq!(row.replicas_text(), "≤ 4");
         assert_eq!(row.usd_per_hour_text(), "≤ $24");
-        assert_eq!(row.load_text(), "≥ 32");
+        assert_eq!(row.load_text(), "≥ 32 concurrent users");
+        // The load names its unit in every mode.
+        let between = |load, mode| Ranked {
+            mode,
+            max_load: Some(MaxLoad::Between {
+                load,
+                passing: 4.0,
+                failing: 32.0,
+            }),
+            ..row.clone()
+        };
+        assert_eq!(between(4.2, LoadMode::Rate).load_text(), "≈ 4.2 req/s");
+        assert_eq!(
+            between(4.0, LoadMode::Burst).load_text(),
+            "4 queued requests"
+        );
+        assert_eq!(between(16.0, LoadMode::Users).load_text(), "≈ 16 users");
+        // A lower bound, not a capacity: listed apart, with what to measure, and never ranked.
+        assert_eq!((row.standing, row.rank), (Standing::NoLimitFound, None));
         assert_eq!(
             row.basis_text(),
-            "every tested level passes; figures at 32, the highest tested"
+            "no limit found up to 32 concurrent users (every tested level meets the SLO): measure further with `infermeter run --search mode=peak,min=32 --slo ttft=2s,target=95%`"
         );
-        assert_eq!(row.throughput_text(), "320 tok/s per GPU");
+        assert_eq!(row.throughput_text(), "≥ 320 tok/s per GPU");
         assert_eq!(row.gpu_kind, "H200");
+        assert_eq!(ranking.ranked().len(), 0);
+        assert_eq!(
+            ranking.verdict,
+            ["No ranking is possible yet: no configuration was measured to its limit under this SLO (every tested level of 2x H200 meets it), and lower bounds do not rank. Measure further, as each row says."]
+        );
     }
 
     /// The cheaper GPU wins at a loose SLO and loses at a tight one: A ($2/h) meets a 95% share
@@ -520,14 +699,22 @@ mod tests {
             |r: &ScenarioRanking| r.rows.iter().map(|r| r.label.clone()).collect::<Vec<_>>();
         let per_replica = |r: &Ranked| r.replicas.unwrap().users_per_replica;
         // A: 64 users over ≥ 16 per replica, at most 4 × $2 = $8; B: 6 × $3 = $18.
+        // At the loose SLO A has no limit (a bound): only B is ranked; A, listed apart, already
+        // costs at most what B costs measured.
         let loose = rank(&reports, &prices, &ttft_within(2.0, 0.95), 64);
-        assert_eq!(order(&loose), ["H100", "H200"]);
+        assert_eq!(order(&loose), ["H200", "H100"]);
+        assert_eq!((loose.rows[0].rank, loose.rows[1].rank), (Some(1), None));
+        assert_eq!(loose.verdict, ["H100 serves at least 16 concurrent users per replica, at most $8 an hour for 64 users: already no more than H200's measured $18 (ranked first among the configurations measured to their limit)."]);
+        let loose = ScenarioRanking {
+            rows: vec![loose.rows[1].clone(), loose.rows[0].clone()],
+            ..loose
+        };
         assert_eq!(
             (per_replica(&loose.rows[0]), per_replica(&loose.rows[1])),
             (16, 12)
         );
         assert_eq!(loose.rows[0].usd_per_hour_text(), "≤ $8");
-        assert_eq!(loose.rows[1].usd_per_hour_text(), "$18");
+        assert_eq!(loose.rows[1].usd_per_hour_text(), "≈ $18");
         // A: 22 replicas × $2 = $44; B: 8 × $3 = $24.
         let tight = rank(&reports, &prices, &ttft_within(2.0, 0.99), 64);
         assert_eq!(order(&tight), ["H200", "H100"]);
@@ -535,7 +722,7 @@ mod tests {
             (per_replica(&tight.rows[0]), per_replica(&tight.rows[1])),
             (9, 3)
         );
-        assert_eq!(tight.rows[1].usd_per_hour_text(), "$44");
+        assert_eq!(tight.rows[1].usd_per_hour_text(), "≈ $44");
         // At the loose SLO, A costs more once its GPU-hour is dearer than $18 / 4 = $4.50.
         let dear = rank(
             &reports,
@@ -544,6 +731,7 @@ mod tests {
             64,
         );
         assert_eq!(order(&dear), ["H200", "H100"]);
+        assert_eq!(dear.verdict, ["H100 serves at least 16 concurrent users per replica, at most $26 an hour for 64 users, against H200's measured $18: its limit decides which is cheaper; measure it further."]);
     }
 
     /// A report that misses the SLO even at its lowest load is listed last, unranked; one
@@ -551,8 +739,16 @@ mod tests {
     #[test]
     fn failing_and_unpriced_reports_come_last() {
         let fails = deployment("NVIDIA A100", 1, &[(1, 20.0, 50), (2, 15.0, 10)]);
-        let unpriced = deployment("NVIDIA L40S", 1, &[(1, 30.0, 100), (2, 25.0, 100)]);
-        let priced = deployment("NVIDIA H100", 1, &[(1, 60.0, 100), (2, 50.0, 100)]);
+        let unpriced = deployment(
+            "NVIDIA L40S",
+            1,
+            &[(1, 30.0, 100), (2, 25.0, 100), (3, 20.0, 50)],
+        );
+        let priced = deployment(
+            "NVIDIA H100",
+            1,
+            &[(1, 60.0, 100), (2, 50.0, 100), (3, 40.0, 50)],
+        );
         let ranking = rank(
             &[fails, unpriced, priced],
             &[Some(1.0), None, Some(2.0)],
@@ -573,7 +769,7 @@ mod tests {
             ]
         );
         assert_eq!(ranking.rows[1].usd_per_hour_text(), "no price");
-        assert_eq!(ranking.rows[2].load_text(), "< 1");
+        assert_eq!(ranking.rows[2].load_text(), "< 1 concurrent user");
         assert_eq!(ranking.rows[2].rank_text(), "—");
         assert_eq!(ranking.rows[2].cells().len(), COLUMNS.len());
     }
