@@ -1,7 +1,7 @@
 //! Methodology (our definitions, pooling from the report) and the experience tables.
 
 use infermeter_report::presets::{Band, ITL_BANDS, SPEED_BANDS, TTFT_BANDS, WHAT_GOOD_LOOKS_LIKE};
-use infermeter_report::{Report, TokenSource};
+use infermeter_report::{PromptTokenizer, Report, TokenSource};
 use leptos::prelude::*;
 
 use super::{context, Section, EXPERIENCE, METHODOLOGY};
@@ -60,6 +60,9 @@ pub fn MethodologySection() -> impl IntoView {
                     <ul data-testid="measurement">
                         <li>"TTFT ends at: " {m.ttft_definition.clone()}</li>
                         <li>"Output tokens counted from " {token_source_text(m.output_token_source)}</li>
+                        {m.prompt_tokens.as_ref().map(|c| view! {
+                            <li data-testid="prompt-tokenizer">"Prompt tokens counted by " {PromptTokenizer::describe(c)}</li>
+                        })}
                         {m.steady_state.clone().map(|s| view! { <li>"Steady-state window: " {s}</li> })}
                     </ul>
                     <table class="data-table" data-testid="pooling-table">

@@ -14,7 +14,7 @@ use infermeter_report::analysis::sessions::{caching_gains, users_served};
 use infermeter_report::analysis::{describe, findings, FindingsOptions};
 use infermeter_report::lengths::LevelLengths;
 use infermeter_report::summary::{Summary, SummaryReport, SUMMARY_FORMAT};
-use infermeter_report::{load_report, LoadError, Report, RunStatus};
+use infermeter_report::{load_report, LoadError, PromptTokenizer, Report, RunStatus};
 
 use crate::output::report_files;
 
@@ -248,6 +248,13 @@ fn summary(report: &Report, args: &SummaryArgs) -> String {
 /// realised (mean and p5–p95), for the scenarios whose requests were asked lengths of their own.
 fn length_lines(report: &Report) -> Vec<String> {
     let mut lines = Vec::new();
+    // #43 item 9: whether the prompts' token counts are the model's own or an estimate.
+    if let Some(counter) = &report.measurement.prompt_tokens {
+        lines.push(labelled(
+            "Prompt tokens counted by",
+            &PromptTokenizer::describe(counter),
+        ));
+    }
     for s in &report.scenarios {
         if let Some(source) = &s.prompts {
             lines.push(labelled(&format!("Prompts {}", s.name), &source.text()));

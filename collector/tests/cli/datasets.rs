@@ -234,6 +234,7 @@ async fn prompt_files_drive_a_run_billed_as_counted_and_repeatable() {
         "input uniform 32–256, output normal mean 24, stddev 6",
         "Lengths Text",
         "peak 3 concurrent: input mean ",
+        "Prompt tokens counted by          the server's /tokenize (exact)",
     ] {
         assert!(summary.contains(expected), "no {expected:?} in\n{summary}");
     }
