@@ -155,7 +155,14 @@ async fn refused_connections_are_connect_errors() {
         &["--quiet", "--model", "m"],
     );
     let out = infermeter(&args, &[]).await;
-    assert!(out.status.success(), "{}", text(&out));
+    // Nothing answers: the run stops at its first level (#43 item 12) and says which endpoint
+    // and level, instead of running every level against nothing.
+    assert!(!out.status.success(), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("{base}/chat/completions")) && stderr.contains("burst @3"),
+        "{stderr}"
+    );
     let records = read_records(&report);
     // The burst of three is attempted and recorded, not skipped.
     assert_eq!(records.len(), 3, "{records:?}");
