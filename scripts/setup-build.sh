@@ -11,33 +11,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${INFERMETER_CACHE:-$HOME/.cache/infermeter}
-say() { printf '[setup] %s\n' "$*" >&2; }
+source "$root/scripts/setup-lib.sh"
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
-# Debian packages for the given commands: `command:package ...`.
-missing_packages() {
-  local pair
-  for pair in "$@"; do
-    command -v "${pair%%:*}" >/dev/null || printf '%s\n' "${pair#*:}"
-  done | sort -u | tr '\n' ' '
-}
-# Installs the Debian packages named, or stops with the command that does.
-need_debian_packages() { # WHAT-FOR PACKAGE...
-  local what=$1
-  shift
-  [ $# -gt 0 ] || return 0
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    say "installing Debian packages $* ($what)"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq "$@" >/dev/null
-  else
-    say "missing for $what: $*"
-    say "install them with:  sudo apt-get install -y $*"
-    say "then run this again."
-    exit 1
-  fi
-}
 # shellcheck disable=SC2046 # one word per package
 need_debian_packages "building and running the demo" $(missing_packages cc:build-essential \
   node:nodejs npm:npm curl:curl python3:python3 zopfli:zopfli)
@@ -47,12 +23,6 @@ if ! command -v rustup >/dev/null || ! command -v cargo >/dev/null; then
   exit 1
 fi
 
-tool_version() { # reads `name = "x.y.z"` from [workspace.metadata.tools]
-  awk -v key="$1" '
-    /^\[workspace\.metadata\.tools\]/ {on=1; next}
-    /^\[/ {on=0}
-    on && $1 == key { gsub(/"/, "", $3); print $3 }' "$root/Cargo.toml"
-}
 bindgen_version=$(tool_version wasm-bindgen)
 
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then

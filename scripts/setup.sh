@@ -9,7 +9,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${INFERMETER_CACHE:-$HOME/.cache/infermeter}
 mkdir -p "$cache"
-say() { printf '[setup] %s\n' "$*" >&2; }
+source "$root/scripts/setup-lib.sh"
 
 # Before anything long, the Debian packages only the tests need: chromium (the browser tests)
 # and python3-venv (the test tools' virtual environments). As root with apt-get they are
@@ -17,26 +17,9 @@ say() { printf '[setup] %s\n' "$*" >&2; }
 packages=()
 command -v chromium >/dev/null || packages+=(chromium)
 python3 -c 'import ensurepip, venv' 2>/dev/null || packages+=(python3-venv)
-if [ ${#packages[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    say "installing Debian packages ${packages[*]} (the tests)"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq "${packages[@]}" >/dev/null
-  else
-    say "missing for the tests: ${packages[*]}"
-    say "install them with:  sudo apt-get install -y ${packages[*]}"
-    exit 1
-  fi
-fi
+need_debian_packages "the tests" "${packages[@]}"
 bash "$root/scripts/setup-build.sh" test
 
-tool_version() { # reads `name = "x.y.z"` from [workspace.metadata.tools]
-  awk -v key="$1" '
-    /^\[workspace\.metadata\.tools\]/ {on=1; next}
-    /^\[/ {on=0}
-    on && $1 == key { gsub(/"/, "", $3); print $3 }' "$root/Cargo.toml"
-}
 
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 for c in rustfmt clippy; do
