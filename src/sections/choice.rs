@@ -266,6 +266,9 @@ fn RankingTable(decision: Memo<Decision>) -> impl IntoView {
                 .unwrap_or_default()
         })
     };
+    let has_apart = Memo::new(move |_| {
+        decision.with(|d| d.ranking.as_ref().is_some_and(|r| !r.apart().is_empty()))
+    });
     let verdict = move || {
         decision.with(|d| {
             d.ranking
@@ -288,7 +291,8 @@ fn RankingTable(decision: Memo<Decision>) -> impl IntoView {
             "throughput and cost are at the highest load meeting the SLO, and at the target interactivity on each configuration's curve. Only configurations measured to their limit are ranked. GPU rental only."
         </p>
         <RowsTable label="Cheapest meeting the SLO" testid="choice-ranking" rows=Signal::derive(ranked) />
-        {move || (!apart().is_empty()).then(|| view! {
+        // Built again only when the list apart appears or empties, not on every slider move.
+        {move || has_apart.get().then(|| view! {
             <h4>{APART}</h4>
             <RowsTable label=APART testid="choice-apart" rows=Signal::derive(apart) />
         })}
