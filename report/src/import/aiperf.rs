@@ -304,26 +304,9 @@ fn read_run(
         Some((absent::ITL, "AIPerf measures inter-token latency per request ((latency − TTFT) / (output − 1)), shown as TPOT; it has no pooled per-token ITL")),
         Some((absent::POWER, "GPU power is in AIPerf's separate telemetry export, not read here")),
     ]);
-    let run_info = top.opt_obj("run_info", "run_info")?;
-    let api = endpoint.and_then(|e| e.opt_str("type")).map(super::api_of);
-    let base_url = endpoint
-        .and_then(|e| e.get("urls"))
-        .and_then(|u| u.get(0))
-        .and_then(Value::as_str)
-        .map(str::to_string);
     let note = counts.note(top, &level)?;
     let mut run = Run::of(TOOL, model, measurement(counts.source(), note), absent);
-    run.provenance.version = version;
-    run.provenance.format = Some(format!("export schema {schema}"));
-    run.provenance.command = run_info
-        .and_then(|r| r.opt_str("cli_command"))
-        .map(str::to_string);
-    run.engine.api = api;
-    run.engine.base_url = base_url;
-    if let Some(start) = top.opt_str("start_time") {
-        run.started_at = start.to_string();
-    }
-    run.finished_at = top.opt_str("end_time").map(str::to_string);
+    stamp(&mut run, top, endpoint, version, schema)?;
     run.input_tokens = mean_of(top, "input_sequence_length");
     run.output_tokens = mean_of(top, "output_sequence_length");
     run.levels = vec![RunLevel {
@@ -333,6 +316,34 @@ fn read_run(
         level,
     }];
     Ok(run)
+}
+
+/// Where the run came from: AIPerf's version and export schema, its command, the endpoint and
+/// the run's start and end.
+fn stamp(
+    run: &mut Run,
+    top: &Obj<'_>,
+    endpoint: Option<Obj<'_>>,
+    version: Option<String>,
+    schema: &str,
+) -> Result<(), String> {
+    let run_info = top.opt_obj("run_info", "run_info")?;
+    run.provenance.version = version;
+    run.provenance.format = Some(format!("export schema {schema}"));
+    run.provenance.command = run_info
+        .and_then(|r| r.opt_str("cli_command"))
+        .map(str::to_string);
+    run.engine.api = endpoint.and_then(|e| e.opt_str("type")).map(super::api_of);
+    run.engine.base_url = endpoint
+        .and_then(|e| e.get("urls"))
+        .and_then(|u| u.get(0))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    if let Some(start) = top.opt_str("start_time") {
+        run.started_at = start.to_string();
+    }
+    run.finished_at = top.opt_str("end_time").map(str::to_string);
+    Ok(())
 }
 
 /// The profiling phase's load: (mode, arrivals of a rate, the series key, the rate).
