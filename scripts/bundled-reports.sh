@@ -15,6 +15,11 @@
 # …" note in data/index.json (report/tests/it/data_files.rs checks that notes match).
 # A report left partial (an interrupted run) is continued with `run --resume`, keeping its
 # finished levels; a complete or missing one is measured from the start.
+#   SEARCH=1 bash scripts/bundled-reports.sh llama-h100   # search each scenario's limit
+# SEARCH=1 continues a complete report with `run --resume --search` (peak, 1 to 256 users,
+# under the SLO the Which-configuration example uses): the levels it holds are judged again and
+# only the loads the search needs and the report lacks are measured, so a comparison whose
+# fixed levels all met the SLO gets its limits (a ranking of measured limits, not bounds).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -59,10 +64,13 @@ for entry in "${reports[@]}"; do
   done
   [ -n "$base" ] || { cat "$log" >&2; echo "bundled-reports.sh: the simulator did not start" >&2; exit 1; }
   echo "[$name] $(date -u +%T) measuring $base with $suite into $data/$file" >&2
-  start=--force
-  if [ -f "$data/$file" ] && grep -q '"state": *"partial"' "$data/$file"; then start=--resume; fi
+  start=(--force)
+  if [ -f "$data/$file" ] && grep -q '"state": *"partial"' "$data/$file"; then start=(--resume); fi
+  if [ -n "${SEARCH:-}" ] && [ -f "$data/$file" ]; then
+    start=(--resume --search mode=peak,min=1,max=256 --slo ttft=2s,tpot=50ms)
+  fi
   "$bin" run --base-url "$base" --engine sim --suite "$suite" --title "$title" \
-    --out "$data/$file" "$start"
+    --out "$data/$file" "${start[@]}"
   # Each level's requests are in the report itself (`per_request`); the records stay out of git.
   rm -f "$data/$file.records.jsonl" "$data/$file.records.interrupted.jsonl" "$log"
   cleanup

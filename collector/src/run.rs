@@ -208,7 +208,8 @@ impl Run {
             .map_or_else(|| load::max_in_flight(&levels), |s| s.max as usize);
         let (suite, trials, resume) = (&config.suite, config.trials, config.resume);
         let mut shard = ShardRun::new(config.shard.as_ref(), suite, &levels, trials, resume)?;
-        let start = output::prepare(&config.out, config.force, config.resume)?;
+        let searching = config.search.is_some();
+        let start = output::prepare(&config.out, config.force, config.resume, searching)?;
         let server = Server::find(&config.server).await?;
         if let Some(shard) = &mut shard {
             let url = format!("{}/models", server.api_base);
@@ -239,6 +240,7 @@ impl Run {
                 let records = crate::output::records::records_path(&config.out);
                 resume::resume(*partial, &records)?
             }
+            Start::Extend(complete) => (resume::extend(*complete, &config), DoneLevels::new()),
         };
         let mut report = report;
         report.measurement.prompt_tokens = Some(requests.prompts.tokenizer().counter());

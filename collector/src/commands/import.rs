@@ -43,7 +43,7 @@ pub fn run(args: &ImportArgs) -> Result<String, ImportError> {
     let [(names, report)] = reports.as_slice() else {
         return Err(ImportError::Several(reports.len()));
     };
-    output::prepare(&args.out, args.force, false)?;
+    output::prepare(&args.out, args.force, false, false)?;
     output::write_report(&args.out, report)?;
     let provenance = report.metadata.provenance.as_ref();
     let levels: usize = report.series.iter().map(|s| s.levels.len()).sum();

@@ -90,7 +90,7 @@ pub fn merge(args: &MergeArgs) -> Result<String, MergeError> {
         .collect::<Result<Vec<_>, _>>()?;
     check::check(&mut shards)?;
     // Before any work: refuse to overwrite without --force.
-    output::prepare(&args.out, args.force, false)?;
+    output::prepare(&args.out, args.force, false, false)?;
     let (mut report, merged_records) = rebuild::rebuild(&shards);
     let records_path = records::records_path(&args.out);
     records::rewrite_records(&records_path, &merged_records).map_err(MergeError::WriteRecords)?;

@@ -65,7 +65,9 @@ pub struct RunArgs {
     /// Overwrite an existing report.
     #[arg(long)]
     pub force: bool,
-    /// Continue a partial run: keep its records and skip the levels it completed.
+    /// Continue a partial run: keep its records and skip the levels it completed. With --search,
+    /// also a complete report: the search judges the levels it holds and measures only the loads
+    /// it needs and the report lacks (to find the limit a fixed sweep did not reach).
     #[arg(long)]
     pub resume: bool,
     /// Repeat every level N times and report 95% confidence intervals.

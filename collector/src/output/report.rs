@@ -50,6 +50,10 @@ pub enum Start {
     Fresh,
     /// `--resume` of a partial report.
     Resume(Box<Report>),
+    /// `--resume --search` of a complete report: the search reuses the levels it holds and
+    /// measures only those it needs and the report lacks (e.g. to find the limit of a sweep
+    /// whose every level met the SLO).
+    Extend(Box<Report>),
 }
 
 /// Why the report cannot be written where `--out` says. Each names the file and the flag to use.
@@ -64,7 +68,7 @@ pub enum OutputError {
     },
     #[error("--resume: {} is not a usable report", .path.display())]
     ResumeUnusable { path: PathBuf, source: LoadError },
-    #[error("--resume: {} is already complete; nothing to resume", .0.display())]
+    #[error("--resume: {} is already complete; nothing to resume (add --search to search further from the levels it holds)", .0.display())]
     AlreadyComplete(PathBuf),
     #[error("{} already exists; pass --force to overwrite it, --resume to continue a partial run, or choose another --out", .0.display())]
     Exists(PathBuf),
@@ -77,8 +81,9 @@ pub enum OutputError {
     },
 }
 
-/// Decides whether the run may write to `path`.
-pub fn prepare(path: &Path, force: bool, resume: bool) -> Result<Start, OutputError> {
+/// Decides whether the run may write to `path`; `search`: the run searches (`--search`), which
+/// may continue a complete report.
+pub fn prepare(path: &Path, force: bool, resume: bool, search: bool) -> Result<Start, OutputError> {
     let exists = path.exists();
     if resume {
         if !exists {
@@ -94,6 +99,7 @@ pub fn prepare(path: &Path, force: bool, resume: bool) -> Result<Start, OutputEr
         })?;
         return match report.status {
             RunStatus::Partial { .. } => Ok(Start::Resume(Box::new(report))),
+            RunStatus::Complete if search => Ok(Start::Extend(Box::new(report))),
             RunStatus::Complete => Err(OutputError::AlreadyComplete(path.to_path_buf())),
         };
     }
@@ -117,15 +123,21 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("infermeter-out-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let path = dir.join("report.json");
-        assert!(matches!(prepare(&path, false, false), Ok(Start::Fresh)));
+        assert!(matches!(
+            prepare(&path, false, false, false),
+            Ok(Start::Fresh)
+        ));
         write_atomic(&path, b"{}").unwrap();
-        let err = prepare(&path, false, false).unwrap_err().to_string();
+        let err = prepare(&path, false, false, false).unwrap_err().to_string();
         assert!(
             err.contains("report.json") && err.contains("--force"),
             "{err}"
         );
-        assert!(matches!(prepare(&path, true, false), Ok(Start::Fresh)));
-        assert!(prepare(&path, false, true)
+        assert!(matches!(
+            prepare(&path, true, false, false),
+            Ok(Start::Fresh)
+        ));
+        assert!(prepare(&path, false, true, false)
             .unwrap_err()
             .to_string()
             .contains("not a usable report"));

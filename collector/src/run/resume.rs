@@ -8,6 +8,7 @@ use infermeter_report::{CacheUse, LoadMode, Report, RequestRecord};
 
 use crate::load::level_label;
 use crate::output::records::{self, RecordsError};
+use crate::run::config::RunConfig;
 
 /// Complete levels per series (scenario, mode, cache use) of a resumed run.
 pub type DoneLevels = BTreeMap<(String, LoadMode, Option<CacheUse>), usize>;
@@ -45,6 +46,30 @@ fn level_is_complete(report: &Report, record: &RequestRecord) -> bool {
             }
         });
     present && !report.warnings.iter().any(|w| w.starts_with(&flag))
+}
+
+/// Prepares a complete report for `--resume --search`: the search judges the levels it holds
+/// and measures only the loads it needs and the report lacks. The report then records the
+/// search and its SLO, and says which levels came from when.
+pub fn extend(mut report: Report, config: &RunConfig) -> Report {
+    let settings = config
+        .search
+        .as_ref()
+        .expect("--resume of a complete report is a search");
+    let started = &report.metadata.started_at;
+    let day = started.get(..10).unwrap_or(started);
+    report.warnings.push(format!(
+        "searched further on {} ({} mode, loads {} to {}): the levels the search needed and \
+         this report lacked were measured then; the others are from the run that started {}",
+        chrono::Utc::now().format("%Y-%m-%d"),
+        settings.mode.label(),
+        settings.min,
+        settings.max,
+        day,
+    ));
+    report.metadata.test.search = Some(settings.clone());
+    report.metadata.test.slo = config.slo;
+    report
 }
 
 /// Prepares a resumed run: the level that was running when the run stopped is measured again,
