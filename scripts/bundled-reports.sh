@@ -16,7 +16,7 @@
 # A report left partial (an interrupted run) is continued with `run --resume`, keeping its
 # finished levels; a complete or missing one is measured from the start.
 #   SEARCH=1 bash scripts/bundled-reports.sh llama-h100   # search each scenario's limit
-# SEARCH=1 continues a complete report with `run --resume --search` (peak, 1 to 256 users,
+# SEARCH=1 continues a complete report with `run --resume --search` (peak, 1 to 1,024 users,
 # under the SLO the Which-configuration example uses): the levels it holds are judged again and
 # only the loads the search needs and the report lacks are measured, so a comparison whose
 # fixed levels all met the SLO gets its limits (a ranking of measured limits, not bounds).
@@ -67,7 +67,7 @@ for entry in "${reports[@]}"; do
   start=(--force)
   if [ -f "$data/$file" ] && grep -q '"state": *"partial"' "$data/$file"; then start=(--resume); fi
   if [ -n "${SEARCH:-}" ] && [ -f "$data/$file" ]; then
-    start=(--resume --search mode=peak,min=1,max=256 --slo ttft=2s,tpot=50ms)
+    start=(--resume --search mode=peak,min=1,max=1024 --slo ttft=2s,tpot=50ms)
   fi
   "$bin" run --base-url "$base" --engine sim --suite "$suite" --title "$title" \
     --out "$data/$file" "${start[@]}"

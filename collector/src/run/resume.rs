@@ -69,6 +69,9 @@ pub fn extend(mut report: Report, config: &RunConfig) -> Report {
     ));
     report.metadata.test.search = Some(settings.clone());
     report.metadata.test.slo = config.slo;
+    // The levels measured now carry what the current format records (e.g. which tokenizer
+    // counted the prompts); the earlier ones lack only fields the newer formats made optional.
+    report.schema_version = infermeter_report::SCHEMA_VERSION.to_string();
     report
 }
 

@@ -223,6 +223,81 @@ async fn search_finds_the_capacity_of_an_exhaustive_sweep_in_fewer_levels() {
     );
 }
 
+/// A fixed sweep whose every level meets the SLO has no limit; `--resume --search` on its
+/// complete report judges the levels it holds, measures only the loads it lacks, and finds the
+/// limit: the earlier levels stay as they were measured.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_complete_sweep_is_searched_further_from_the_levels_it_holds() {
+    let sim = start_sim(SimArgs {
+        gpu: "test-compute-bound".into(),
+        profiles: Some(manifest_dir().join("tests/data/compute-bound-sim.toml")),
+        ..fast_sim_args()
+    })
+    .await;
+    let dir = out_dir("goodput-search-further");
+    let suite = compute_bound_suite(&dir, "[1, 2, 3]", "");
+    let path = dir.join("report.json");
+    let run = |more: &[&str]| {
+        let base = ["--quiet", "--slo", SLO];
+        run_args(
+            &sim.base_url(),
+            suite.to_str().unwrap(),
+            &path,
+            &[&base[..], more].concat(),
+        )
+    };
+    let out = infermeter(&run(&[]), &[]).await;
+    assert!(out.status.success(), "{}", text(&out));
+    let swept = read_report(&path);
+    assert!(
+        matches!(capacity(&swept).0, MaxLoad::AllPass { .. }),
+        "every level passes"
+    );
+    std::fs::remove_file(records_file(&path)).unwrap();
+
+    let search = ["--resume", "--search", "mode=peak,max=12,resolution=0"];
+    let out = infermeter(&run(&search), &[]).await;
+    assert!(out.status.success(), "{}", text(&out));
+    sim.shutdown().await;
+    check_json_schema(&path);
+    let searched = read_report(&path);
+    assert_eq!(searched.schema_version, infermeter_report::SCHEMA_VERSION);
+    let levels = &searched.series[0].levels;
+    for old in &swept.series[0].levels {
+        let kept = levels.iter().find(|l| l.concurrency == old.concurrency);
+        assert_eq!(
+            serde_json::to_value(kept.expect("an earlier level is kept")).unwrap(),
+            serde_json::to_value(old).unwrap(),
+            "level {} was measured again",
+            old.concurrency
+        );
+    }
+    // Only the loads the search needed beyond 1-3 were measured (the records hold them alone).
+    let new_loads: std::collections::BTreeSet<u32> = read_records(&path)
+        .iter()
+        .filter(|r| !r.warmup)
+        .map(|r| r.concurrency)
+        .collect();
+    assert!(
+        !new_loads.is_empty() && new_loads.iter().all(|&l| l > 3),
+        "{new_loads:?}"
+    );
+    assert_eq!(levels.len(), 3 + new_loads.len());
+    assert!(
+        (3.0..=9.0).contains(&passing(capacity(&searched).0)),
+        "the limit is found: {:?}",
+        capacity(&searched).0
+    );
+    assert!(
+        searched
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("searched further on")),
+        "{:?}",
+        searched.warnings
+    );
+}
+
 /// What a search run refused with `more` arguments says on stderr. Refused before any request:
 /// the address is never dialled, and no report is written.
 async fn refused_search(name: &str, more: &[&str]) -> String {
