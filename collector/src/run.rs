@@ -456,11 +456,7 @@ impl Run {
         }
         // Only a trace level's requests are asked the trace's lengths: a suite may also run
         // request sweeps and sessions, whose requests are asked their scenario's.
-        let replayed = self
-            .requests
-            .trace
-            .as_ref()
-            .filter(|_| mode == LoadMode::Trace);
+        let replayed = (self.requests.trace.as_ref()).filter(|_| planned.load.replays_trace());
         let trace_lengths = replayed.map(TracePlan::lengths);
         let expected = Expected {
             scenario,
@@ -503,10 +499,7 @@ impl Run {
             files.write_record(r);
             progress.on_record(r);
         };
-        let replays = planned.mode() == LoadMode::Trace;
-        let trace = requests.trace.as_ref().filter(|_| replays);
-        let sessions =
-            (scenario.session.is_some()).then_some((&requests.sessions, planned.scenario));
+        let trace = (requests.trace.as_ref()).filter(|_| planned.load.replays_trace());
         let mut runs = Vec::new();
         let mut late = Vec::new();
         for trial in 0..self.config.trials {
@@ -533,8 +526,7 @@ impl Run {
                 concurrency: planned.record_label(),
                 trial,
                 prepare: &prepare,
-                sessions,
-                trace,
+                conversations: &requests.sessions,
                 cache: planned.cache(),
                 on_record: &on_record,
                 stop: self.stop.receiver(),

@@ -9,7 +9,7 @@ use infermeter_report::aggregate::{open_loop_concurrency, Applied};
 use infermeter_report::{Arrivals, LoadMode};
 
 use super::open_loop::{arrival_offsets, run_open_loop};
-use super::{LevelContext, LevelFuture, Load, Part, Sharded};
+use super::{LevelContext, LevelFuture, Load, MergedLoad, MergedWindow, Merging, Part, Sharded};
 use crate::suite::Suite;
 
 /// A rate level.
@@ -67,5 +67,13 @@ impl Load for Rate {
 
     fn shard(&self, _: Part, _: Duration) -> Sharded {
         Sharded::dealt_out(*self, self.duration)
+    }
+
+    fn merging() -> Merging {
+        Merging {
+            window: MergedWindow::Span,
+            load: MergedLoad::InFlight,
+            replays_trace: false,
+        }
     }
 }
