@@ -30,7 +30,7 @@ use std::time::Instant;
 
 use infermeter_report::aggregate::{Applied, Window};
 use infermeter_report::{
-    CacheUse, ClientHealth, Distribution, LoadMode, RequestRecord, TokenSource,
+    Arrivals, CacheUse, ClientHealth, Distribution, LoadMode, RequestRecord, TokenSource,
 };
 use tokio::sync::watch;
 
@@ -57,6 +57,12 @@ pub trait Load: fmt::Debug + Send + Sync {
     /// The level's number in its records (their `concurrency`): its load where the mode sets
     /// it (peak, burst, users), else its place in its series from 1.
     fn record_label(&self) -> u32;
+
+    /// Rate levels: how their requests arrive (constant or Poisson), which their series
+    /// records.
+    fn arrivals(&self) -> Option<Arrivals> {
+        None
+    }
 
     /// Session levels: whether the engine's prefix cache may reuse earlier turns.
     fn cache(&self) -> Option<CacheUse> {

@@ -47,6 +47,10 @@ impl Load for Rate {
         self.number
     }
 
+    fn arrivals(&self) -> Option<Arrivals> {
+        Some(self.arrivals)
+    }
+
     fn applied(&self, max_in_flight: u32, previous: Option<u32>) -> Applied {
         Applied {
             concurrency: open_loop_concurrency(max_in_flight, previous),
