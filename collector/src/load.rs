@@ -4,9 +4,9 @@
 //! whole run ([`plan`]), the records a level keeps ([`record`]), the thread that sends
 //! open-loop requests on time ([`dispatch`]) and the shards' parts ([`Part`]).
 //!
-//! Adding a mode: a file here implementing [`Load`], its line in [`levels_of`], its suite
-//! section (`suite.rs`), and its `LoadMode` variant in the report schema
-//! (docs/architecture.md has the checklist).
+//! Adding a mode: a file here implementing [`Load`], its lines in [`levels_of`] and [`merging`],
+//! its suite section (`suite.rs`), its `LoadMode` variant in the report schema and its words
+//! (report/src/analysis/load_mode.rs) (docs/architecture.md has the checklist).
 
 mod burst;
 mod conversations;
@@ -30,17 +30,16 @@ use std::time::Instant;
 
 use infermeter_report::aggregate::{Applied, Window};
 use infermeter_report::{
-    CacheUse, ClientHealth, Distribution, LoadMode, RequestRecord, TokenSource,
+    Arrivals, CacheUse, ClientHealth, Distribution, LoadMode, RequestRecord, TokenSource,
 };
 use tokio::sync::watch;
 
 use crate::http::arrival::ClockCounts;
 use crate::http::driver::Driver;
 use crate::prompts::conversation::SessionPlan;
-use crate::prompts::trace::TracePlan;
 use crate::prompts::Prepared;
 use crate::suite::Suite;
-pub use shard::{Part, Sharded};
+pub use shard::{MergedLoad, MergedWindow, Merging, Part, Sharded};
 
 /// A level's run, boxed: the trait's levels are chosen at run time.
 pub type LevelFuture<'a> = Pin<Box<dyn Future<Output = LevelRun> + 'a>>;
@@ -58,6 +57,12 @@ pub trait Load: fmt::Debug + Send + Sync {
     /// The level's number in its records (their `concurrency`): its load where the mode sets
     /// it (peak, burst, users), else its place in its series from 1.
     fn record_label(&self) -> u32;
+
+    /// Rate levels: how their requests arrive (constant or Poisson), which their series
+    /// records.
+    fn arrivals(&self) -> Option<Arrivals> {
+        None
+    }
 
     /// Session levels: whether the engine's prefix cache may reuse earlier turns.
     fn cache(&self) -> Option<CacheUse> {
@@ -85,6 +90,17 @@ pub trait Load: fmt::Debug + Send + Sync {
     /// This shard's part of the level in a sharded run, where every step loads the server for
     /// a fixed time (`level_time` where the mode's own does not say).
     fn shard(&self, part: Part, level_time: Duration) -> Sharded;
+
+    /// How the shards' parts of the mode's levels merge back into one ([`merging`] by mode).
+    fn merging() -> Merging
+    where
+        Self: Sized;
+
+    /// Whether the level's requests are a trace's lines (their prompts and lengths), not its
+    /// scenario's.
+    fn replays_trace(&self) -> bool {
+        merging(self.mode()).replays_trace
+    }
 }
 
 /// Every mode's levels of suite scenario `scenario`, boxed: the registry of modes.
@@ -102,6 +118,19 @@ fn levels_of(mode: LoadMode, suite: &Suite, scenario: usize) -> Vec<Arc<dyn Load
         LoadMode::Users => boxed(users::Users::plan(suite, scenario)),
         LoadMode::Sessions => boxed(sessions::SessionArrivals::plan(suite, scenario)),
         LoadMode::Trace => boxed(trace::Replay::plan(suite, scenario)),
+    }
+}
+
+/// How the shards' parts of a level of `mode` merge back into one: the mode's
+/// [`Load::merging`].
+pub fn merging(mode: LoadMode) -> Merging {
+    match mode {
+        LoadMode::Peak => peak::Peak::merging(),
+        LoadMode::Burst => burst::Burst::merging(),
+        LoadMode::Rate => rate::Rate::merging(),
+        LoadMode::Users => users::Users::merging(),
+        LoadMode::Sessions => sessions::SessionArrivals::merging(),
+        LoadMode::Trace => trace::Replay::merging(),
     }
 }
 
@@ -204,13 +233,12 @@ pub struct LevelContext<'a> {
     pub concurrency: u32,
     pub trial: u32,
     /// The request of number `n`: a number is a request's, unique in the level (a sharded
-    /// closed loop numbers its requests across the shards: [`LevelContext::prompt`]).
+    /// closed loop numbers its requests across the shards: [`LevelContext::prompt`]); a trace
+    /// line's where the level replays the trace ([`Load::replays_trace`]), else the scenario's.
     pub prepare: &'a (dyn Fn(u64) -> Prepared + Sync),
-    /// The conversations of the suite's session scenarios and this level's scenario index
-    /// (users and sessions loads).
-    pub sessions: Option<(&'a SessionPlan, usize)>,
-    /// The replayed trace (trace loads).
-    pub trace: Option<&'a TracePlan>,
+    /// The conversation texts of the suite's session scenarios, which users and
+    /// session-arrivals levels (each planned with its scenario) hold their sessions in.
+    pub conversations: &'a SessionPlan,
     /// The level's cache use, written into its records.
     pub cache: Option<CacheUse>,
     pub on_record: &'a (dyn Fn(&RequestRecord) + Sync),

@@ -18,8 +18,8 @@ use std::time::Instant;
 
 use infermeter_report::aggregate::Expected;
 use infermeter_report::{
-    CacheUse, Level, LoadMode, Outcome, Report, RequestRecord, RunStatus, Scenario, SearchSettings,
-    Series, Slo, TokenSource,
+    Level, LoadMode, Outcome, Report, RequestRecord, RunStatus, Scenario, SearchSettings, Series,
+    Slo, TokenSource,
 };
 
 use crate::http::base_url::without_credentials;
@@ -444,23 +444,19 @@ impl Run {
         measured: &Measured,
     ) -> bool {
         let (mode, cache) = (planned.mode(), planned.cache());
-        let series = self.series(&scenario.id, mode, cache);
+        let series = self.series(&scenario.id, planned);
         let previous = series.levels.last().map(|l| l.concurrency);
         let level = measured.level(planned, previous, self.config.timeline_slice_s);
         let has_data = level.requests.total() > 0;
         if has_data {
             self.progress.finish_level(label, mode, &level);
-            let levels = &mut self.series(&scenario.id, mode, cache).levels;
+            let levels = &mut self.series(&scenario.id, planned).levels;
             let at = levels.partition_point(|l| l.concurrency < level.concurrency);
             levels.insert(at, level.clone());
         }
         // Only a trace level's requests are asked the trace's lengths: a suite may also run
         // request sweeps and sessions, whose requests are asked their scenario's.
-        let replayed = self
-            .requests
-            .trace
-            .as_ref()
-            .filter(|_| mode == LoadMode::Trace);
+        let replayed = (self.requests.trace.as_ref()).filter(|_| planned.load.replays_trace());
         let trace_lengths = replayed.map(TracePlan::lengths);
         let expected = Expected {
             scenario,
@@ -503,10 +499,7 @@ impl Run {
             files.write_record(r);
             progress.on_record(r);
         };
-        let replays = planned.mode() == LoadMode::Trace;
-        let trace = requests.trace.as_ref().filter(|_| replays);
-        let sessions =
-            (scenario.session.is_some()).then_some((&requests.sessions, planned.scenario));
+        let trace = (requests.trace.as_ref()).filter(|_| planned.load.replays_trace());
         let mut runs = Vec::new();
         let mut late = Vec::new();
         for trial in 0..self.config.trials {
@@ -533,8 +526,7 @@ impl Run {
                 concurrency: planned.record_label(),
                 trial,
                 prepare: &prepare,
-                sessions,
-                trace,
+                conversations: &requests.sessions,
                 cache: planned.cache(),
                 on_record: &on_record,
                 stop: self.stop.receiver(),
@@ -605,15 +597,12 @@ impl Run {
         Ok(())
     }
 
-    /// The report's series of `scenario` in `mode` (and `cache` use), added (empty) if the
-    /// report has none yet.
-    fn series(&mut self, scenario: &str, mode: LoadMode, cache: Option<CacheUse>) -> &mut Series {
-        let rate = self.config.suite.rate.as_ref();
-        self.report.series_mut(scenario, mode, cache, || {
-            (mode == LoadMode::Rate)
-                .then(|| rate.map(|r| r.arrivals))
-                .flatten()
-        })
+    /// The report's series of `scenario` that the level `planned` belongs to (its mode and
+    /// cache use), added (empty, with the level's arrivals) if the report has none yet.
+    fn series(&mut self, scenario: &str, planned: &PlannedLevel) -> &mut Series {
+        let (mode, cache) = (planned.mode(), planned.cache());
+        self.report
+            .series_mut(scenario, mode, cache, || planned.load.arrivals())
     }
 
     /// Writes the report as it stands, with the records file's name and count.

@@ -12,7 +12,6 @@ use infermeter_report::analysis::configuration::{
     SeriesPoints,
 };
 use infermeter_report::analysis::format::format_number;
-use infermeter_report::analysis::goodput::load_unit;
 use infermeter_report::Report;
 
 use super::plot::{Line, Plot, XAxis, YAxis};
@@ -106,11 +105,7 @@ pub fn frontier(sources: &[Source], view: &ViewState) -> Plot {
 /// What the tooltip says of one point: its load and every figure, and whether a point of
 /// another configuration or load beats it on both axes.
 fn point_details(s: &SeriesPoints, p: &OperatingPoint, on_frontier: bool) -> Vec<String> {
-    let mut lines = vec![format!(
-        "{} {}",
-        format_number(p.load),
-        load_unit(s.mode, p.load)
-    )];
+    let mut lines = vec![format!("{} {}", format_number(p.load), s.mode.unit(p.load))];
     for (name, figure) in [
         ("Interactivity", Figure::Interactivity),
         ("Throughput", Figure::ThroughputPerGpu),

@@ -3,7 +3,6 @@
 //! (`infermeter_report::lengths`); a report of fixed lengths has none of these charts. They sit
 //! in the Technical deep dive and draw the reports picked there (`deep_dive::shown`).
 
-use infermeter_report::analysis::describe;
 use infermeter_report::analysis::format::{format_grouped, format_number};
 use infermeter_report::lengths::{histogram, LevelLengths, RequestLengths};
 
@@ -37,7 +36,7 @@ fn by_length(
                     continue;
                 }
                 requests.sort_by_key(|r| point(r).0);
-                let shows = format!("{name}, {}", describe::level(series.mode, level));
+                let shows = format!("{name}, {}", series.mode.describe_level(level));
                 let points = requests
                     .iter()
                     .map(|r| (f64::from(point(r).0), point(r).1))

@@ -1,29 +1,21 @@
 //! Goodput in words: the "max load meeting the SLO" cards and the line naming the SLO. The
 //! figures are the report crate's (`analysis::goodput`).
 
-use infermeter_report::analysis::goodput::{load_unit, slo_text, SeriesGoodput};
-use infermeter_report::{LoadMode, Slo};
+use infermeter_report::analysis::goodput::{slo_text, SeriesGoodput};
+use infermeter_report::Slo;
 
 /// One card: (value, label, context), e.g. ("≈ 11", "Chatbot: max users meeting the SLO",
 /// "between measured 8 and 16").
 pub fn card(series: &SeriesGoodput) -> (String, String, String) {
-    let what = match series.mode {
-        LoadMode::Burst => "max queue depth meeting the SLO",
-        LoadMode::Rate => "max request rate meeting the SLO",
-        LoadMode::Peak => "max users meeting the SLO",
-        LoadMode::Users => "max simultaneous users meeting the SLO",
-        LoadMode::Sessions => "max session rate meeting the SLO",
-        LoadMode::Trace => "max trace speed meeting the SLO",
-    };
     let value = series.max_load.value_text();
     let unit = if series.mode.is_open_loop() {
-        format!(" {}", load_unit(series.mode, 2.0))
+        format!(" {}", series.mode.unit(2.0))
     } else {
         String::new()
     };
     (
         format!("{value}{unit}"),
-        format!("{}: {what}", series.scenario_name),
+        format!("{}: {}", series.scenario_name, series.mode.max_load_name()),
         series.max_load.note(),
     )
 }

@@ -2,7 +2,6 @@
 //! their results: request outcomes, request rate and each latency and speed at the chosen
 //! statistic. Nothing a run measured is left out of the page, and the CSV carries it all.
 
-use infermeter_report::analysis::describe;
 use infermeter_report::analysis::findings::headline::indicative_note;
 use infermeter_report::analysis::format::format_number;
 use infermeter_report::analysis::Metric;
@@ -83,12 +82,8 @@ pub fn measurements(source: &Source, stat: Stat) -> MeasurementTable {
                 .map_or_else(|| series.scenario.clone(), |s| s.name.clone()),
             mode: series.mode,
             load: match series.cache {
-                Some(cache) => format!(
-                    "{} ({})",
-                    describe::level(series.mode, level),
-                    cache.label()
-                ),
-                None => describe::level(series.mode, level),
+                Some(cache) => format!("{} ({})", series.mode.describe_level(level), cache.label()),
+                None => series.mode.describe_level(level),
             },
             ok: level.requests.ok,
             total: level.requests.total(),

@@ -6,12 +6,10 @@ use std::path::{Path, PathBuf};
 
 use infermeter_report::analysis::configuration::{self, ConfigurationOptions};
 use infermeter_report::analysis::format::{format_number, with_unit};
-use infermeter_report::analysis::goodput::{
-    load_unit, report_slo, slo_text, GoodputFindings, DEFAULT_SLO,
-};
+use infermeter_report::analysis::goodput::{report_slo, slo_text, GoodputFindings, DEFAULT_SLO};
 use infermeter_report::analysis::labels::report_labels;
 use infermeter_report::analysis::sessions::{caching_gains, users_served};
-use infermeter_report::analysis::{describe, findings, FindingsOptions};
+use infermeter_report::analysis::{findings, FindingsOptions};
 use infermeter_report::lengths::LevelLengths;
 use infermeter_report::summary::{Summary, SummaryReport, SUMMARY_FORMAT};
 use infermeter_report::{load_report, LoadError, PromptTokenizer, Report, RunStatus};
@@ -267,7 +265,7 @@ fn length_lines(report: &Report) -> Vec<String> {
                 let Some(lengths) = LevelLengths::of(level) else {
                     continue;
                 };
-                let load = describe::level(series.mode, level);
+                let load = series.mode.describe_level(level);
                 lines.push(labelled(
                     &format!("Lengths {}", s.name),
                     &format!("{} {load}: {}", series.mode.label(), lengths.text()),
@@ -303,7 +301,7 @@ fn goodput_lines(goodput: &GoodputFindings) -> Vec<String> {
             &format!(
                 "{} {}  ({})",
                 load.value_text(),
-                load_unit(series.mode, 2.0),
+                series.mode.unit(2.0),
                 load.note()
             ),
         ));

@@ -9,7 +9,9 @@ use infermeter_report::LoadMode;
 use tokio::task::JoinSet;
 
 use super::record::{spawn, Recorder};
-use super::{LevelContext, LevelFuture, LevelRun, Load, Part, Sharded};
+use super::{
+    LevelContext, LevelFuture, LevelRun, Load, MergedLoad, MergedWindow, Merging, Part, Sharded,
+};
 use crate::prompts::Prepared;
 use crate::suite::Suite;
 
@@ -69,6 +71,14 @@ impl Load for Burst {
             load: Arc::new(Burst::new(share)),
             share: Some(share),
             load_time: Duration::ZERO,
+        }
+    }
+
+    fn merging() -> Merging {
+        Merging {
+            window: MergedWindow::Span,
+            load: MergedLoad::Shares,
+            replays_trace: false,
         }
     }
 }

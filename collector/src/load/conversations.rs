@@ -40,16 +40,12 @@ pub struct Conversations<'c> {
 }
 
 impl<'c> Conversations<'c> {
-    pub fn new(
-        ctx: &'c LevelContext<'c>,
-        plan: &'c SessionPlan,
-        scenario: usize,
-        cache: CacheUse,
-    ) -> Self {
+    /// The sessions of suite scenario `scenario`, their prefix cache used as `cache` says.
+    pub fn new(ctx: &'c LevelContext<'c>, scenario: usize, cache: CacheUse) -> Self {
         let (finished, receiver) = mpsc::unbounded_channel();
         Conversations {
             ctx,
-            plan,
+            plan: ctx.conversations,
             scenario,
             cache,
             serial: LEVEL_RUNS.fetch_add(1, Ordering::Relaxed),

@@ -10,7 +10,9 @@ use infermeter_report::LoadMode;
 use tokio::task::JoinSet;
 
 use super::record::{secs, spawn, Recorder};
-use super::{LevelContext, LevelFuture, LevelRun, Load, Part, Sharded};
+use super::{
+    LevelContext, LevelFuture, LevelRun, Load, MergedLoad, MergedWindow, Merging, Part, Sharded,
+};
 use crate::suite::{PeakPlan, Suite};
 
 /// A peak level.
@@ -79,6 +81,15 @@ impl Load for Peak {
             }),
             share: Some(share),
             load_time: level_time,
+        }
+    }
+
+    /// A peak level's figures are its steady state, every shard's share in flight at once.
+    fn merging() -> Merging {
+        Merging {
+            window: MergedWindow::Steady,
+            load: MergedLoad::Shares,
+            replays_trace: false,
         }
     }
 }

@@ -9,7 +9,7 @@ use infermeter_report::aggregate::{open_loop_concurrency, Applied};
 use infermeter_report::{Arrivals, LoadMode};
 
 use super::open_loop::{arrival_offsets, run_open_loop};
-use super::{LevelContext, LevelFuture, Load, Part, Sharded};
+use super::{LevelContext, LevelFuture, Load, MergedLoad, MergedWindow, Merging, Part, Sharded};
 use crate::suite::Suite;
 
 /// A rate level.
@@ -47,6 +47,10 @@ impl Load for Rate {
         self.number
     }
 
+    fn arrivals(&self) -> Option<Arrivals> {
+        Some(self.arrivals)
+    }
+
     fn applied(&self, max_in_flight: u32, previous: Option<u32>) -> Applied {
         Applied {
             concurrency: open_loop_concurrency(max_in_flight, previous),
@@ -67,5 +71,13 @@ impl Load for Rate {
 
     fn shard(&self, _: Part, _: Duration) -> Sharded {
         Sharded::dealt_out(*self, self.duration)
+    }
+
+    fn merging() -> Merging {
+        Merging {
+            window: MergedWindow::Span,
+            load: MergedLoad::InFlight,
+            replays_trace: false,
+        }
     }
 }

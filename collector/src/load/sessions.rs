@@ -11,12 +11,16 @@ use infermeter_report::{Arrivals, CacheUse, LoadMode};
 use super::conversations::{Conversations, Task};
 use super::open_loop::arrival_offsets;
 use super::record::Recorder;
-use super::{LevelContext, LevelFuture, LevelRun, Load, Part, Sharded};
+use super::{
+    LevelContext, LevelFuture, LevelRun, Load, MergedLoad, MergedWindow, Merging, Part, Sharded,
+};
 use crate::suite::Suite;
 
 /// A level of session arrivals.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SessionArrivals {
+    /// Its suite scenario, whose conversations the sessions hold.
+    pub scenario: usize,
     /// Its place in its series, from 1.
     pub number: u32,
     pub rate: f64,
@@ -41,6 +45,7 @@ impl Load for SessionArrivals {
         for &cache in &r.cache {
             for (position, &rate) in r.rates.iter().enumerate() {
                 levels.push(SessionArrivals {
+                    scenario,
                     number: position as u32 + 1,
                     rate,
                     arrivals: r.arrivals,
@@ -81,12 +86,19 @@ impl Load for SessionArrivals {
     fn shard(&self, _: Part, _: Duration) -> Sharded {
         Sharded::dealt_out(*self, self.duration)
     }
+
+    fn merging() -> Merging {
+        Merging {
+            window: MergedWindow::Span,
+            load: MergedLoad::InFlight,
+            replays_trace: false,
+        }
+    }
 }
 
 async fn run_session_arrivals(ctx: &LevelContext<'_>, load: SessionArrivals) -> LevelRun {
-    let (plan, scenario) = ctx.sessions.expect("a sessions level has its sessions");
     let start = ctx.origin;
-    let level = Conversations::new(ctx, plan, scenario, load.cache);
+    let level = Conversations::new(ctx, load.scenario, load.cache);
     let schedule = arrival_offsets(load.rate, load.arrivals, load.duration, load.seed);
     let tasks: Vec<Task> = (0u64..)
         .zip(schedule)

@@ -13,6 +13,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use infermeter_report::aggregate::open_loop_concurrency;
+
 use super::Load;
 
 /// Shard `index` of `count`, from 0.
@@ -87,6 +89,52 @@ impl Sharded {
             load: Arc::new(load),
             share: None,
             load_time,
+        }
+    }
+}
+
+/// How the shards' parts of a level of a mode merge back into one level (`infermeter merge`):
+/// the mode's rule, [`super::Load::merging`], read through [`super::merging`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Merging {
+    pub window: MergedWindow,
+    pub load: MergedLoad,
+    /// The level's requests were asked a trace's lines, whose lengths the shards checked (the
+    /// merge does not read the trace); else their scenario's.
+    pub replays_trace: bool,
+}
+
+/// How the shards' windows of a level make the merged one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergedWindow {
+    /// The level's figures are its steady state (peak): the merged window is the intersection
+    /// of the windows of the shards with a share of the load (the only time the whole load is
+    /// applied), both its ends should agree across shards, and a request counts when it ran
+    /// inside it.
+    Steady,
+    /// The level's window is its whole span (as in a single run): the merged one is the union,
+    /// from the shared start to the last response on any shard; the starts should agree, and
+    /// each shard's count of its requests in the window stands.
+    Span,
+}
+
+/// How the shards' parts of a level add up to its load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergedLoad {
+    /// The mode sets the load (requests in flight, queue depth, users): the shards' shares.
+    Shares,
+    /// An open loop's load is what it saw: the most each shard had in flight, added up.
+    InFlight,
+}
+
+impl MergedLoad {
+    /// The merged level's load from the sum of the shards' `shares` and of the most each had
+    /// `in_flight`, given the series' `previous` level (an open loop's load keeps increasing,
+    /// as it is the level's key).
+    pub fn concurrency(self, shares: u32, in_flight: u32, previous: Option<u32>) -> u32 {
+        match self {
+            MergedLoad::Shares => shares,
+            MergedLoad::InFlight => open_loop_concurrency(in_flight, previous),
         }
     }
 }

@@ -2,23 +2,27 @@
 //! times it records, `speed` times faster, each line's prompt of its own length (shared blocks
 //! shared token for token). The level's load is the most requests it saw in flight.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use infermeter_report::aggregate::{open_loop_concurrency, Applied};
 use infermeter_report::LoadMode;
 
 use super::open_loop::run_open_loop;
-use super::{LevelContext, LevelFuture, Load, Part, Sharded};
+use super::{LevelContext, LevelFuture, Load, MergedLoad, MergedWindow, Merging, Part, Sharded};
 use crate::suite::Suite;
 
 /// A replay at one speed.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Replay {
     /// Its place in the series, from 1.
     pub number: u32,
     pub speed: f64,
     /// From the first line's send to the last's.
     pub duration: Duration,
+    /// Each line of the trace, by number: what a shard deals out (its session, or its number
+    /// where it has none: a session's turns share their context) and when it is sent.
+    pub lines: Arc<[(u64, Duration)]>,
 }
 
 impl Load for Replay {
@@ -30,10 +34,19 @@ impl Load for Replay {
             return Vec::new();
         }
         (spec.speeds.iter().enumerate())
-            .map(|(position, &speed)| Replay {
-                number: position as u32 + 1,
-                speed,
-                duration: trace.offsets(speed).last().copied().unwrap_or_default(),
+            .map(|(position, &speed)| {
+                let offsets = trace.offsets(speed);
+                let lines = (0u64..)
+                    .zip(&trace.lines)
+                    .zip(&offsets)
+                    .map(|((index, line), &offset)| (line.session.map_or(index, |s| s.id), offset))
+                    .collect();
+                Replay {
+                    number: position as u32 + 1,
+                    speed,
+                    duration: offsets.last().copied().unwrap_or_default(),
+                    lines,
+                }
             })
             .collect()
     }
@@ -55,19 +68,24 @@ impl Load for Replay {
     }
 
     fn run<'a>(&'a self, ctx: &'a LevelContext<'a>) -> LevelFuture<'a> {
-        let trace = ctx.trace.expect("a trace level has its trace").trace();
-        // A shard replays whole sessions (a session's turns share their context), or every
-        // count-th line of a trace without sessions.
+        // A shard replays whole sessions, or every count-th line of a trace without sessions.
         let schedule = (0u64..)
-            .zip(&trace.lines)
-            .zip(trace.offsets(self.speed))
-            .filter(|((index, line), _)| ctx.owns(line.session.map_or(*index, |s| s.id)))
-            .map(|((index, _), offset)| (index, offset))
+            .zip(self.lines.iter())
+            .filter(|(_, (key, _))| ctx.owns(*key))
+            .map(|(index, &(_, offset))| (index, offset))
             .collect();
         Box::pin(run_open_loop(ctx, LoadMode::Trace, schedule, self.duration))
     }
 
     fn shard(&self, _: Part, _: Duration) -> Sharded {
-        Sharded::dealt_out(*self, self.duration)
+        Sharded::dealt_out(self.clone(), self.duration)
+    }
+
+    fn merging() -> Merging {
+        Merging {
+            window: MergedWindow::Span,
+            load: MergedLoad::InFlight,
+            replays_trace: true,
+        }
     }
 }

@@ -11,12 +11,16 @@ use infermeter_report::{CacheUse, LoadMode};
 
 use super::conversations::{Conversations, Task};
 use super::record::Recorder;
-use super::{LevelContext, LevelFuture, LevelRun, Load, Part, Sharded};
+use super::{
+    LevelContext, LevelFuture, LevelRun, Load, MergedLoad, MergedWindow, Merging, Part, Sharded,
+};
 use crate::suite::Suite;
 
 /// A users level.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Users {
+    /// Its suite scenario, whose conversations the users hold.
+    pub scenario: usize,
     pub users: u32,
     pub sessions_per_user: u32,
     pub cache: CacheUse,
@@ -37,6 +41,7 @@ impl Load for Users {
         for &cache in &u.cache {
             for (position, &users) in u.levels.iter().enumerate() {
                 levels.push(Users {
+                    scenario,
                     users,
                     sessions_per_user: u.sessions_per_user,
                     cache,
@@ -83,12 +88,19 @@ impl Load for Users {
             load_time: level_time,
         }
     }
+
+    fn merging() -> Merging {
+        Merging {
+            window: MergedWindow::Span,
+            load: MergedLoad::Shares,
+            replays_trace: false,
+        }
+    }
 }
 
 async fn run_users(ctx: &LevelContext<'_>, load: Users) -> LevelRun {
-    let (plan, scenario) = ctx.sessions.expect("a users level has its sessions");
     let start = ctx.origin;
-    let level = Conversations::new(ctx, plan, scenario, load.cache);
+    let level = Conversations::new(ctx, load.scenario, load.cache);
     // Users keep their numbers on a shard: the same think times and sessions as one process.
     let owned: Vec<u32> = (0..load.users)
         .filter(|&user| ctx.owns(u64::from(user)))

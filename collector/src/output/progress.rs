@@ -4,7 +4,6 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use infermeter_report::analysis::describe;
 use infermeter_report::{Level, LoadMode, Outcome, RequestRecord};
 
 /// Progress display; hidden with `--quiet` or JSON logs.
@@ -123,7 +122,7 @@ fn level_line(label: &str, mode: LoadMode, level: &Level) -> String {
     };
     format!(
         "{label:>28} ({})  TTFT {}  ITL {}  decode {}  system {:.1} tok/s  ok {}/{}",
-        describe::level(mode, level),
+        mode.describe_level(level),
         mean(&level.metrics.ttft_s, 1.0, 3, "s"),
         mean(&level.metrics.itl_s, 1000.0, 1, "ms"),
         mean(&level.metrics.decode_tok_s, 1.0, 1, " tok/s"),

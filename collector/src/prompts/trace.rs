@@ -303,10 +303,6 @@ impl TracePlan {
         Ok(plan)
     }
 
-    pub fn trace(&self) -> &Trace {
-        &self.trace
-    }
-
     /// Each line's (input, output) tokens, by line: what its request was asked.
     pub fn lengths(&self) -> Vec<(u32, u32)> {
         let lines = &self.trace.lines;

@@ -80,9 +80,10 @@ impl Judgement {
     }
 }
 
-/// Whether `level` meets `slo`: its attainment reaches the target and, outside burst mode
-/// (whose queue drains by design), TTFT did not grow without bound over it. An over-saturated
-/// level fails whatever its attainment: its figures only depend on how long it ran.
+/// Whether `level` meets `slo`: its attainment reaches the target and, where the mode can
+/// saturate ([`LoadMode::can_saturate`]), TTFT did not grow without bound over it. An
+/// over-saturated level fails whatever its attainment: its figures only depend on how long it
+/// ran.
 pub fn judge(level: &Level, mode: LoadMode, slo: &Slo, label: &str) -> Judgement {
     let Some(attainment) = goodput::attainment(level, slo) else {
         return Judgement::fail(format!("{label}: no per-request figures to judge"));
@@ -93,10 +94,7 @@ pub fn judge(level: &Level, mode: LoadMode, slo: &Slo, label: &str) -> Judgement
         attainment.total,
         slo_text(slo)
     );
-    let saturated = (mode != LoadMode::Burst)
-        .then(|| goodput::saturation(level))
-        .flatten();
-    match saturated {
+    match goodput::over_saturated(mode, level) {
         Some(s) => Judgement {
             passed: false,
             summary: format!("{share}: over-saturated, counted as failing"),

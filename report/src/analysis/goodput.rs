@@ -338,36 +338,20 @@ impl MaxLoad {
             MaxLoad::AllPass { highest } => format!(
                 "{share} of requests stay within the thresholds at every tested level, up to {} {}.",
                 format_number(highest),
-                load_unit(mode, highest)
+                mode.unit(highest)
             ),
             MaxLoad::NonePass { lowest } => format!(
                 "Fewer than {share} of requests stay within the thresholds even at {} {}, the lowest tested.",
                 format_number(lowest),
-                load_unit(mode, lowest)
+                mode.unit(lowest)
             ),
             MaxLoad::Between { load, .. } => format!(
                 "{share} of requests stay within the thresholds up to {} {} ({}).",
                 self.value_text(),
-                load_unit(mode, load),
+                mode.unit(load),
                 self.note()
             ),
         }
-    }
-}
-
-/// What a load of `mode` counts, after the number `value`: "concurrent users", "1 concurrent
-/// user", "queued requests", "req/s".
-pub fn load_unit(mode: LoadMode, value: f64) -> &'static str {
-    match (mode, value == 1.0) {
-        (LoadMode::Peak, true) => "concurrent user",
-        (LoadMode::Peak, false) => "concurrent users",
-        (LoadMode::Burst, true) => "queued request",
-        (LoadMode::Burst, false) => "queued requests",
-        (LoadMode::Rate, _) => "req/s",
-        (LoadMode::Users, true) => "user",
-        (LoadMode::Users, false) => "users",
-        (LoadMode::Sessions, _) => "sessions/s",
-        (LoadMode::Trace, _) => "× trace speed",
     }
 }
 
@@ -443,6 +427,12 @@ const SATURATED_RATIO: f64 = 3.0;
 const SATURATED_GROWTH_S: f64 = 0.5;
 /// Fewer completed requests than this say nothing about a trend.
 const SATURATION_MIN_REQUESTS: usize = 8;
+
+/// [`saturation`] of a level of `mode`, where its TTFT growing means one
+/// ([`LoadMode::can_saturate`]).
+pub fn over_saturated(mode: LoadMode, level: &Level) -> Option<Saturation> {
+    mode.can_saturate().then(|| saturation(level)).flatten()
+}
 
 /// Whether TTFT grew without bound over `level` (the last quarter of its completed requests, in
 /// sending order, waited [`SATURATED_RATIO`] times as long as the first, and half a second
@@ -613,7 +603,7 @@ pub fn findings(report: &Report, slo: &Slo) -> GoodputFindings {
                         concurrency: l.concurrency,
                         load: level_load(s.mode, l),
                         attainment: attainment(l, slo)?,
-                        saturation: (s.mode != LoadMode::Burst).then(|| saturation(l)).flatten(),
+                        saturation: over_saturated(s.mode, l),
                         smoothness: stream_smoothness(l),
                     })
                 })

@@ -7,12 +7,13 @@ pub mod capacity;
 pub mod configuration;
 pub mod cost;
 pub mod coverage;
-pub mod describe;
 pub mod findings;
 pub mod format;
 pub mod goodput;
 pub mod interpolate;
 pub mod labels;
+// Each load mode's words: an `impl LoadMode`, nothing to import.
+mod load_mode;
 pub mod metric;
 pub mod queue;
 pub mod scaling;

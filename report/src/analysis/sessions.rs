@@ -7,7 +7,6 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::capacity::{capacity, Capacity, Thresholds};
-use super::describe;
 use super::format::{context_label, format_number, with_unit};
 use super::metric::Metric;
 use super::use_cases::default_scenario_thresholds;
@@ -484,23 +483,23 @@ fn cache_label(cache: Option<CacheUse>) -> &'static str {
     cache.map_or("caching not set", CacheUse::label)
 }
 
-/// "16 users", "12 sessions active": a session series' load `load`, as [`describe::load`]
+/// "16 users", "12 sessions active": a session series' load `load`, as [`LoadMode::describe`]
 /// words it.
 fn load_phrase(mode: LoadMode, load: u32) -> String {
     let applied = Applied {
         concurrency: load,
         ..Applied::default()
     };
-    describe::load(mode, &applied)
+    mode.describe(&applied)
 }
 
-/// "4× speed": a replay's speed, as [`describe::load`] words it.
+/// "4× speed": a replay's speed, as [`LoadMode::describe`] words it.
 fn trace_speed(speed: f64) -> String {
     let applied = Applied {
         trace_speed: Some(speed),
         ..Applied::default()
     };
-    describe::load(LoadMode::Trace, &applied)
+    LoadMode::Trace.describe(&applied)
 }
 
 /// e.g. "exponential, mean 5 s".

@@ -4,7 +4,6 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::describe;
 use super::format::with_unit;
 use crate::schema::{Level, LoadMode, Report, Series, TimelineSlice};
 use crate::stats::Stat;
@@ -194,7 +193,7 @@ fn level_key(series: &Series, index: usize) -> String {
 }
 
 fn level_label(scenario_name: &str, series: &Series, level: &Level) -> String {
-    let load = describe::level(series.mode, level);
+    let load = series.mode.describe_level(level);
     let mut label = format!("{scenario_name} · {load}");
     if let Some(cache) = series.cache {
         label.push_str(" · ");

@@ -2,14 +2,13 @@
 //!
 //! Each shard counts a level's records and window from when it began the level: its scheduled
 //! start, or `late_s` after it when it began late; moving them by `late_s` puts every shard on
-//! the schedule's clock. The merged window of a peak level is the *intersection* of the shards'
-//! windows: the steady state is when every shard is in its own, the only time the whole load is
-//! applied, and a request counts when it ran inside it (as a single run counts those that
-//! started after its first wave and ended before its drain). A burst or rate level's window is
-//! its whole span, as in a single run, so the merged one is the *union*: from the shared start
-//! to the last response on any shard.
+//! the schedule's clock. How the shards' windows and loads then make one level is the mode's
+//! rule ([`Merging`]): the *intersection* of the windows of a steady-state level (peak), where a
+//! request counts when it ran inside it (as a single run counts those that started after its
+//! first wave and ended before its drain), else their *union*, from the shared start to the
+//! last response on any shard.
 
-use infermeter_report::aggregate::{self, open_loop_concurrency, Applied, Expected, Trial, Window};
+use infermeter_report::aggregate::{self, Applied, Expected, Trial, Window};
 use infermeter_report::{
     CacheUse, ClientHealth, Level, LoadMode, Report, RequestRecord, RunStatus, Series, ShardLevel,
     ShardTrial,
@@ -17,7 +16,7 @@ use infermeter_report::{
 
 use super::Shard;
 use crate::http::arrival::MIXED_CLOCKS;
-use crate::load::level_label;
+use crate::load::{self, level_label, MergedWindow, Merging};
 
 /// A level's windows on the shards may differ by this much, seconds, at the ends that should
 /// agree (both ends of a peak window, the start of the others) before the merge warns.
@@ -109,11 +108,14 @@ impl<'a> Merge<'a> {
             })
             .collect();
         let label = level_label(scenario_id, *mode, *label_level, *cache);
+        let rules = load::merging(*mode);
         let trial_count = parts.iter().map(|(_, l)| l.trials.len()).max().unwrap_or(0);
         let windows: Vec<Window> = (0..trial_count as u32)
-            .map(|trial| self.window(&label, *mode, &parts, trial))
+            .map(|trial| self.window(&label, rules.window, &parts, trial))
             .collect();
-        self.count_in_window(key, &windows);
+        if rules.window == MergedWindow::Steady {
+            self.count_in_window(key, &windows);
+        }
         let by_trial: Vec<Vec<RequestRecord>> = (0..trial_count as u32)
             .map(|t| {
                 self.records
@@ -131,7 +133,7 @@ impl<'a> Merge<'a> {
             .collect();
         let measured = self.shard_levels(key);
         let previous = self.series(key).levels.last().map(|l| l.concurrency);
-        let applied = applied(*mode, &parts, &measured, previous);
+        let applied = applied(rules, &parts, &measured, previous);
         let slice_s = measured
             .iter()
             .find_map(|l| l.timeline.as_ref().map(|t| t.slice_s))
@@ -143,7 +145,7 @@ impl<'a> Merge<'a> {
         level.server = aggregate::server(measured.iter().find_map(|l| l.server.clone()), &trials);
         level.power = measured.iter().find_map(|l| l.power.clone());
         level.client = merged_client(&measured);
-        self.level_warnings(&label, key, &records, &level, &measured);
+        self.level_warnings(&label, key, rules, &records, &level, &measured);
         self.series(key).levels.push(level);
     }
 
@@ -151,14 +153,15 @@ impl<'a> Merge<'a> {
     fn window(
         &mut self,
         label: &str,
-        mode: LoadMode,
+        rule: MergedWindow,
         parts: &[(u32, &ShardLevel)],
         trial: u32,
     ) -> Window {
-        // A shard with no share of a peak level has no steady state of its own.
+        let steady = rule == MergedWindow::Steady;
+        // A shard with no share of a steady-state level has no steady state of its own.
         let windows: Vec<(u32, Window)> = parts
             .iter()
-            .filter(|(_, l)| mode != LoadMode::Peak || l.share.unwrap_or(0) > 0)
+            .filter(|(_, l)| !steady || l.share.unwrap_or(0) > 0)
             .filter_map(|&(index, l)| Some((index, shifted(l.trials.get(trial as usize)?))))
             .collect();
         let starts = windows.iter().map(|(_, w)| w.start_s);
@@ -168,9 +171,10 @@ impl<'a> Merge<'a> {
         };
         let start_spread = spread(starts.clone().collect());
         let end_spread = spread(ends.clone().collect());
-        let checked_spread = match mode {
-            LoadMode::Peak => start_spread.max(end_spread),
-            _ => start_spread,
+        let checked_spread = if steady {
+            start_spread.max(end_spread)
+        } else {
+            start_spread
         };
         if windows.len() > 1 && checked_spread > WINDOW_BOUND_S {
             let shown: Vec<String> = windows
@@ -190,28 +194,25 @@ impl<'a> Merge<'a> {
             start_s: starts.fold(0.0, f64::max),
             end_s: ends.fold(f64::MAX, f64::min),
         };
-        match mode {
-            _ if windows.is_empty() => Window {
+        if windows.is_empty() {
+            Window {
                 start_s: 0.0,
                 end_s: 0.0,
-            },
-            LoadMode::Peak if intersection.start_s <= intersection.end_s => intersection,
-            LoadMode::Peak => {
-                self.warnings.push(format!(
-                    "{label} (trial {trial}): the shards were never in their steady state together; its figures span the union of their windows"
-                ));
-                union
             }
-            _ => union,
+        } else if !steady {
+            union
+        } else if intersection.start_s <= intersection.end_s {
+            intersection
+        } else {
+            self.warnings.push(format!(
+                "{label} (trial {trial}): the shards were never in their steady state together; its figures span the union of their windows"
+            ));
+            union
         }
     }
 
-    /// A peak request counts when it ran inside the merged window (burst and rate requests
-    /// keep the shard's count: their windows are the whole level).
+    /// A request of a steady-state level counts when it ran inside the merged window.
     fn count_in_window(&mut self, key: &LevelKey, windows: &[Window]) {
-        if key.1 != LoadMode::Peak {
-            return;
-        }
         for r in self
             .records
             .iter_mut()
@@ -248,6 +249,7 @@ impl<'a> Merge<'a> {
         &mut self,
         label: &str,
         key: &LevelKey,
+        rules: Merging,
         records: &[&RequestRecord],
         level: &Level,
         measured: &[Level],
@@ -260,7 +262,7 @@ impl<'a> Merge<'a> {
             scenario,
             prompt_caching: report.metadata.test.prompt_caching.unwrap_or(false),
             cache: key.2,
-            trace_lengths: (key.1 == LoadMode::Trace).then_some(&[]),
+            trace_lengths: rules.replays_trace.then_some(&[]),
         };
         self.warnings
             .extend(aggregate::warnings(label, &expected, records, level));
@@ -388,23 +390,19 @@ fn record_key(r: &RequestRecord) -> LevelKey {
     (r.scenario.clone(), r.mode, r.cache, r.concurrency)
 }
 
-/// How the merged level applied its load: the shards' shares added up where the mode sets the
-/// load (peak, burst, users), else the most each had in flight added up, as an open loop's
-/// level is keyed; its rates and speed as the shards measured them.
+/// How the merged level applied its load: its load as the mode's rule adds up the shards'
+/// ([`load::MergedLoad`]); its rates and speed as the shards measured them.
 fn applied(
-    mode: LoadMode,
+    rules: Merging,
     parts: &[(u32, &ShardLevel)],
     measured: &[Level],
     previous: Option<u32>,
 ) -> Applied {
-    let concurrency = if mode.is_open_loop() {
-        let most = |l: &ShardLevel| l.trials.iter().map(|t| t.max_in_flight).max().unwrap_or(0);
-        open_loop_concurrency(parts.iter().map(|(_, l)| most(l)).sum(), previous)
-    } else {
-        parts.iter().filter_map(|(_, l)| l.share).sum()
-    };
+    let most = |l: &ShardLevel| l.trials.iter().map(|t| t.max_in_flight).max().unwrap_or(0);
+    let shares = parts.iter().filter_map(|(_, l)| l.share).sum();
+    let in_flight = parts.iter().map(|(_, l)| most(l)).sum();
     Applied {
-        concurrency,
+        concurrency: rules.load.concurrency(shares, in_flight, previous),
         request_rate: parts.iter().find_map(|(_, l)| l.request_rate),
         session_rate: measured
             .iter()

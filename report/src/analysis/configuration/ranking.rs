@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::operating::{AtTarget, Figure, OperatingPoint, SeriesPoints};
 use crate::analysis::cost::{cost_per_hour_from_gpu_hours, cost_per_million_tokens};
 use crate::analysis::format::format_number;
-use crate::analysis::goodput::{load_unit, max_load_under, MaxLoad};
+use crate::analysis::goodput::{max_load_under, MaxLoad};
 use crate::analysis::interpolate::MonotoneCurve;
 use crate::schema::{LoadMode, Report, Slo};
 
@@ -331,7 +331,7 @@ impl Ranked {
                 MaxLoad::NonePass { lowest } => lowest,
                 MaxLoad::Between { load, .. } => load,
             };
-            format!("{} {}", m.value_text(), load_unit(self.mode, value))
+            format!("{} {}", m.value_text(), self.mode.unit(value))
         })
     }
 

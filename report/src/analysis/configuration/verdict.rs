@@ -5,7 +5,7 @@
 
 use super::ranking::{Ranked, Standing};
 use crate::analysis::format::format_number;
-use crate::analysis::goodput::{load_unit, slo_spec};
+use crate::analysis::goodput::slo_spec;
 use crate::schema::{LoadMode, Slo};
 
 /// Why a configuration has no limit and how to find it: "no limit found up to 32 concurrent
@@ -15,7 +15,7 @@ pub fn measure_further(mode: LoadMode, highest: f64, slo: &Slo) -> String {
     let found = format!(
         "no limit found up to {} {} (every tested level meets the SLO)",
         format_number(highest),
-        load_unit(mode, highest)
+        mode.unit(highest)
     );
     match mode {
         LoadMode::Peak | LoadMode::Burst => format!(
@@ -56,7 +56,7 @@ fn beside(row: &Ranked, best: &Ranked, mode: LoadMode) -> String {
         "{} serves at least {} {} per replica",
         row.label,
         format_number(load),
-        load_unit(mode, load)
+        mode.unit(load)
     );
     let per_hour = |r: &Ranked| r.replicas.and_then(|x| x.usd_per_hour);
     let per_million = |r: &Ranked| r.at_slo.and_then(|a| a.usd_per_million);

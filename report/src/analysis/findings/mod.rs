@@ -17,7 +17,6 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::cost::DEFAULT_USD_PER_KWH;
-use super::describe;
 use super::format::context_phrase;
 use super::goodput::{self, GoodputFindings};
 use super::metric::Metric;
@@ -103,14 +102,14 @@ impl Located {
     }
 
     /// Where the level sits in its mode: "single user", "32 concurrent", "1 user" and "256 queue
-    /// depth" (burst), "2 req/s" (rate), as [`describe::load`] words every level.
+    /// depth" (burst), "2 req/s" (rate), as [`LoadMode::describe`] words every level.
     pub fn load_phrase(&self) -> String {
         let applied = Applied {
             concurrency: self.concurrency,
             request_rate: self.request_rate,
             ..Applied::default()
         };
-        describe::load(self.mode, &applied)
+        self.mode.describe(&applied)
     }
 
     /// "1K context".

@@ -1,0 +1,130 @@
+//! Each load mode's words, in one place: how a level's load reads ("single user", "32
+//! concurrent", "256 queue depth", "2 req/s"), what a load counts after a number ("concurrent
+//! users", "req/s"), and what the highest load meeting an SLO is called. The page (findings,
+//! the timeline's level picker, the measurements table, the goodput cards), `infermeter
+//! summary` and the collector's progress line all word a mode through these.
+
+use super::format::format_number;
+use crate::aggregate::Applied;
+use crate::schema::{Level, LoadMode};
+
+impl LoadMode {
+    /// A level's load as the reference reports word it: "single user", "32 concurrent"
+    /// (peak); "1 user", "256 queue depth" (burst); "2 req/s" (rate); "16 users"; "0.5
+    /// sessions/s" or "12 sessions active" (session arrivals); "4× speed" (trace replay). An
+    /// open-loop level without its rate says how many it had in flight.
+    pub fn describe(self, applied: &Applied) -> String {
+        let n = applied.concurrency;
+        match self {
+            LoadMode::Peak if n == 1 => "single user".into(),
+            LoadMode::Peak => format!("{n} concurrent"),
+            LoadMode::Burst if n == 1 => "1 user".into(),
+            LoadMode::Burst => format!("{n} queue depth"),
+            LoadMode::Users if n == 1 => "1 user".into(),
+            LoadMode::Users => format!("{n} users"),
+            LoadMode::Rate => match applied.request_rate {
+                Some(rate) => format!("{} req/s", format_number(rate)),
+                None => format!("{n} in flight"),
+            },
+            LoadMode::Sessions => match applied.session_rate {
+                Some(rate) => format!("{} sessions/s", format_number(rate)),
+                None => format!("{n} sessions active"),
+            },
+            LoadMode::Trace => match applied.trace_speed {
+                Some(speed) => format!("{}× speed", format_number(speed)),
+                None => format!("{n} in flight"),
+            },
+        }
+    }
+
+    /// [`LoadMode::describe`] of a measured level of a series in this mode.
+    pub fn describe_level(self, level: &Level) -> String {
+        self.describe(&Applied::of(level))
+    }
+
+    /// What a load of this mode counts, after the number `value`: "concurrent users", "1
+    /// concurrent user", "queued requests", "req/s".
+    pub fn unit(self, value: f64) -> &'static str {
+        match (self, value == 1.0) {
+            (LoadMode::Peak, true) => "concurrent user",
+            (LoadMode::Peak, false) => "concurrent users",
+            (LoadMode::Burst, true) => "queued request",
+            (LoadMode::Burst, false) => "queued requests",
+            (LoadMode::Rate, _) => "req/s",
+            (LoadMode::Users, true) => "user",
+            (LoadMode::Users, false) => "users",
+            (LoadMode::Sessions, _) => "sessions/s",
+            (LoadMode::Trace, _) => "× trace speed",
+        }
+    }
+
+    /// What the highest load of this mode meeting an SLO is called: "max users meeting the
+    /// SLO" (peak), "max queue depth meeting the SLO" (burst), "max request rate …" (rate).
+    pub fn max_load_name(self) -> &'static str {
+        match self {
+            LoadMode::Burst => "max queue depth meeting the SLO",
+            LoadMode::Rate => "max request rate meeting the SLO",
+            LoadMode::Peak => "max users meeting the SLO",
+            LoadMode::Users => "max simultaneous users meeting the SLO",
+            LoadMode::Sessions => "max session rate meeting the SLO",
+            LoadMode::Trace => "max trace speed meeting the SLO",
+        }
+    }
+
+    /// Whether TTFT growing over a level of this mode means the level was over-saturated: not
+    /// in burst mode, whose queue is sent at once and drains by design, so its TTFT always
+    /// grows.
+    pub fn can_saturate(self) -> bool {
+        self != LoadMode::Burst
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(concurrency: u32) -> Applied {
+        Applied {
+            concurrency,
+            ..Applied::default()
+        }
+    }
+
+    #[test]
+    fn every_mode_says_what_its_load_counts() {
+        let said = |mode: LoadMode, applied: Applied| mode.describe(&applied);
+        assert_eq!(said(LoadMode::Peak, at(1)), "single user");
+        assert_eq!(said(LoadMode::Peak, at(32)), "32 concurrent");
+        assert_eq!(said(LoadMode::Burst, at(1)), "1 user");
+        assert_eq!(said(LoadMode::Burst, at(64)), "64 queue depth");
+        assert_eq!(said(LoadMode::Users, at(1)), "1 user");
+        assert_eq!(said(LoadMode::Users, at(16)), "16 users");
+        let rate = Applied {
+            request_rate: Some(2.5),
+            ..at(7)
+        };
+        assert_eq!(said(LoadMode::Rate, rate), "2.5 req/s");
+        assert_eq!(said(LoadMode::Rate, at(7)), "7 in flight");
+        let sessions = Applied {
+            session_rate: Some(0.5),
+            ..at(12)
+        };
+        assert_eq!(said(LoadMode::Sessions, sessions), "0.5 sessions/s");
+        assert_eq!(said(LoadMode::Sessions, at(12)), "12 sessions active");
+        let trace = Applied {
+            trace_speed: Some(4.0),
+            ..at(9)
+        };
+        assert_eq!(said(LoadMode::Trace, trace), "4× speed");
+        // Users and trace levels are never "concurrent" requests.
+        assert_eq!(said(LoadMode::Trace, at(9)), "9 in flight");
+    }
+
+    #[test]
+    fn units_agree_with_the_number() {
+        assert_eq!(LoadMode::Peak.unit(1.0), "concurrent user");
+        assert_eq!(LoadMode::Peak.unit(2.0), "concurrent users");
+        assert_eq!(LoadMode::Burst.unit(16.0), "queued requests");
+        assert_eq!(LoadMode::Rate.unit(1.0), "req/s");
+    }
+}
