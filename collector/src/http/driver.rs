@@ -21,9 +21,9 @@ use crate::http::api::{Api, ConnectionReuse};
 use crate::http::api_key::ApiKey;
 use crate::http::arrival::{ArrivalClock, EventClock};
 use crate::http::base_url::without_credentials;
+use crate::http::body::{joined, ChatMessage, PromptBody};
 use crate::http::client::{Response, SendError, StreamClient};
 use crate::http::sse::{Event, Events};
-use crate::prompts::text::{joined, ChatMessage, PromptBody};
 
 /// Everything needed to talk to one endpoint.
 #[derive(Clone)]
