@@ -8,6 +8,7 @@ pub mod api;
 pub mod api_key;
 pub mod arrival;
 pub mod base_url;
+pub mod body;
 pub mod client;
 pub mod driver;
 pub mod endpoint;

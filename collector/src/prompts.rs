@@ -5,6 +5,7 @@
 
 pub mod conversation;
 pub mod cut;
+pub mod filler;
 pub mod plan;
 pub mod pool;
 pub mod source;

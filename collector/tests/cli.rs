@@ -18,8 +18,6 @@ mod imports;
 mod interrupt;
 #[path = "cli/k8s.rs"]
 mod k8s;
-#[path = "cli/layers.rs"]
-mod layers;
 #[path = "cli/llama_cpp.rs"]
 mod llama_cpp;
 #[path = "cli/referee.rs"]

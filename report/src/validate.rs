@@ -4,9 +4,13 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use crate::analysis::format::ABSURD_MAGNITUDE;
 use crate::schema::{Level, Report, RequestColumns};
 use crate::stats::Distribution;
+
+/// From this magnitude a figure is absurd (a hand-edited file): the validator says so, and it is
+/// written as a power of ten, not hundreds of digits, in displays (analysis/format.rs) and in the
+/// validator's messages. Here, below the analysis that formats figures.
+pub const ABSURD_MAGNITUDE: f64 = 1e15;
 
 /// One inconsistency, with a JSON-path-like location such as `series[2].levels[0].metrics.ttft_s`.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,8 +1,10 @@
-//! What the server says about itself: served model, context length, version, engine.
+//! What the server says about itself: served model, context length, version, engine (and the
+//! engine to drive, with llama.cpp's build from its `/props`).
 
 use std::time::Duration;
 
 use serde::Deserialize;
+use serde_json::Value;
 
 use crate::http::adapters::EngineKind;
 use crate::http::api_key::ApiKey;
@@ -180,4 +182,102 @@ async fn describe(
     );
     let engine = EngineKind::detect(dialect, Some(&identity));
     info.engine = (engine != EngineKind::Auto).then_some(engine);
+}
+
+/// The engine to drive: `asked` (`--engine`) unless `auto`, else the one discovery recognised.
+/// llama.cpp has no `/version`: its `/props` names the build, which goes into `info.version`,
+/// and so the engine too when its `/metrics` is off and `/v1/models` did not say.
+pub async fn identify(
+    asked: EngineKind,
+    info: &mut ServerInfo,
+    client: &reqwest::Client,
+    base_url: &str,
+    key: Option<&ApiKey>,
+) -> EngineKind {
+    let engine = match asked {
+        EngineKind::Auto => info.engine.unwrap_or(EngineKind::Auto),
+        chosen => chosen,
+    };
+    if !matches!(engine, EngineKind::Auto | EngineKind::Llamacpp) || info.version.is_some() {
+        return engine;
+    }
+    match llamacpp_build(client, base_url, key).await {
+        Some(build) => {
+            info.version = Some(build);
+            EngineKind::Llamacpp
+        }
+        None => engine,
+    }
+}
+
+/// llama.cpp's `/props`: its build (`build_info`, e.g. "b1-0c1e570"). Only llama.cpp serves
+/// this shape, so an answer also identifies the engine.
+async fn llamacpp_build(
+    client: &reqwest::Client,
+    base_url: &str,
+    key: Option<&ApiKey>,
+) -> Option<String> {
+    let mut request = client
+        .get(format!("{}/props", server_root(base_url)))
+        .timeout(Duration::from_secs(10));
+    if let Some(key) = key {
+        request = key.authorize(request);
+    }
+    let response = request.send().await.ok()?.error_for_status().ok()?;
+    let props: Value = response.json().await.ok()?;
+    props
+        .get("build_info")
+        .and_then(Value::as_str)
+        .map(String::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A loopback server answering `/props` as llama.cpp does; returns its base URL.
+    async fn props_server() -> String {
+        let app = axum::Router::new().route(
+            "/props",
+            axum::routing::get(|| async {
+                axum::Json(serde_json::json!({ "build_info": "b1-0c1e570" }))
+            }),
+        );
+        format!("{}/v1", crate::http::test_server::serve(app).await)
+    }
+
+    #[tokio::test]
+    async fn props_names_llamacpp_and_its_build_when_nothing_else_did() {
+        let base_url = props_server().await;
+        let client = reqwest::Client::new();
+        let engine = |asked, mut info: ServerInfo| {
+            let (client, base_url) = (&client, &base_url);
+            async move {
+                let engine = identify(asked, &mut info, client, base_url, None).await;
+                (engine, info.version)
+            }
+        };
+        assert_eq!(
+            engine(EngineKind::Auto, ServerInfo::default()).await,
+            (EngineKind::Llamacpp, Some("b1-0c1e570".into()))
+        );
+        assert_eq!(
+            engine(EngineKind::Llamacpp, ServerInfo::default()).await,
+            (EngineKind::Llamacpp, Some("b1-0c1e570".into()))
+        );
+        // Asked for another engine, or one with a /version: /props is not consulted.
+        assert_eq!(
+            engine(EngineKind::Vllm, ServerInfo::default()).await,
+            (EngineKind::Vllm, None)
+        );
+        let versioned = ServerInfo {
+            version: Some("0.8.5".into()),
+            engine: Some(EngineKind::Vllm),
+            ..ServerInfo::default()
+        };
+        assert_eq!(
+            engine(EngineKind::Auto, versioned).await,
+            (EngineKind::Vllm, Some("0.8.5".into()))
+        );
+    }
 }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::adapters::{self, EngineKind};
+use super::adapters::EngineKind;
 use super::api::{Api, ConnectionReuse};
 use super::api_key::{ApiKey, KeyError, KeySource};
 use super::base_url::{BaseUrl, BaseUrlError};
@@ -86,7 +86,7 @@ impl Server {
             .clone()
             .or(info.model.clone())
             .expect("discover insists on a model when none is given");
-        let engine = adapters::identify(
+        let engine = endpoint::identify(
             config.engine,
             &mut info,
             &side_client,

@@ -12,9 +12,10 @@ use std::time::Duration;
 use infermeter_report::{CacheUse, Scenario, SessionShape, SessionTurn, ThinkTime};
 use rand::{Rng, SeedableRng};
 
+use crate::http::body::ChatMessage;
 use crate::http::driver::Driver;
 use crate::prompts::plan::{ContentTemplate, PromptPlan, RequestIds};
-use crate::prompts::text::{ChatMessage, TokenizerError};
+use crate::prompts::text::TokenizerError;
 use crate::prompts::Prepared;
 use crate::suite::Suite;
 
@@ -28,8 +29,6 @@ pub struct SessionError {
 
 /// Most sessions a level can number (five digits of the id).
 const MAX_SESSIONS: u64 = 100_000;
-/// Most turns a session can number (two digits of the id).
-pub const MAX_TURNS: u32 = 99;
 
 /// The messages of every session scenario of a suite, by scenario index.
 pub struct SessionPlan {

@@ -6,7 +6,8 @@
 //! `/tokenize`, each count is a request).
 
 use crate::http::api::Api;
-use crate::prompts::text::{filler_pieces, Counting, PromptBuilder, TokenizerError};
+use crate::prompts::filler::filler_pieces;
+use crate::prompts::text::{Counting, PromptBuilder, TokenizerError};
 
 /// Counts tried per prompt before giving up on a target.
 const MAX_COUNTS: usize = 48;

@@ -9,11 +9,11 @@
 //! template, a BOS), one probe request before the run measures the difference.
 
 use crate::http::api::Api;
+use crate::http::body::PromptBody;
 use crate::http::driver::Driver;
-use crate::prompts::pool::{needs_pool, Pool, PoolError, Selection};
-use crate::prompts::text::{
-    file_prefix, request_prefix, PromptBody, PromptBuilder, Tokenizer, TokenizerError, WORDS,
-};
+use crate::prompts::filler::WORDS;
+use crate::prompts::pool::{needs_pool, split_at_id, Pool, PoolError, Selection};
+use crate::prompts::text::{file_prefix, request_prefix, PromptBuilder, Tokenizer, TokenizerError};
 use crate::prompts::Prepared;
 use crate::suite::Suite;
 
@@ -338,18 +338,6 @@ async fn select(
     Ok(selections)
 }
 
-/// A rendered body cut where the id `placeholder` stands (inside its brackets): the bytes
-/// before it and after.
-pub(crate) fn split_at_id(body: Vec<u8>, placeholder: &str) -> (Vec<u8>, Vec<u8>) {
-    let marker = format!("[{placeholder}]");
-    let id_at =
-        find(&body, marker.as_bytes()).expect("the id placeholder survives JSON encoding") + 1;
-    let tail = body[id_at + placeholder.len()..].to_vec();
-    let mut head = body;
-    head.truncate(id_at);
-    (head, tail)
-}
-
 /// Sends one prompt of `target` tokens (one output token, outside any measurement) and teaches
 /// `builder` how many tokens the server bills beyond the tokenizer's count. A server that does
 /// not report usage leaves the counts as they were, with a warning.
@@ -391,10 +379,6 @@ fn content(body: &PromptBody) -> String {
         PromptBody::Text(t) => t.clone(),
         PromptBody::Messages(m) => m.iter().map(|m| m.content.as_str()).collect(),
     }
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 #[cfg(test)]

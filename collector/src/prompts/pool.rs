@@ -19,13 +19,11 @@ use infermeter_report::{
 };
 
 use crate::http::api::Api;
+use crate::http::body::{ChatMessage, PromptBody};
 use crate::http::driver::Driver;
 use crate::prompts::cut::TextPieces;
-use crate::prompts::plan::split_at_id;
 use crate::prompts::source::{Answer, EntryPrompt};
-use crate::prompts::text::{
-    file_prefix, request_prefix, ChatMessage, PromptBody, PromptBuilder, TokenizerError,
-};
+use crate::prompts::text::{file_prefix, request_prefix, PromptBuilder, TokenizerError};
 use crate::prompts::Prepared;
 use crate::suite::ScenarioPrompts;
 
@@ -429,4 +427,20 @@ impl Pool {
         };
         (mean(|a| a.input_tokens), mean(|a| a.output_tokens))
     }
+}
+
+/// A rendered body cut where the id `placeholder` stands (inside its brackets): the bytes
+/// before it and after.
+pub(crate) fn split_at_id(body: Vec<u8>, placeholder: &str) -> (Vec<u8>, Vec<u8>) {
+    let marker = format!("[{placeholder}]");
+    let id_at =
+        find(&body, marker.as_bytes()).expect("the id placeholder survives JSON encoding") + 1;
+    let tail = body[id_at + placeholder.len()..].to_vec();
+    let mut head = body;
+    head.truncate(id_at);
+    (head, tail)
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
 }

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::prompts::text::ChatMessage;
+use crate::http::body::ChatMessage;
 
 /// A scenario's `prompts`: the file and how to draw from it (a suite's table, or `--prompts`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]

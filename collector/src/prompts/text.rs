@@ -26,14 +26,15 @@ use std::path::Path;
 use std::sync::Arc;
 
 use reqwest::header::{HeaderValue, AUTHORIZATION};
-use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::http::api::Api;
 use crate::http::api_key::ApiKey;
+use crate::http::body::{joined, ChatMessage, PromptBody};
 use crate::http::scrape::server_root;
 use crate::http::server::Server;
 use crate::http::transport::error_chain;
+use crate::prompts::filler::filler_pieces;
 
 /// Characters per token assumed by the estimate (English prose with common BPE vocabularies).
 const CHARS_PER_TOKEN: usize = 4;
@@ -66,26 +67,6 @@ pub enum TokenizerError {
     NoCount,
     #[error("cannot reach {target} tokens with the filler text")]
     Unreachable { target: u32 },
-}
-
-/// One chat message, as sent in `messages`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ChatMessage {
-    pub role: String,
-    pub content: String,
-}
-
-impl ChatMessage {
-    pub fn user(content: impl Into<String>) -> ChatMessage {
-        ChatMessage::with_role("user", content)
-    }
-
-    pub fn with_role(role: &str, content: impl Into<String>) -> ChatMessage {
-        ChatMessage {
-            role: role.into(),
-            content: content.into(),
-        }
-    }
 }
 
 /// What a prompt's length is counted as.
@@ -374,15 +355,6 @@ impl ServerTokenizer {
     }
 }
 
-/// What to send.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PromptBody {
-    /// `/v1/completions` `prompt`.
-    Text(String),
-    /// `/v1/chat/completions` `messages`.
-    Messages(Vec<ChatMessage>),
-}
-
 /// A prompt and the input token count the server should report for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuiltPrompt {
@@ -660,292 +632,6 @@ impl PromptBuilder {
         Ok(self.measure(text, Counting::Content).await?.0)
     }
 }
-
-/// A chat's message texts one after another, as a completion prompt sends them.
-pub fn joined(messages: &[ChatMessage]) -> String {
-    let texts: Vec<&str> = messages.iter().map(|m| m.content.as_str()).collect();
-    texts.join("\n\n")
-}
-
-/// `n` pieces of prose: words with their leading space, sentence ends and paragraph breaks, so
-/// any prefix of the list reads as text. Deterministic for a seed.
-pub(crate) fn filler_pieces(seed: u64, n: usize) -> Vec<String> {
-    let mut rng = SplitMix64(seed);
-    let mut pieces = Vec::with_capacity(n);
-    let mut sentence_left = 0;
-    let mut sentences_in_paragraph = 0;
-    while pieces.len() < n {
-        let word = WORDS[rng.below(WORDS.len() as u64) as usize];
-        if sentence_left == 0 {
-            sentence_left = 6 + rng.below(10);
-            let mut capital = word.to_string();
-            capital[..1].make_ascii_uppercase();
-            let separator = if pieces.is_empty() {
-                ""
-            } else if sentences_in_paragraph >= 3 + rng.below(4) {
-                sentences_in_paragraph = 0;
-                ".\n\n"
-            } else {
-                ". "
-            };
-            sentences_in_paragraph += 1;
-            pieces.push(format!("{separator}{capital}"));
-        } else {
-            let comma = if rng.below(9) == 0 { "," } else { "" };
-            pieces.push(format!("{comma} {word}"));
-        }
-        sentence_left -= 1;
-    }
-    pieces
-}
-
-/// A tiny deterministic generator: the filler must not change with a dependency's version.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) % n
-    }
-}
-
-/// Common English words: plain prose tokenizes like real prompts do (about 1.3 tokens a word).
-pub(crate) const WORDS: &[&str] = &[
-    "time",
-    "person",
-    "year",
-    "way",
-    "day",
-    "thing",
-    "man",
-    "world",
-    "life",
-    "hand",
-    "part",
-    "child",
-    "eye",
-    "woman",
-    "place",
-    "work",
-    "week",
-    "case",
-    "point",
-    "government",
-    "company",
-    "number",
-    "group",
-    "problem",
-    "fact",
-    "be",
-    "have",
-    "do",
-    "say",
-    "get",
-    "make",
-    "go",
-    "know",
-    "take",
-    "see",
-    "come",
-    "think",
-    "look",
-    "want",
-    "give",
-    "use",
-    "find",
-    "tell",
-    "ask",
-    "seem",
-    "feel",
-    "try",
-    "leave",
-    "call",
-    "good",
-    "new",
-    "first",
-    "last",
-    "long",
-    "great",
-    "little",
-    "own",
-    "other",
-    "old",
-    "right",
-    "big",
-    "high",
-    "different",
-    "small",
-    "large",
-    "next",
-    "early",
-    "young",
-    "important",
-    "few",
-    "public",
-    "bad",
-    "same",
-    "able",
-    "to",
-    "of",
-    "in",
-    "for",
-    "on",
-    "with",
-    "at",
-    "by",
-    "from",
-    "up",
-    "about",
-    "into",
-    "over",
-    "after",
-    "the",
-    "and",
-    "a",
-    "that",
-    "it",
-    "not",
-    "he",
-    "as",
-    "you",
-    "this",
-    "but",
-    "his",
-    "they",
-    "her",
-    "she",
-    "or",
-    "an",
-    "will",
-    "my",
-    "one",
-    "all",
-    "would",
-    "there",
-    "their",
-    "what",
-    "so",
-    "out",
-    "if",
-    "who",
-    "which",
-    "when",
-    "can",
-    "like",
-    "no",
-    "just",
-    "him",
-    "some",
-    "could",
-    "them",
-    "than",
-    "then",
-    "now",
-    "only",
-    "its",
-    "also",
-    "back",
-    "two",
-    "how",
-    "our",
-    "well",
-    "even",
-    "because",
-    "any",
-    "these",
-    "most",
-    "us",
-    "river",
-    "garden",
-    "morning",
-    "window",
-    "letter",
-    "market",
-    "village",
-    "engine",
-    "bridge",
-    "station",
-    "kitchen",
-    "library",
-    "mountain",
-    "harbour",
-    "winter",
-    "summer",
-    "music",
-    "paper",
-    "table",
-    "journey",
-    "question",
-    "answer",
-    "reason",
-    "history",
-    "story",
-    "machine",
-    "report",
-    "meeting",
-    "evening",
-    "weather",
-    "forest",
-    "island",
-    "road",
-    "city",
-    "country",
-    "teacher",
-    "student",
-    "doctor",
-    "farmer",
-    "painter",
-    "builder",
-    "careful",
-    "quiet",
-    "bright",
-    "narrow",
-    "heavy",
-    "simple",
-    "gentle",
-    "sudden",
-    "steady",
-    "ancient",
-    "modern",
-    "patient",
-    "curious",
-    "walked",
-    "carried",
-    "opened",
-    "noticed",
-    "explained",
-    "remembered",
-    "prepared",
-    "followed",
-    "measured",
-    "decided",
-    "wrote",
-    "built",
-    "slowly",
-    "quickly",
-    "often",
-    "rarely",
-    "together",
-    "outside",
-    "nearly",
-    "already",
-    "perhaps",
-    "certainly",
-    "through",
-    "between",
-    "against",
-    "during",
-    "without",
-    "before",
-    "under",
-    "around",
-    "among",
-    "behind",
-    "beyond",
-];
 
 #[cfg(test)]
 pub(crate) mod tests {

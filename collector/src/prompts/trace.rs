@@ -21,8 +21,10 @@ use std::time::Duration;
 use infermeter_report::{Scenario, SessionTurn, TraceSource};
 use serde::Deserialize;
 
+use crate::http::body::ChatMessage;
 use crate::http::driver::Driver;
-use crate::prompts::text::{ChatMessage, Tokenizer, TokenizerError, WORDS};
+use crate::prompts::filler::WORDS;
+use crate::prompts::text::{Tokenizer, TokenizerError};
 use crate::prompts::Prepared;
 
 /// Tokens per shared block (Mooncake's).

@@ -9,7 +9,6 @@ use serde::Deserialize;
 
 use super::scenarios::TableError;
 use super::{default_arrivals, Suite, SuiteError};
-use crate::prompts::conversation::MAX_TURNS;
 use crate::prompts::trace::Trace;
 
 /// A `[[session]]` table: a conversation's shape.
@@ -102,6 +101,10 @@ fn both() -> Vec<CacheUse> {
 fn unit_speed() -> Vec<f64> {
     vec![1.0]
 }
+
+/// Most turns a session can have: a conversation's request ids number its turns with two
+/// digits (prompts/conversation.rs).
+pub const MAX_TURNS: u32 = 99;
 
 /// Think times of a smoke run: at most this mean, seconds.
 const QUICK_THINK_S: f64 = 0.5;

@@ -2,9 +2,7 @@
 //! viewer) and `infermeter summary` all write figures through it, so "6.18 s" reads the same
 //! everywhere. Also the phrases that place a figure ("32K context") that both print.
 
-/// From this magnitude a figure is absurd (a hand-edited file) and is written as a power of ten,
-/// not hundreds of digits: in displays here, and in the validator's messages.
-pub const ABSURD_MAGNITUDE: f64 = 1e15;
+use crate::validate::ABSURD_MAGNITUDE;
 
 /// `value` the way the reference reports print figures, trailing zeros dropped: one decimal
 /// from 100 up (172.5, 9774), three significant digits below (75.8, 11.2, 6.18, 0.189, 0.0466),
