@@ -7,7 +7,7 @@ use infermeter_report::analysis::configuration::{
 use infermeter_report::analysis::goodput::{attainment, DEFAULT_SLO};
 use infermeter_report::analysis::labels::report_labels;
 use infermeter_report::import::{read, Input};
-use infermeter_report::{load_report, LoadMode, Report, Slo, Stat, TICK_S};
+use infermeter_report::{load_report, Level, LoadMode, Report, Slo, Stat, TICK_S};
 
 use crate::data_dir;
 
@@ -182,19 +182,7 @@ fn every_series_of_a_scenario_ranks() {
         let passes: Vec<bool> = series
             .levels
             .iter()
-            .map(|l| {
-                let c = l.per_request.as_ref().unwrap();
-                let met = (0..c.len())
-                    .filter(|&i| {
-                        let gaps = f64::from(c.output_tokens[i].saturating_sub(1));
-                        let decode = f64::from(c.e2e[i] - c.ttft[i]) * TICK_S;
-                        c.status[i] == 0
-                            && f64::from(c.ttft[i]) * TICK_S <= 5.0 + 1e-9
-                            && (gaps == 0.0 || decode <= 0.05 * gaps + 1e-9)
-                    })
-                    .count();
-                met as f64 >= 0.95 * c.len() as f64
-            })
+            .map(|l| meets_from_columns(l, 5.0, 0.05))
             .collect();
         let first_fail = passes.iter().position(|p| !p);
         let ranked = matches!(first_fail, Some(i) if i > 0);
@@ -210,6 +198,88 @@ fn every_series_of_a_scenario_ranks() {
             let passing = f64::from(series.levels[i - 1].concurrency);
             let load = row.at_slo.unwrap().load;
             assert!(load >= passing, "{}: {load} below {passing}", row.label);
+        }
+    }
+}
+
+/// Whether 95% of `level`'s requests completed with TTFT ≤ `ttft_s` and TPOT ≤ `tpot_s`, read
+/// off its per-request columns (TPOT: the time after the first token over the tokens after it).
+fn meets_from_columns(level: &Level, ttft_s: f64, tpot_s: f64) -> bool {
+    let c = level.per_request.as_ref().unwrap();
+    let met = (0..c.len())
+        .filter(|&i| {
+            let gaps = f64::from(c.output_tokens[i].saturating_sub(1));
+            let decode = f64::from(c.e2e[i] - c.ttft[i]) * TICK_S;
+            c.status[i] == 0
+                && f64::from(c.ttft[i]) * TICK_S <= ttft_s + 1e-9
+                && (gaps == 0.0 || decode <= tpot_s * gaps + 1e-9)
+        })
+        .count();
+    met as f64 >= 0.95 * c.len() as f64
+}
+
+/// The bundled four-GPU comparison was searched to its limits (#43): under the SLO its reports
+/// record (TTFT ≤ 2 s, TPOT ≤ 50 ms for 95%), every configuration's every scenario has a
+/// measured level that passes and a higher one that fails, both read off the columns, so the
+/// ranking ranks all four, none a bound, each at or above its highest passing level.
+#[test]
+fn the_bundled_comparison_ranks_measured_limits_only() {
+    let names = [
+        "sim-llama-3.1-8b-h100-sxm.json",
+        "sim-llama-3.1-8b-h200.json",
+        "sim-llama-3.1-8b-b200.json",
+        "sim-llama-3.1-8b-2x-h100-sxm-tp.json",
+    ];
+    let reports: Vec<Report> = names.iter().map(|n| bundled(n)).collect();
+    let slo = reports[0]
+        .metadata
+        .test
+        .slo
+        .expect("the search's SLO is recorded");
+    assert_eq!((slo.max_ttft_s, slo.max_tpot_s), (Some(2.0), Some(0.05)));
+    let labels = report_labels(&reports);
+    let f = findings(&reports, &labels, &ConfigurationOptions::new(slo));
+    for ranking in f.rankings.iter().filter(|r| r.mode == LoadMode::Peak) {
+        assert_eq!(ranking.rows.len(), 4, "{}", ranking.scenario);
+        for (row, report) in ranking.rows.iter().map(|row| {
+            let i = labels.iter().position(|l| *l == row.label).unwrap();
+            (row, &reports[i])
+        }) {
+            let series = report
+                .series
+                .iter()
+                .find(|s| s.scenario == ranking.scenario && s.mode == LoadMode::Peak)
+                .unwrap();
+            let passes: Vec<(u32, bool)> = series
+                .levels
+                .iter()
+                .map(|l| (l.concurrency, meets_from_columns(l, 2.0, 0.05)))
+                .collect();
+            // The limit is conservative: the first level that fails bounds it, even where a
+            // higher one passes again (a small level's chance miss).
+            let first_fail = passes.iter().position(|p| !p.1);
+            let limit = first_fail
+                .filter(|&i| i > 0)
+                .map(|i| (passes[i - 1].0, passes[i].0));
+            let Some((passing, failing)) = limit else {
+                panic!(
+                    "{} {}: no measured limit: {passes:?}",
+                    row.label, ranking.scenario
+                );
+            };
+            assert!(
+                row.rank.is_some(),
+                "{} {} is not ranked",
+                row.label,
+                ranking.scenario
+            );
+            let load = row.at_slo.unwrap().load;
+            assert!(
+                (f64::from(passing)..f64::from(failing)).contains(&load),
+                "{} {}: {load} outside [{passing}, {failing})",
+                row.label,
+                ranking.scenario
+            );
         }
     }
 }
