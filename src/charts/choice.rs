@@ -13,6 +13,7 @@ use infermeter_report::analysis::configuration::{
 };
 use infermeter_report::analysis::format::format_number;
 use infermeter_report::analysis::goodput::load_unit;
+use infermeter_report::analysis::Metric;
 use infermeter_report::Report;
 
 use super::plot::{Line, Plot, XAxis, YAxis};
@@ -118,7 +119,7 @@ fn point_details(s: &SeriesPoints, p: &OperatingPoint, on_frontier: bool) -> Vec
         ("Energy", Figure::JoulesPerToken),
         ("Per kW", Figure::TokSPerKw),
         ("E2E", Figure::E2e),
-        ("TTFT", Figure::Ttft),
+        (Metric::Ttft.short_label(), Figure::Ttft),
     ] {
         let text = match (figure.value(p), figure) {
             (Some(v), Figure::UsdPerMillion) => format!("{} per M output tokens", figure.text(v)),
