@@ -23,7 +23,7 @@ use infermeter_report::analysis::configuration::{Figure, DEFAULT_INTERACTIVITY, 
 use infermeter_report::analysis::cost::DEFAULT_USD_PER_KWH;
 use infermeter_report::analysis::timeline::TimelineMetric;
 use infermeter_report::analysis::DEFAULT_TTFT_THRESHOLD_S;
-use infermeter_report::analysis::{findings, Findings, FindingsOptions, Thresholds};
+use infermeter_report::analysis::{findings, Findings, FindingsOptions, Metric, Thresholds};
 use infermeter_report::{LoadMode, Report, Slo, Stat};
 use leptos::prelude::{Memo, RwSignal, Signal};
 
@@ -64,6 +64,16 @@ impl ThresholdKind {
         ThresholdKind::ALL.into_iter().find(|k| k.key() == s)
     }
 
+    /// The figure it limits: its label, unit and direction.
+    pub fn metric(self) -> Metric {
+        match self {
+            ThresholdKind::Ttft => Metric::Ttft,
+            ThresholdKind::Decode => Metric::DecodeTokS,
+            ThresholdKind::Itl => Metric::Itl,
+            ThresholdKind::E2e => Metric::E2e,
+        }
+    }
+
     fn slot(self, t: &mut Thresholds) -> &mut Option<f64> {
         match self {
             ThresholdKind::Ttft => &mut t.max_ttft_s,
@@ -98,6 +108,15 @@ impl SloBound {
 
     pub fn parse(s: &str) -> Option<SloBound> {
         SloBound::ALL.into_iter().find(|b| b.key() == s)
+    }
+
+    /// The figure it bounds: its label, unit and direction.
+    pub fn metric(self) -> Metric {
+        match self {
+            SloBound::Ttft => Metric::Ttft,
+            SloBound::Tpot => Metric::Tpot,
+            SloBound::E2e => Metric::E2e,
+        }
     }
 
     /// The bound's value in an SLO (`None`: not checked).

@@ -3,6 +3,7 @@
 //! Which modes and levels a suite runs is the collector's business; the shapes live here.
 
 use crate::analysis::capacity::Thresholds;
+use crate::analysis::metric::Metric;
 use crate::schema::{Scenario, SessionShape, ThinkTime};
 
 /// A workload shape with its explanation.
@@ -441,7 +442,7 @@ pub const GLOSSARY: [GlossaryEntry; 10] = [
     term("Context Length", "Input size", "Tokens given as input (prompt plus chat history). Longer context costs more prefill and usually raises TTFT."),
     term("Prefill", "Compute phase", "Prompt processing: the model reads the whole context and builds its KV cache. Its cost grows roughly with context length."),
     term("Decode", "Compute phase", "Generation: the model produces output tokens after the first one. Its speed is reported in tok/s."),
-    term("TTFT", "Latency", "Time To First Token: from sending the request to the first streamed token. Mostly prefill plus scheduling and queueing."),
+    term(Metric::Ttft.short_label(), "Latency", "Time To First Token: from sending the request to the first streamed token. Mostly prefill plus scheduling and queueing."),
     term("ITL", "Latency", "Inter-Token Latency: the average gap between successive streamed tokens during decode, in ms per token. Lower feels snappier."),
     term("Decode Speed", "Throughput", "Output tokens per second. Per-user is one request's stream; system is the sum over all concurrent streams."),
     term("Per-User vs System", "Interpretation", "Per-user figures are one client's experience (speed, latency); system figures are the server's total capacity across concurrent requests."),
@@ -478,7 +479,7 @@ pub const WHAT_GOOD_LOOKS_LIKE: [Guidance; 4] = [
         text: "Over 90% is excellent, over 70% good, under 50% poor. It measures how well throughput grows with concurrency.",
     },
     Guidance {
-        metric: "TTFT",
+        metric: Metric::Ttft.short_label(),
         text: "Under 100ms is excellent at short context, under 2s good at 32K, under 20s acceptable at 128K; it grows with context length.",
     },
 ];

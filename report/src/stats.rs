@@ -202,8 +202,17 @@ pub fn percentile_sorted(sorted: &[f64], p: f64) -> f64 {
     sorted[lo] + (sorted[hi] - sorted[lo]) * frac
 }
 
+// The result of `confidence_interval_95`, stored in reports (`TrialSummary`): it lives here so
+// that the statistics do not depend on the schema (the schema imports them).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ConfidenceInterval {
+    pub mean: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
 /// Mean and 95% confidence interval (Student t) of trial means. `None` for fewer than two values.
-pub fn confidence_interval_95(values: &[f64]) -> Option<crate::schema::ConfidenceInterval> {
+pub fn confidence_interval_95(values: &[f64]) -> Option<ConfidenceInterval> {
     let n = values.len();
     if n < 2 {
         return None;
@@ -211,7 +220,7 @@ pub fn confidence_interval_95(values: &[f64]) -> Option<crate::schema::Confidenc
     let mean = values.iter().sum::<f64>() / n as f64;
     let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
     let half = student_t_975(n - 1) * (var / n as f64).sqrt();
-    Some(crate::schema::ConfidenceInterval {
+    Some(ConfidenceInterval {
         mean,
         low: mean - half,
         high: mean + half,

@@ -12,6 +12,7 @@ use infermeter_report::analysis::configuration::{
     SeriesPoints,
 };
 use infermeter_report::analysis::format::format_number;
+use infermeter_report::analysis::Metric;
 use infermeter_report::Report;
 
 use super::plot::{Line, Plot, XAxis, YAxis};
@@ -113,7 +114,7 @@ fn point_details(s: &SeriesPoints, p: &OperatingPoint, on_frontier: bool) -> Vec
         ("Energy", Figure::JoulesPerToken),
         ("Per kW", Figure::TokSPerKw),
         ("E2E", Figure::E2e),
-        ("TTFT", Figure::Ttft),
+        (Metric::Ttft.short_label(), Figure::Ttft),
     ] {
         let text = match (figure.value(p), figure) {
             (Some(v), Figure::UsdPerMillion) => format!("{} per M output tokens", figure.text(v)),

@@ -4,6 +4,7 @@
 //! in the Technical deep dive and draw the reports picked there (`deep_dive::shown`).
 
 use infermeter_report::analysis::format::{format_grouped, format_number};
+use infermeter_report::analysis::Metric;
 use infermeter_report::lengths::{histogram, LevelLengths, RequestLengths};
 
 use super::plot::{Line, LineKind, Plot, XAxis, YAxis};
@@ -64,7 +65,7 @@ fn note(r: &RequestLengths, seconds: f64) -> String {
 
 /// Each request's time to first token against its input length: prefill grows with it.
 pub fn ttft_by_input(sources: &[Source], view: &ViewState) -> Plot {
-    let y = YAxis::new("Time to first token", "s");
+    let y = YAxis::new(Metric::Ttft.label(), Metric::Ttft.unit());
     by_length(sources, view, XAxis::RequestInput, y, |r| {
         (r.input, r.ttft_s)
     })

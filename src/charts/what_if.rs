@@ -161,31 +161,29 @@ pub fn curve(fit: &Fit, question: &Question) -> Option<Curve> {
 
 /// A figure of the predictions, in display units.
 pub fn display(metric: FitMetric, f: &Figures) -> f64 {
-    match metric {
+    let stored = match metric {
         FitMetric::TtftS => f.ttft_s,
-        FitMetric::ItlS => f.itl_s * 1000.0,
+        FitMetric::ItlS => f.itl_s,
         FitMetric::DecodeTokS => f.decode_tok_s,
         FitMetric::SystemOutputTokS => f.system_output_tok_s,
-    }
+    };
+    metric.metric().to_display(stored)
 }
 
 /// A measured figure of a fitted level, in display units.
-fn measured_display(metric: FitMetric, level: &FitLevel) -> f64 {
-    let m = metric.point(level).measured;
-    match metric {
-        FitMetric::ItlS => m * 1000.0,
-        _ => m,
-    }
+pub fn measured_display(metric: FitMetric, level: &FitLevel) -> f64 {
+    metric.metric().to_display(metric.point(level).measured)
 }
 
-/// The metric's y axis.
+/// The metric's y axis: the fit reads the mean of each distribution.
 pub fn axis(metric: FitMetric) -> YAxis {
-    match metric {
-        FitMetric::TtftS => YAxis::new("Time to first token, mean", "s"),
-        FitMetric::ItlS => YAxis::new("Inter-token latency, mean", "ms"),
-        FitMetric::DecodeTokS => YAxis::new("Per-user decode speed, mean", "tok/s"),
-        FitMetric::SystemOutputTokS => YAxis::new("System throughput", "tok/s"),
-    }
+    let m = metric.metric();
+    let name = if m.has_distribution() {
+        format!("{}, mean", m.label())
+    } else {
+        m.label().to_string()
+    };
+    YAxis::new(name, m.unit())
 }
 
 /// "predicted: fitted simulator, held-out error 7%". The held-out error measures the fit on

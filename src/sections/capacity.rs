@@ -3,7 +3,6 @@
 use infermeter_report::analysis::capacity::Thresholds;
 use infermeter_report::analysis::format::with_unit;
 use infermeter_report::analysis::use_cases::{targets, CapacityTarget};
-use infermeter_report::analysis::Metric;
 use leptos::prelude::*;
 
 use super::{
@@ -18,13 +17,13 @@ use crate::findings::capacity::{
 use crate::state::{Scope, ThresholdKind};
 use crate::tables::capacity::{attainment_verdict, table, verdict, CapacityTable};
 
-/// A threshold slider: which limit, its test-id key, label, display unit and range.
+/// A threshold slider: which limit (its figure gives the display unit), its test-id key, label
+/// and range.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SliderSpec {
     pub kind: ThresholdKind,
     pub key: &'static str,
     pub label: &'static str,
-    pub metric: Metric,
     /// (min, max, step) in display units.
     pub range: (f64, f64, f64),
 }
@@ -34,28 +33,24 @@ const SLIDERS: [SliderSpec; 4] = [
         kind: ThresholdKind::Ttft,
         key: "ttft",
         label: "Max TTFT",
-        metric: Metric::Ttft,
         range: (0.5, 60.0, 0.5),
     },
     SliderSpec {
         kind: ThresholdKind::Decode,
         key: "speed",
         label: "Min generation speed",
-        metric: Metric::DecodeTokS,
         range: (1.0, 200.0, 1.0),
     },
     SliderSpec {
         kind: ThresholdKind::Itl,
         key: "itl",
         label: "Max ITL",
-        metric: Metric::Itl,
         range: (5.0, 300.0, 1.0),
     },
     SliderSpec {
         kind: ThresholdKind::E2e,
         key: "e2e",
         label: "Max end-to-end latency",
-        metric: Metric::E2e,
         range: (0.5, 60.0, 0.1),
     },
 ];
@@ -93,7 +88,7 @@ fn Slider(target: CapacityTarget, spec: SliderSpec) -> impl IntoView {
         move || {
             ctx.view
                 .with(|v| limit_value(&v.thresholds(&id, preset), spec.kind))
-                .map(|v| spec.metric.to_display(v))
+                .map(|v| spec.kind.metric().to_display(v))
                 .unwrap_or(spec.range.0)
         }
     };
@@ -102,7 +97,7 @@ fn Slider(target: CapacityTarget, spec: SliderSpec) -> impl IntoView {
         let id = id.clone();
         move |ev| {
             if let Ok(display) = event_target_value(&ev).parse::<f64>() {
-                let stored = spec.metric.from_display(display);
+                let stored = spec.kind.metric().from_display(display);
                 ctx.view
                     .update(|v| v.set_threshold(&id, preset, spec.kind, stored));
             }
@@ -116,7 +111,7 @@ fn Slider(target: CapacityTarget, spec: SliderSpec) -> impl IntoView {
             <span>{spec.label}</span>
             <input type="range" id=dom_id data-testid=input_id min=min max=max step=step
                 prop:value=move || current().to_string() on:input=on_input />
-            <output>{move || with_unit(shown(), spec.metric.unit())}</output>
+            <output>{move || with_unit(shown(), spec.kind.metric().unit())}</output>
         </label>
     }
 }

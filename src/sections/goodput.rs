@@ -15,14 +15,12 @@ use crate::components::{HighlightCard, HighlightGrid};
 use crate::findings::goodput::{card, judged_by};
 use crate::state::{ReportContext, Scope, SloBound};
 
-/// A slider of one bound: its label, display unit and factor from seconds, and range. Its
+/// A slider of one bound (its figure gives the display unit), its label and range. Its
 /// rightmost position, one step past `max`, switches the bound off.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct BoundSlider {
     bound: SloBound,
     label: &'static str,
-    unit: &'static str,
-    per_second: f64,
     /// (min, max, step) in display units.
     range: (f64, f64, f64),
 }
@@ -31,22 +29,16 @@ pub(crate) const SLIDERS: [BoundSlider; 3] = [
     BoundSlider {
         bound: SloBound::Ttft,
         label: "Max TTFT",
-        unit: "s",
-        per_second: 1.0,
         range: (0.1, 30.0, 0.1),
     },
     BoundSlider {
         bound: SloBound::Tpot,
         label: "Max time per output token",
-        unit: "ms",
-        per_second: 1000.0,
         range: (1.0, 200.0, 1.0),
     },
     BoundSlider {
         bound: SloBound::E2e,
         label: "Max end-to-end latency",
-        unit: "s",
-        per_second: 1.0,
         range: (1.0, 300.0, 1.0),
     },
 ];
@@ -63,13 +55,16 @@ impl BoundSlider {
     /// The slider position of a bound (seconds, `None`: off).
     fn position(&self, value: Option<f64>) -> f64 {
         value.map_or(self.off(), |v| {
-            (v * self.per_second).clamp(self.range.0, self.range.1)
+            self.bound
+                .metric()
+                .to_display(v)
+                .clamp(self.range.0, self.range.1)
         })
     }
 
     /// The bound a slider position sets (seconds).
     fn value(&self, position: f64) -> Option<f64> {
-        (position <= self.range.1).then_some(position / self.per_second)
+        (position <= self.range.1).then_some(self.bound.metric().from_display(position))
     }
 
     /// "5 s", "50 ms · 20 tok/s", "no limit".
@@ -77,7 +72,7 @@ impl BoundSlider {
         let Some(v) = value else {
             return "no limit".into();
         };
-        let shown = with_unit(v * self.per_second, self.unit);
+        let shown = self.bound.metric().display_text(v);
         match self.bound {
             SloBound::Tpot if v > 0.0 => format!("{shown} · {}", with_unit(1.0 / v, "tok/s")),
             _ => shown,

@@ -1,5 +1,6 @@
 //! Methodology (our definitions, pooling from the report) and the experience tables.
 
+use infermeter_report::analysis::Metric;
 use infermeter_report::presets::{Band, ITL_BANDS, SPEED_BANDS, TTFT_BANDS, WHAT_GOOD_LOOKS_LIKE};
 use infermeter_report::{PromptTokenizer, Report, TokenSource};
 use leptos::prelude::*;
@@ -106,8 +107,8 @@ pub fn ExperienceSection() -> impl IntoView {
                 {WHAT_GOOD_LOOKS_LIKE.iter().map(|g| view! { <dt>{g.metric}</dt><dd>{g.text}</dd> }).collect_view()}
             </dl>
             {band_table("How Fast Is This?", "Speed", &SPEED_BANDS, "how-fast-table")}
-            {band_table("How Responsive Is This?", "TTFT", &TTFT_BANDS, "how-responsive-table")}
-            {band_table("How Smooth Is This?", "Inter-token latency", &ITL_BANDS, "how-smooth-table")}
+            {band_table("How Responsive Is This?", Metric::Ttft.short_label(), &TTFT_BANDS, "how-responsive-table")}
+            {band_table("How Smooth Is This?", Metric::Itl.label(), &ITL_BANDS, "how-smooth-table")}
         </Section>
     }
 }

@@ -6,6 +6,7 @@
 use infermeter_engine::what_if::{most_meeting, MeanSlo};
 use infermeter_report::analysis::format::{format_grouped, with_unit};
 use infermeter_report::analysis::goodput::report_slo;
+use infermeter_report::analysis::Metric;
 use infermeter_report::{Fit, FitMetric, LoadMode};
 use leptos::prelude::*;
 
@@ -176,14 +177,7 @@ fn card(
         .measured(fit)
         .into_iter()
         .find(|l| l.concurrency == q.load)
-        .map(|l| {
-            let m = metric.point(l).measured;
-            if metric == FitMetric::ItlS {
-                m * 1000.0
-            } else {
-                m
-            }
-        });
+        .map(|l| crate::charts::what_if::measured_display(metric, l));
     let label = format!("{} at {}", metric.label(), load_text(q));
     match (measured, predicted) {
         (Some(m), p) => (
@@ -244,11 +238,13 @@ fn Cards(question: Asked) -> impl IntoView {
                     Some(n) => format_grouped(f64::from(n)),
                 };
                 let bounds = [
-                    ("TTFT", slo.max_ttft_s.map(|s| with_unit(s, "s"))),
-                    ("TPOT", slo.max_tpot_s.map(|s| with_unit(s * 1000.0, "ms"))),
+                    (Metric::Ttft, slo.max_ttft_s),
+                    (Metric::Tpot, slo.max_tpot_s),
                 ]
                 .into_iter()
-                .filter_map(|(n, b)| Some(format!("mean {n} ≤ {}", b?)))
+                .filter_map(|(m, b)| {
+                    Some(format!("mean {} ≤ {}", m.short_label(), m.display_text(b?)))
+                })
                 .collect::<Vec<_>>()
                 .join(", ");
                 let label = match q.what.mode {

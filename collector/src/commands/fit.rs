@@ -148,12 +148,9 @@ pub fn describe(fit: &Fit) -> String {
     s
 }
 
+/// "ITL s": the fit's figures are in stored units.
 fn unit_label(metric: FitMetric) -> String {
-    let unit = match metric {
-        FitMetric::TtftS | FitMetric::ItlS => "s",
-        FitMetric::DecodeTokS | FitMetric::SystemOutputTokS => "tok/s",
-    };
-    format!("{} {unit}", metric.label())
+    format!("{} {}", metric.label(), metric.metric().stored_unit())
 }
 
 /// Four significant figures.

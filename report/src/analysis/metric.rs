@@ -1,13 +1,19 @@
-//! The metrics a chart or threshold can read from a level, with labels, units and direction.
+//! Every figure the tool names, with its label, unit and direction: the metrics a chart or
+//! threshold reads from a level, and the figures derived from levels elsewhere (an operating
+//! point's per-GPU figures, a timeline slice's rates). The fit, the operating points, the
+//! timelines and the viewer's limits hold their own small sets of these and take every word
+//! from here.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::cost::level_tokens_per_joule;
-use super::format::with_unit;
-use crate::schema::Level;
+use super::format::{format_number, with_unit};
+use crate::schema::{FitMetric, Level};
 use crate::stats::{Distribution, Stat};
 
+// Also the figures derived from levels by an operating point or a timeline (after
+// `TokensPerJoule`); the doc below is the summary schema's description, kept as it was.
 /// A figure read from a [`Level`]. Stored values are seconds and tok/s; [`Metric::unit`] and
 /// [`Metric::to_display`] give the unit a reader expects (ITL in ms, efficiency in %).
 #[derive(
@@ -30,9 +36,41 @@ pub enum Metric {
     ScalingEfficiency,
     PowerW,
     TokensPerJoule,
+    // Figures derived elsewhere are never written as a `Metric` (an operating point's and a
+    // timeline's are written by their own names), so serde skips them: the summary's schema
+    // lists the level figures only.
+    // Figures of an operating point (`configuration::Figure`): read them through it.
+    /// Per-user output tokens per second after the first token.
+    #[serde(skip)]
+    Interactivity,
+    #[serde(skip)]
+    ThroughputPerGpu,
+    /// Dollars per million output tokens, GPU rental only.
+    #[serde(skip)]
+    UsdPerMillion,
+    /// Joules of GPU energy per output token.
+    #[serde(skip)]
+    JoulesPerToken,
+    /// Output tokens per second per kilowatt of GPU power.
+    #[serde(skip)]
+    TokSPerKw,
+    // Figures of a timeline slice (`timeline::TimelineMetric`): read them through it.
+    /// Successful requests finished per second.
+    #[serde(skip)]
+    CompletedPerS,
+    /// Output tokens arrived per second.
+    #[serde(skip)]
+    OutputTokS,
+    /// Cached over prompt tokens, 0..1.
+    #[serde(skip)]
+    CacheHitRatio,
+    /// Failed requests.
+    #[serde(skip)]
+    Errors,
 }
 
 impl Metric {
+    /// The figures read from a level ([`Metric::value`]).
     pub const ALL: [Metric; 14] = [
         Metric::Ttft,
         Metric::Itl,
@@ -67,16 +105,25 @@ impl Metric {
             Metric::ScalingEfficiency => "scaling_efficiency",
             Metric::PowerW => "power_w",
             Metric::TokensPerJoule => "tokens_per_joule",
+            Metric::Interactivity => "interactivity",
+            Metric::ThroughputPerGpu => "throughput_per_gpu",
+            Metric::UsdPerMillion => "usd_per_million",
+            Metric::JoulesPerToken => "joules_per_token",
+            Metric::TokSPerKw => "tok_s_per_kw",
+            Metric::CompletedPerS => "completed_per_s",
+            Metric::OutputTokS => "output_tok_s",
+            Metric::CacheHitRatio => "cache_hit_ratio",
+            Metric::Errors => "errors",
         }
     }
 
-    /// Parses [`Metric::key`].
+    /// Parses [`Metric::key`] of a level figure ([`Metric::ALL`]).
     pub fn parse(key: &str) -> Option<Metric> {
         Metric::ALL.into_iter().find(|m| m.key() == key)
     }
 
     /// Human name, e.g. "Inter-token latency".
-    pub fn label(self) -> &'static str {
+    pub const fn label(self) -> &'static str {
         match self {
             Metric::Ttft => "Time to first token",
             Metric::Itl => "Inter-token latency",
@@ -92,12 +139,21 @@ impl Metric {
             Metric::ScalingEfficiency => "Scaling efficiency",
             Metric::PowerW => "GPU power",
             Metric::TokensPerJoule => "Tokens per joule",
+            Metric::Interactivity => "Interactivity",
+            Metric::ThroughputPerGpu => "Output throughput per GPU",
+            Metric::UsdPerMillion => "Cost per million output tokens (GPU rental only)",
+            Metric::JoulesPerToken => "Energy per output token (GPU power only)",
+            Metric::TokSPerKw => "Output tokens/s per kW (GPU power only)",
+            Metric::CompletedPerS => "Requests completed",
+            Metric::OutputTokS => "Output throughput",
+            Metric::CacheHitRatio => "Cache-hit ratio",
+            Metric::Errors => "Errors",
         }
     }
 
     /// Short name, in chart legends, table headings and limits: "TTFT", "Generation speed",
     /// "End-to-end latency"; the full [`Metric::label`] where it is short already.
-    pub fn short_label(self) -> &'static str {
+    pub const fn short_label(self) -> &'static str {
         match self {
             Metric::Ttft => "TTFT",
             Metric::Itl => "ITL",
@@ -114,16 +170,45 @@ impl Metric {
         mid_sentence(self.short_label())
     }
 
+    /// How the fit's tables and the What-if cards name it: [`Metric::in_sentence`], but the
+    /// per-user decode speed keeps "per-user" (beside the fit's system throughput).
+    pub fn fit_label(self) -> String {
+        match self {
+            Metric::DecodeTokS => "per-user decode".into(),
+            other => other.in_sentence(),
+        }
+    }
+
     /// Display unit (after [`Metric::to_display`]).
     pub fn unit(self) -> &'static str {
         match self {
             Metric::Ttft | Metric::E2e | Metric::QueueWait => "s",
             Metric::Itl | Metric::InterChunk | Metric::Tpot => "ms",
-            Metric::DecodeTokS | Metric::PrefillTokS | Metric::SystemOutputTokS => "tok/s",
+            Metric::DecodeTokS
+            | Metric::PrefillTokS
+            | Metric::SystemOutputTokS
+            | Metric::OutputTokS => "tok/s",
             Metric::InputTokens | Metric::OutputTokens => "tokens",
-            Metric::ScalingEfficiency => "%",
+            Metric::ScalingEfficiency | Metric::CacheHitRatio => "%",
             Metric::PowerW => "W",
             Metric::TokensPerJoule => "tok/J",
+            Metric::Interactivity => "tok/s per user",
+            Metric::ThroughputPerGpu => "tok/s per GPU",
+            Metric::UsdPerMillion => "$/M tokens",
+            Metric::JoulesPerToken => "J/token",
+            Metric::TokSPerKw => "tok/s per kW",
+            Metric::CompletedPerS => "req/s",
+            Metric::Errors => "",
+        }
+    }
+
+    /// Unit of the stored value (before [`Metric::to_display`]): seconds for the per-token gaps,
+    /// a bare ratio for the shares.
+    pub fn stored_unit(self) -> &'static str {
+        match self {
+            Metric::Itl | Metric::InterChunk | Metric::Tpot => "s",
+            Metric::ScalingEfficiency | Metric::CacheHitRatio => "",
+            other => other.unit(),
         }
     }
 
@@ -132,7 +217,7 @@ impl Metric {
     pub fn display_factor(self) -> f64 {
         match self {
             Metric::Itl | Metric::InterChunk | Metric::Tpot => 1000.0,
-            Metric::ScalingEfficiency => 100.0,
+            Metric::ScalingEfficiency | Metric::CacheHitRatio => 100.0,
             _ => 1.0,
         }
     }
@@ -142,9 +227,13 @@ impl Metric {
         value * self.display_factor()
     }
 
-    /// A stored value in the display unit, with the unit: "5.8 ms", "41%", "172.5 tok/s".
+    /// A stored value in the display unit, with the unit: "5.8 ms", "41%", "172.5 tok/s", and a
+    /// cost as money: "$0.42".
     pub fn display_text(self, value: f64) -> String {
-        with_unit(self.to_display(value), self.unit())
+        match self {
+            Metric::UsdPerMillion => format!("${}", format_number(self.to_display(value))),
+            _ => with_unit(self.to_display(value), self.unit()),
+        }
     }
 
     /// Converts a displayed value (e.g. a slider in ms) back to the stored unit.
@@ -152,7 +241,8 @@ impl Metric {
         value / self.display_factor()
     }
 
-    /// True when larger values are better (speeds, efficiency); false for latencies and power.
+    /// True when larger values are better (speeds, throughputs, efficiency, the cache's hits);
+    /// false for latencies, power, costs and errors.
     pub fn higher_is_better(self) -> bool {
         matches!(
             self,
@@ -161,17 +251,30 @@ impl Metric {
                 | Metric::SystemOutputTokS
                 | Metric::ScalingEfficiency
                 | Metric::TokensPerJoule
+                | Metric::Interactivity
+                | Metric::ThroughputPerGpu
+                | Metric::TokSPerKw
+                | Metric::CompletedPerS
+                | Metric::OutputTokS
+                | Metric::CacheHitRatio
         )
     }
 
-    /// True when `stat` selects between figures; system-level metrics have one value per level.
+    /// True when `stat` selects between figures of a level; system-level metrics have one value
+    /// per level.
     pub fn has_distribution(self) -> bool {
-        !matches!(
+        matches!(
             self,
-            Metric::SystemOutputTokS
-                | Metric::ScalingEfficiency
-                | Metric::PowerW
-                | Metric::TokensPerJoule
+            Metric::Ttft
+                | Metric::Itl
+                | Metric::InterChunk
+                | Metric::Tpot
+                | Metric::E2e
+                | Metric::DecodeTokS
+                | Metric::PrefillTokS
+                | Metric::QueueWait
+                | Metric::InputTokens
+                | Metric::OutputTokens
         )
     }
 
@@ -205,7 +308,8 @@ impl Metric {
     /// The metric's value at `level` (stored unit), `None` when not measured. `stat` picks the
     /// figure of a distribution; power reads the mean (or the maximum for [`Stat::Max`]).
     /// [`Metric::ScalingEfficiency`] is always `None` here: it needs the series' single-user
-    /// level, see [`super::Analysis::points`].
+    /// level, see [`super::Analysis::points`]; so are the figures outside [`Metric::ALL`], read
+    /// through an operating point or a timeline.
     pub fn value(self, level: &Level, stat: Stat) -> Option<f64> {
         let m = &level.metrics;
         let dist = |d: &Option<Distribution>| d.as_ref().and_then(|d| d.get(stat));
@@ -221,13 +325,32 @@ impl Metric {
             Metric::InputTokens => dist(&m.input_tokens),
             Metric::OutputTokens => dist(&m.output_tokens),
             Metric::SystemOutputTokS => Some(level.system_output_tok_s),
-            Metric::ScalingEfficiency => None,
             Metric::PowerW => level.power.as_ref().map(|p| match stat {
                 Stat::Max => p.max_w,
                 _ => p.mean_w,
             }),
             Metric::TokensPerJoule => level_tokens_per_joule(level),
+            _ => None,
         }
+    }
+}
+
+// The fit's figures are the schema's (their serialized names are the report's); their words
+// are here, where the schema does not depend.
+impl FitMetric {
+    /// The figure it is: its label, unit and direction.
+    pub fn metric(self) -> Metric {
+        match self {
+            FitMetric::TtftS => Metric::Ttft,
+            FitMetric::ItlS => Metric::Itl,
+            FitMetric::DecodeTokS => Metric::DecodeTokS,
+            FitMetric::SystemOutputTokS => Metric::SystemOutputTokS,
+        }
+    }
+
+    /// How tables name it ([`Metric::fit_label`]).
+    pub fn label(self) -> String {
+        self.metric().fit_label()
     }
 }
 

@@ -6,16 +6,19 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::capacity::{capacity, Capacity, Thresholds};
+use super::capacity::{Capacity, Thresholds};
 use super::format::{context_label, format_number, with_unit};
 use super::metric::Metric;
-use super::use_cases::default_scenario_thresholds;
 use crate::aggregate::Applied;
-use crate::presets::use_cases;
-use crate::schema::{
-    CacheUse, Level, LoadMode, Report, Scenario, Series, SessionShape, ThinkTime, TraceSource,
-};
+use crate::schema::{CacheUse, Level, LoadMode, Report, Scenario, Series, SessionShape, ThinkTime};
 use crate::stats::Stat;
+
+mod served;
+mod trace;
+
+use served::scenario_users_served;
+pub use served::{caching_gains, users_served, CachingGain, Limits, ScenarioUsersServed};
+pub use trace::{TraceLevelFigures, TraceReplay};
 
 /// Every session scenario and trace replay of a report.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -565,160 +568,6 @@ fn level_figures(level: &Level, stat: Stat) -> SessionLevelFigures {
     }
 }
 
-/// The limits of a use case (or a scenario's defaults, by the scenario's id) as the reader set
-/// them: `(id, preset) -> limits`. The presets alone: `&|_, preset| preset`.
-pub type Limits<'a> = &'a dyn Fn(&str, Thresholds) -> Thresholds;
-
-/// One session scenario's users served under limits the reader may have moved (the use-case
-/// sliders): the page's users-served table.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct ScenarioUsersServed {
-    pub scenario: String,
-    pub scenario_name: String,
-    /// Use case by use case (then the default limits), caching allowed before defeated.
-    pub served: Vec<UsersServed>,
-}
-
-/// Users served by every session scenario with a users series, under `limits`.
-pub fn users_served(report: &Report, stat: Stat, limits: Limits) -> Vec<ScenarioUsersServed> {
-    report
-        .scenarios
-        .iter()
-        .filter_map(|scenario| {
-            let shape = scenario.session.as_ref()?;
-            let series: Vec<&Series> = report
-                .series
-                .iter()
-                .filter(|s| s.scenario == scenario.id && s.mode == LoadMode::Users)
-                .filter(|s| !s.levels.is_empty())
-                .collect();
-            if series.is_empty() {
-                return None;
-            }
-            let last = last_turn_context(scenario, shape);
-            Some(ScenarioUsersServed {
-                scenario: scenario.id.clone(),
-                scenario_name: scenario.name.clone(),
-                served: scenario_users_served(scenario, &series, last, stat, limits),
-            })
-        })
-        .collect()
-}
-
-/// How many more users the prefix cache lets a session scenario serve under one set of limits,
-/// where the users series with caching defeated reached those limits.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct CachingGain {
-    pub scenario_name: String,
-    /// The use case, or "<scenario> (default limits)".
-    pub limits_name: String,
-    /// Users served with caching allowed (whole users, read between levels where needed).
-    pub allowed: u32,
-    /// Every level tested with caching allowed met the limits: `allowed` is a lower bound.
-    pub allowed_is_bound: bool,
-    pub defeated: u32,
-}
-
-impl CachingGain {
-    /// "Within the limits of General Chatbot, prefix caching adds 96 users to Chat session: 160
-    /// with it, 64 without." With a bound: "adds at least 96 users: ≥ 160 with it (every level
-    /// tested passes), 64 without."
-    pub fn sentence(&self) -> String {
-        let gain = self.allowed.saturating_sub(self.defeated);
-        let noun = if gain == 1 { "user" } else { "users" };
-        let (at_least, with) = if self.allowed_is_bound {
-            (
-                "at least ",
-                format!("≥ {} with it (every level tested passes)", self.allowed),
-            )
-        } else {
-            ("", format!("{} with it", self.allowed))
-        };
-        format!(
-            "Within the limits of {}, prefix caching adds {at_least}{gain} {noun} to {}: {with}, {} without.",
-            self.limits_name,
-            self.scenario_name,
-            self.defeated
-        )
-    }
-}
-
-/// For every limits under which the series with caching defeated stopped meeting them (and met
-/// them at its lowest level), the users caching adds.
-pub fn caching_gains(served: &[ScenarioUsersServed]) -> Vec<CachingGain> {
-    let users = |c: &Capacity| c.estimate.map(|e| e.concurrency);
-    served
-        .iter()
-        .flat_map(|scenario| {
-            let of = move |cache: CacheUse, id: &str| {
-                scenario
-                    .served
-                    .iter()
-                    .find(|u| u.cache == Some(cache) && u.id == id)
-            };
-            scenario
-                .served
-                .iter()
-                .filter(|u| u.cache == Some(CacheUse::Defeated))
-                .filter_map(move |defeated| {
-                    let allowed = of(CacheUse::Allowed, &defeated.id)?;
-                    defeated.capacity.first_breach?;
-                    Some(CachingGain {
-                        scenario_name: scenario.scenario_name.clone(),
-                        limits_name: defeated.name.clone(),
-                        allowed: users(&allowed.capacity)?,
-                        allowed_is_bound: allowed.capacity.first_breach.is_none(),
-                        defeated: users(&defeated.capacity)?,
-                    })
-                })
-        })
-        .collect()
-}
-
-/// For each users series (caching allowed first): the use cases whose context budget holds the
-/// session's last turn, then the default limits.
-fn scenario_users_served(
-    scenario: &Scenario,
-    series: &[&Series],
-    last_turn_context_tokens: u32,
-    stat: Stat,
-    limits: Limits,
-) -> Vec<UsersServed> {
-    let mut users: Vec<&Series> = series
-        .iter()
-        .copied()
-        .filter(|s| s.mode == LoadMode::Users)
-        .collect();
-    users.sort_by_key(|s| s.cache);
-    let presets: Vec<(String, String, Thresholds)> = use_cases()
-        .into_iter()
-        .filter(|uc| uc.context_tokens >= last_turn_context_tokens)
-        .map(|uc| (uc.id.to_string(), uc.name.to_string(), uc.thresholds))
-        .chain([(
-            scenario.id.clone(),
-            format!("{} (default limits)", scenario.name),
-            default_scenario_thresholds(),
-        )])
-        .collect();
-    users
-        .into_iter()
-        .flat_map(|series| {
-            presets.iter().map(move |(id, name, preset)| {
-                let thresholds = limits(id, *preset);
-                let capacity = capacity(series, &thresholds, stat);
-                UsersServed {
-                    verdict: capacity.verdict_sentence(),
-                    id: id.clone(),
-                    name: name.clone(),
-                    thresholds,
-                    cache: series.cache,
-                    capacity,
-                }
-            })
-        })
-        .collect()
-}
-
 /// Later turns' TTFT, allowed against defeated, at each (mode, load) both series measured.
 fn caching_effect(series: &[&Series], stat: Stat) -> Vec<CachingEffect> {
     let find = |mode: LoadMode, cache: CacheUse| {
@@ -766,103 +615,6 @@ fn caching_effect(series: &[&Series], stat: Stat) -> Vec<CachingEffect> {
         }
     }
     effects
-}
-
-/// A replayed trace's figures.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct TraceReplay {
-    pub scenario: String,
-    pub scenario_name: String,
-    pub source: TraceSource,
-    pub levels: Vec<TraceLevelFigures>,
-}
-
-/// One replay speed.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct TraceLevelFigures {
-    pub speed: Option<f64>,
-    /// Most requests in flight.
-    pub concurrency: u32,
-    pub ttft_s: Option<f64>,
-    pub e2e_s: Option<f64>,
-    pub system_output_tok_s: f64,
-    /// Measured cached over prompt tokens, 0..1.
-    pub cache_hit_ratio: Option<f64>,
-    /// How late requests left against the trace's schedule, p99 seconds.
-    pub scheduling_lag_p99_s: Option<f64>,
-    pub has_timeline: bool,
-}
-
-impl TraceReplay {
-    fn of(scenario: &Scenario, source: &TraceSource, series: &Series, stat: Stat) -> TraceReplay {
-        TraceReplay {
-            scenario: scenario.id.clone(),
-            scenario_name: scenario.name.clone(),
-            source: source.clone(),
-            levels: series
-                .levels
-                .iter()
-                .map(|l| TraceLevelFigures {
-                    speed: l.trace.map(|t| t.speed),
-                    concurrency: l.concurrency,
-                    ttft_s: Metric::Ttft.value(l, stat),
-                    e2e_s: Metric::E2e.value(l, stat),
-                    system_output_tok_s: l.system_output_tok_s,
-                    cache_hit_ratio: l.prompt_cache.and_then(|c| c.hit_ratio()),
-                    scheduling_lag_p99_s: l.client.as_ref().map(|c| c.scheduling_lag_p99_s),
-                    has_timeline: l.timeline.is_some(),
-                })
-                .collect(),
-        }
-    }
-
-    /// "Trace sample-mooncake at 4× speed: 51% of prompt tokens from the cache (its shared
-    /// blocks imply 51%)."
-    pub fn cache_sentence(&self) -> Option<String> {
-        let level = self.levels.iter().find(|l| l.cache_hit_ratio.is_some())?;
-        let speed = level
-            .speed
-            .map_or(String::new(), |s| format!(" at {}", trace_speed(s)));
-        Some(format!(
-            "{}{speed}: {} of prompt tokens from the cache (its shared blocks imply {}).",
-            self.scenario_name,
-            with_unit(level.cache_hit_ratio? * 100.0, "%"),
-            with_unit(self.source.shared_block_ratio * 100.0, "%")
-        ))
-    }
-
-    fn lines(&self) -> Vec<(String, String)> {
-        let mut lines = vec![(
-            format!("Trace: {}", self.scenario_name),
-            format!(
-                "{} ({}), {} requests over {}, shared blocks imply a {} cache-hit ratio",
-                self.source.file,
-                self.source.format,
-                self.source.requests,
-                with_unit(self.source.duration_s, "s"),
-                with_unit(self.source.shared_block_ratio * 100.0, "%")
-            ),
-        )];
-        for l in &self.levels {
-            let mut parts = Vec::new();
-            if let Some(t) = l.ttft_s {
-                parts.push(format!("TTFT {}", Metric::Ttft.display_text(t)));
-            }
-            parts.push(format!(
-                "{} output",
-                Metric::SystemOutputTokS.display_text(l.system_output_tok_s)
-            ));
-            if let Some(r) = l.cache_hit_ratio {
-                parts.push(format!("cache hits {}", with_unit(r * 100.0, "%")));
-            }
-            if let Some(lag) = l.scheduling_lag_p99_s {
-                parts.push(format!("send lag p99 {}", with_unit(lag * 1000.0, "ms")));
-            }
-            let speed = l.speed.map_or("replay".into(), trace_speed);
-            lines.push((format!("  at {speed}"), parts.join(", ")));
-        }
-        lines
-    }
 }
 
 #[cfg(test)]

@@ -5,9 +5,11 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::format::with_unit;
+use super::metric::Metric;
 use crate::schema::{Level, LoadMode, Report, Series, TimelineSlice};
 use crate::stats::Stat;
 
+// Its words (label, unit, direction) are its `Metric`'s.
 /// A figure read from each slice of a level's timeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -44,38 +46,34 @@ impl TimelineMetric {
         }
     }
 
-    pub fn label(self) -> &'static str {
+    /// The figure it is: its label, unit and direction.
+    pub fn metric(self) -> Metric {
         match self {
-            TimelineMetric::CompletedPerS => "Requests completed",
-            TimelineMetric::OutputTokS => "Output throughput",
-            TimelineMetric::Ttft => "Time to first token",
-            TimelineMetric::CacheHitRatio => "Cache-hit ratio",
-            TimelineMetric::Errors => "Errors",
+            TimelineMetric::CompletedPerS => Metric::CompletedPerS,
+            TimelineMetric::OutputTokS => Metric::OutputTokS,
+            TimelineMetric::Ttft => Metric::Ttft,
+            TimelineMetric::CacheHitRatio => Metric::CacheHitRatio,
+            TimelineMetric::Errors => Metric::Errors,
         }
+    }
+
+    pub fn label(self) -> &'static str {
+        self.metric().label()
     }
 
     /// Display unit (after [`TimelineMetric::to_display`]).
     pub fn unit(self) -> &'static str {
-        match self {
-            TimelineMetric::CompletedPerS => "req/s",
-            TimelineMetric::OutputTokS => "tok/s",
-            TimelineMetric::Ttft => "s",
-            TimelineMetric::CacheHitRatio => "%",
-            TimelineMetric::Errors => "",
-        }
+        self.metric().unit()
     }
 
     /// Stored value to displayed (the ratio in percent).
     pub fn to_display(self, value: f64) -> f64 {
-        match self {
-            TimelineMetric::CacheHitRatio => value * 100.0,
-            _ => value,
-        }
+        self.metric().to_display(value)
     }
 
     /// "62.5%", "1,200 tok/s".
     pub fn display_text(self, value: f64) -> String {
-        with_unit(self.to_display(value), self.unit())
+        self.metric().display_text(value)
     }
 
     /// The slice's value (stored unit), `None` where the slice has nothing to say (no request

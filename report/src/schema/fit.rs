@@ -101,6 +101,7 @@ pub struct FitPoint {
     pub uncalibrated: f64,
 }
 
+// Their words (label, unit, direction) are their `Metric`s', in `analysis::metric`.
 /// The figures a fit is judged on.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
@@ -128,16 +129,6 @@ impl FitMetric {
             FitMetric::ItlS => "itl",
             FitMetric::DecodeTokS => "decode",
             FitMetric::SystemOutputTokS => "throughput",
-        }
-    }
-
-    /// How tables name it.
-    pub fn label(self) -> &'static str {
-        match self {
-            FitMetric::TtftS => "TTFT",
-            FitMetric::ItlS => "ITL",
-            FitMetric::DecodeTokS => "per-user decode",
-            FitMetric::SystemOutputTokS => "system throughput",
         }
     }
 

@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 use crate::analysis::cost::{
     cost_per_hour_from_gpu_hours, cost_per_million_tokens, level_tokens_per_joule,
 };
-use crate::analysis::format::{format_number, with_unit};
 use crate::analysis::goodput::level_load;
 use crate::analysis::interpolate::MonotoneCurve;
 use crate::analysis::metric::Metric;
@@ -91,6 +90,7 @@ pub fn interactivity(level: &Level, stat: Stat) -> Option<f64> {
     }
 }
 
+// Its words (label, unit, direction) are its `Metric`'s.
 /// A figure of an operating point: a Pareto chart's axis, a ranking's column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -136,35 +136,29 @@ impl Figure {
             .find(|f| f.key() == key)
     }
 
-    pub fn label(self) -> &'static str {
+    /// The figure it is: its label, unit and direction.
+    pub fn metric(self) -> Metric {
         match self {
-            Figure::Interactivity => "Interactivity",
-            Figure::ThroughputPerGpu => "Output throughput per GPU",
-            Figure::UsdPerMillion => "Cost per million output tokens (GPU rental only)",
-            Figure::JoulesPerToken => "Energy per output token (GPU power only)",
-            Figure::TokSPerKw => "Output tokens/s per kW (GPU power only)",
-            Figure::E2e => "End-to-end latency",
-            Figure::Ttft => "Time to first token",
+            Figure::Interactivity => Metric::Interactivity,
+            Figure::ThroughputPerGpu => Metric::ThroughputPerGpu,
+            Figure::UsdPerMillion => Metric::UsdPerMillion,
+            Figure::JoulesPerToken => Metric::JoulesPerToken,
+            Figure::TokSPerKw => Metric::TokSPerKw,
+            Figure::E2e => Metric::E2e,
+            Figure::Ttft => Metric::Ttft,
         }
+    }
+
+    pub fn label(self) -> &'static str {
+        self.metric().label()
     }
 
     pub fn unit(self) -> &'static str {
-        match self {
-            Figure::Interactivity => "tok/s per user",
-            Figure::ThroughputPerGpu => "tok/s per GPU",
-            Figure::UsdPerMillion => "$/M tokens",
-            Figure::JoulesPerToken => "J/token",
-            Figure::TokSPerKw => "tok/s per kW",
-            Figure::E2e | Figure::Ttft => "s",
-        }
+        self.metric().unit()
     }
 
-    /// Whether more is better: speeds and throughputs; not costs, energy or latency.
     pub fn higher_is_better(self) -> bool {
-        matches!(
-            self,
-            Figure::Interactivity | Figure::ThroughputPerGpu | Figure::TokSPerKw
-        )
+        self.metric().higher_is_better()
     }
 
     pub fn value(self, p: &OperatingPoint) -> Option<f64> {
@@ -181,10 +175,7 @@ impl Figure {
 
     /// A value with its unit, as the page and the terminal write it: "$0.42", "1,234 tok/s".
     pub fn text(self, value: f64) -> String {
-        match self {
-            Figure::UsdPerMillion => format!("${}", format_number(value)),
-            _ => with_unit(value, self.unit()),
-        }
+        self.metric().display_text(value)
     }
 }
 
