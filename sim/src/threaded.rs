@@ -1,5 +1,5 @@
 //! A simulator on a thread and runtime of its own, for callers that measure timing in the same
-//! process (`infermeter bench-timing`, `infermeter calibrate`): the engine's step timers then never
+//! process (`infermeter-dev bench-timing`, `infermeter-dev calibrate`): the engine's step timers then never
 //! queue behind the caller's tasks, nor the caller's behind the engine's.
 
 use std::thread::JoinHandle;

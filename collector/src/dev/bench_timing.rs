@@ -1,4 +1,4 @@
-//! `infermeter bench-timing`: how far the collector's event instants are from when the events
+//! `infermeter-dev bench-timing`: how far the collector's event instants are from when the events
 //! were sent, measured against the simulator's own send timestamps (`--emit-timestamps`) on the
 //! same machine.
 //!

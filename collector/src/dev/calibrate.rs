@@ -1,4 +1,4 @@
-//! `infermeter calibrate`: the simulator's calibration table measured for real. Each reference
+//! `infermeter-dev calibrate`: the simulator's calibration table measured for real. Each reference
 //! workload (`infermeter_sim::calibration::REFERENCES`) gets its own in-process simulator and an
 //! ordinary `infermeter run` (peak mode, only the levels its figures need); the figures are read
 //! back from the written reports and set beside the published ones and the virtual-time
@@ -252,7 +252,7 @@ pub async fn run(args: CalibrateArgs) -> Result<bool, CalibrateError> {
     })?;
     let plans = plans(args.quick);
     eprintln!(
-        "infermeter calibrate: {} workloads in parallel on in-process simulators; reports in {}",
+        "infermeter-dev calibrate: {} workloads in parallel on in-process simulators; reports in {}",
         plans.len(),
         dir.display()
     );

@@ -1,4 +1,4 @@
-//! `infermeter bench-client`: what the client itself costs per streamed token at scale, beside
+//! `infermeter-dev bench-client`: what the client itself costs per streamed token at scale, beside
 //! the floor, a bare reader of the same streams.
 //!
 //! The simulator runs in this process, on a runtime and threads of its own; each client under
@@ -25,7 +25,7 @@ use std::time::Duration;
 use infermeter_report::Outcome;
 use infermeter_sim::{SimArgs, SimError, ThreadedSim};
 
-use crate::commands::bench_soak::proc_stats::load_average;
+use crate::dev::proc_stats::load_average;
 use crate::http::driver::DriverError;
 use crate::output::records::{read_records, records_path, RecordsError};
 pub use floor::run as floor;
@@ -59,7 +59,8 @@ pub struct BenchClientArgs {
     /// temp directory).
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
-    /// The collector to measure (default: this one), e.g. an earlier build to compare with.
+    /// The collector to measure (default: the `infermeter` beside this binary), e.g. an earlier
+    /// build to compare with.
     #[arg(long, value_name = "PATH")]
     pub collector: Option<PathBuf>,
 }
@@ -400,10 +401,11 @@ impl Job<'_> {
     }
 
     fn command(&self, report: &Path) -> Command {
-        let this = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("infermeter"));
         match self.client {
             Client::Infermeter => {
-                let mut command = Command::new(self.args.collector.as_ref().unwrap_or(&this));
+                let collector = self.args.collector.clone();
+                let mut command =
+                    Command::new(collector.unwrap_or_else(crate::dev::collector::binary));
                 command
                     .args(["--quiet", "run", "--force", "--power", "none"])
                     .args(["--api", "completions", "--base-url", self.base_url])
@@ -414,6 +416,9 @@ impl Job<'_> {
                 command
             }
             Client::Floor => {
+                // The floor is a subcommand of this binary.
+                let this =
+                    std::env::current_exe().unwrap_or_else(|_| PathBuf::from("infermeter-dev"));
                 let mut command = Command::new(this);
                 command
                     .args(["--quiet", "bench-client-floor", "--base-url", self.base_url])

@@ -1,4 +1,4 @@
-//! `infermeter bench-soak`: a long run at thousands of streams, and what a kill leaves behind.
+//! `infermeter-dev bench-soak`: a long run at thousands of streams, and what a kill leaves behind.
 //!
 //! The simulator runs in this process, on a runtime and threads of its own; the collector under
 //! test is an ordinary `infermeter run` in a child process, so the memory read is its alone. The
@@ -11,8 +11,6 @@
 //! last window. After `--minutes` the child gets SIGKILL, in the middle of a level, and what it
 //! wrote is read back: every record must parse, the partial report must load.
 
-pub mod proc_stats;
-
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -20,8 +18,9 @@ use std::time::{Duration, Instant};
 use infermeter_report::{Report, RequestRecord, RunStatus};
 use infermeter_sim::{SimArgs, SimError, ThreadedSim};
 
-use crate::commands::summary::read_report;
+use crate::dev::proc_stats;
 use crate::output::records::records_path;
+use crate::output::report_files::read_report;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct BenchSoakArgs {
@@ -259,7 +258,7 @@ impl Soak {
 
     /// Starts the collector, reads it every period until the duration is up, then kills it.
     async fn measure(&self, base_url: &str) -> Result<Vec<Sample>, BenchSoakError> {
-        let program = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("infermeter"));
+        let program = crate::dev::collector::binary();
         let log = std::fs::File::create(&self.log).map_err(|source| BenchSoakError::Write {
             path: self.log.clone(),
             source,
