@@ -9,6 +9,7 @@ pub mod import;
 pub mod k8s;
 pub mod merge;
 pub mod run;
+pub mod sim;
 pub mod summary;
 pub mod sweep;
 pub mod view;
@@ -26,6 +27,7 @@ use import::ImportArgs;
 use k8s::K8sArgs;
 use merge::MergeArgs;
 use run::RunArgs;
+use sim::SimArgs;
 use summary::{SummaryArgs, ValidateArgs};
 use sweep::{SweepArgs, WatchdogArgs};
 use view::ViewArgs;
@@ -67,7 +69,7 @@ pub enum Command {
     /// Check a report file and explain any problem (exit 1 on problems).
     Validate(ValidateArgs),
     /// Run the simulated inference engine.
-    Sim(Box<infermeter_sim::SimArgs>),
+    Sim(Box<SimArgs>),
     /// Fit the simulator's engine model to a measured report, print its error level by level
     /// (leave-one-level-out beside the uncalibrated profile) and store the fit in the report.
     Fit(FitArgs),
@@ -103,7 +105,7 @@ pub async fn dispatch(command: Command, show_progress: bool) -> anyhow::Result<E
         Command::Summary(args) => summary::print(&args).map(|()| ExitCode::SUCCESS),
         Command::Validate(args) => Ok(done(summary::validate(&args))),
         Command::Sim(args) => {
-            infermeter_sim::run(*args).await?;
+            infermeter_sim::run(args.config()).await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Fit(args) => {

@@ -27,7 +27,7 @@ use crate::metrics::Metrics;
 use crate::request_log::{RequestLog, ServedRequest};
 use crate::scheduler::{self, Cmd, Delivery};
 use crate::tokenizer::{self, ChatMessage};
-use crate::{rng, SimArgs, SimError};
+use crate::{rng, SimConfig, SimError};
 
 /// Mean length of a natural (EOS-terminated) answer, in tokens: each token ends the answer with
 /// probability 1/300, like a model that stops when it is done.
@@ -148,28 +148,28 @@ fn bind(addr: SocketAddr) -> Result<TcpListener, SimError> {
 }
 
 /// Bind, spawn the server and its scheduler on the current runtime, and return at once.
-pub async fn start(args: SimArgs) -> Result<RunningSim, SimError> {
-    let profile = args.profile()?;
-    let faults = FaultPlan::parse(args.faults.as_deref(), args.seed)?;
-    let listener = bind(args.listen)?;
+pub async fn start(config: SimConfig) -> Result<RunningSim, SimError> {
+    let profile = config.profile()?;
+    let faults = FaultPlan::parse(config.faults.as_deref(), config.seed)?;
+    let listener = bind(config.listen)?;
     let addr = listener.local_addr().map_err(|source| SimError::Bind {
-        addr: args.listen,
+        addr: config.listen,
         source,
     })?;
     let metrics = Arc::new(Mutex::new(Metrics::default()));
     let engine = crate::engine::Engine::new(profile.clone());
     let max_sequence_tokens = engine.max_sequence_tokens();
-    let (cmds, scheduler) = scheduler::spawn(profile.clone(), metrics.clone(), args.time_scale);
+    let (cmds, scheduler) = scheduler::spawn(profile.clone(), metrics.clone(), config.time_scale);
     let shared = Arc::new(Shared {
         served_name: profile.model_name.clone(),
         profile: profile.clone(),
-        api_key: args.api_key.filter(|k| !k.is_empty()),
-        emit_timestamps: args.emit_timestamps,
-        reasoning_tokens: args.reasoning_tokens,
-        time_scale: args.time_scale,
+        api_key: config.api_key.filter(|k| !k.is_empty()),
+        emit_timestamps: config.emit_timestamps,
+        reasoning_tokens: config.reasoning_tokens,
+        time_scale: config.time_scale,
         log: Arc::new(RequestLog::default()),
         faults,
-        seed: args.seed,
+        seed: config.seed,
         max_sequence_tokens,
         next_id: AtomicU64::new(0),
         arrivals: AtomicU64::new(0),
@@ -200,8 +200,8 @@ pub async fn start(args: SimArgs) -> Result<RunningSim, SimError> {
 }
 
 /// Start, announce on stderr, serve until Ctrl-C or SIGTERM.
-pub async fn run(args: SimArgs) -> Result<(), SimError> {
-    let sim = start(args).await?;
+pub async fn run(config: SimConfig) -> Result<(), SimError> {
+    let sim = start(config).await?;
     let p = sim.profile();
     eprintln!(
         "infermeter sim: serving {} on {}x {} at {}",

@@ -23,7 +23,7 @@ use std::process::{Command, ExitStatus};
 use std::time::Duration;
 
 use infermeter_report::Outcome;
-use infermeter_sim::{SimArgs, SimError, ThreadedSim};
+use infermeter_sim::{SimConfig, SimError, ThreadedSim};
 
 use crate::dev::proc_stats::load_average;
 use crate::http::driver::DriverError;
@@ -221,15 +221,15 @@ pub fn table(rows: &[Row]) -> String {
 const PER_CORE_TOK_S: f64 = 50.0;
 
 /// The simulator: every stream in one batch (no queue), prefill of a whole level in one step.
-fn sim_args(args: &BenchClientArgs) -> SimArgs {
+fn sim_config(args: &BenchClientArgs) -> SimConfig {
     let max = args.streams.iter().copied().max().unwrap_or(1);
-    SimArgs {
+    SimConfig {
         listen: "127.0.0.1:0".parse().expect("literal address"),
         model: args.model.clone(),
         gpu: args.gpu.clone(),
         max_num_seqs: max.max(256),
         max_num_batched_tokens: Some(max.saturating_mul(args.input_tokens).max(8192)),
-        ..SimArgs::default()
+        ..SimConfig::default()
     }
 }
 
@@ -269,7 +269,7 @@ pub async fn run(args: BenchClientArgs) -> Result<Vec<Row>, BenchClientError> {
         args.runs,
         load_line()
     );
-    let sim = ThreadedSim::start(sim_args(&args), true)
+    let sim = ThreadedSim::start(sim_config(&args), true)
         .await
         .map_err(BenchClientError::Sim)?;
     let measured = measure_all(&args, &dir, sim.base_url(), perf).await;

@@ -16,7 +16,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use infermeter_report::{Report, RequestRecord, RunStatus};
-use infermeter_sim::{SimArgs, SimError, ThreadedSim};
+use infermeter_sim::{SimConfig, SimError, ThreadedSim};
 
 use crate::dev::proc_stats;
 use crate::output::records::records_path;
@@ -355,8 +355,8 @@ fn sample_line(s: &Sample) -> String {
 
 /// The simulated engine: room for every stream in one batch, and every step slowed by
 /// `--step-ms`, which sets the token rate.
-fn sim_args(args: &BenchSoakArgs) -> SimArgs {
-    SimArgs {
+fn sim_config(args: &BenchSoakArgs) -> SimConfig {
+    SimConfig {
         listen: "127.0.0.1:0".parse().expect("literal address"),
         model: "llama-3.1-8b".into(),
         gpu: "h100-sxm".into(),
@@ -364,7 +364,7 @@ fn sim_args(args: &BenchSoakArgs) -> SimArgs {
         max_num_batched_tokens: Some(args.streams.saturating_mul(16).max(8192)),
         cuda_graph_max_batch: Some(0),
         eager_step_overhead_ms: Some(args.step_ms),
-        ..SimArgs::default()
+        ..SimConfig::default()
     }
 }
 
@@ -379,7 +379,7 @@ pub async fn run(args: BenchSoakArgs) -> Result<bool, BenchSoakError> {
         args.level_seconds,
         soak.period.as_secs_f64()
     );
-    let sim = ThreadedSim::start(sim_args(&args), true)
+    let sim = ThreadedSim::start(sim_config(&args), true)
         .await
         .map_err(BenchSoakError::Sim)?;
     let samples = soak.measure(sim.base_url()).await;

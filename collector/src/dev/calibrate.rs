@@ -151,14 +151,14 @@ async fn measure(plan: &Plan, dir: &Path, quick: bool) -> Result<Vec<LevelResult
         }
     })?;
     let out = dir.join(format!("{name}.json"));
-    let sim_args = infermeter_sim::SimArgs {
+    let sim_config = infermeter_sim::SimConfig {
         listen: "127.0.0.1:0".parse().expect("literal address"),
         model: d.model.into(),
         gpu: d.gpu.into(),
         gpus: d.gpus,
-        ..infermeter_sim::SimArgs::default()
+        ..infermeter_sim::SimConfig::default()
     };
-    let sim = infermeter_sim::ThreadedSim::start(sim_args, false)
+    let sim = infermeter_sim::ThreadedSim::start(sim_config, false)
         .await
         .map_err(CalibrateError::Sim)?;
     let base_url = sim.base_url().to_string();

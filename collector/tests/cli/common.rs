@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use infermeter_report::{Report, RequestRecord};
-use infermeter_sim::{RunningSim, SimArgs};
+use infermeter_sim::{RunningSim, SimConfig};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_infermeter");
 /// The developers' binary: the self-benchmarks and calibration.
@@ -23,24 +23,24 @@ pub fn fast_profiles() -> PathBuf {
     manifest_dir().join("tests/data/fast-sim.toml")
 }
 
-pub fn fast_sim_args() -> SimArgs {
-    SimArgs {
+pub fn fast_sim_args() -> SimConfig {
+    SimConfig {
         listen: "127.0.0.1:0".parse().unwrap(),
         gpu: "test-fast".into(),
         profiles: Some(fast_profiles()),
-        ..SimArgs::default()
+        ..SimConfig::default()
     }
 }
 
 /// The simulator's default deployment (an H100), on a free port: real simulated time.
-pub fn h100_sim_args() -> SimArgs {
-    SimArgs {
+pub fn h100_sim_args() -> SimConfig {
+    SimConfig {
         listen: "127.0.0.1:0".parse().unwrap(),
-        ..SimArgs::default()
+        ..SimConfig::default()
     }
 }
 
-pub async fn start_sim(args: SimArgs) -> RunningSim {
+pub async fn start_sim(args: SimConfig) -> RunningSim {
     infermeter_sim::start(args).await.expect("simulator starts")
 }
 
