@@ -2,6 +2,8 @@
 
 #[path = "cli/bench_client.rs"]
 mod bench_client;
+#[path = "cli/binaries.rs"]
+mod binaries;
 #[path = "cli/common.rs"]
 mod common;
 #[path = "cli/connections.rs"]

@@ -4,7 +4,7 @@
 //! system throughput = per-user decode x concurrency; scaling efficiency = system / (single-user x N).
 //!
 //! [`REFERENCES`] is the one list of reference figures; [`Reference::value`] turns measured levels
-//! into a figure, so the virtual-time table here and `infermeter calibrate` (real time, through the
+//! into a figure, so the virtual-time table here and `infermeter-dev calibrate` (real time, through the
 //! collector) compute every figure the same way.
 
 use crate::engine::measure::{measure, LevelSpec, Load};

@@ -27,71 +27,52 @@ pub use infermeter_engine as engine;
 pub use server::{run, start, RunningSim};
 pub use threaded::ThreadedSim;
 
-/// Options of `infermeter sim`. `Debug` is written by hand so the API key never reaches a log.
-#[derive(clap::Args, Clone)]
-pub struct SimArgs {
-    /// Address to serve on (use 127.0.0.1:0 for any free port).
-    #[arg(long, default_value = "127.0.0.1:8000")]
+/// What the simulator serves and how: a deployment (a profile, or a fitted report) and its
+/// limits, the address, faults and timing. Plain values; `infermeter sim` builds one from its
+/// options, tests and the self-benchmarks build one directly. `Debug` is written by hand so the
+/// API key never reaches a log.
+#[derive(Clone)]
+pub struct SimConfig {
+    /// Address to serve on (127.0.0.1:0 for any free port).
     pub listen: SocketAddr,
-    /// Model profile id (see engine/profiles.toml), e.g. qwen3-coder-30b-a3b, llama-3.1-8b.
-    #[arg(long, default_value = "qwen3-coder-30b-a3b")]
+    /// Model profile id (see engine/profiles.toml).
     pub model: String,
-    /// GPU profile id, e.g. h100-pcie, h100-sxm, h200, b200, a100-80gb, l40s, rtx-pro-6000.
-    #[arg(long, default_value = DEFAULT_GPU)]
+    /// GPU profile id.
     pub gpu: String,
     /// Number of GPUs (tensor parallel).
-    #[arg(long, default_value_t = 1)]
     pub gpus: u32,
     /// Require `Authorization: Bearer KEY` on /v1 and tokenizer routes.
-    #[arg(long, env = "INFERMETER_SIM_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,
     /// Extra profiles TOML merged over the built-in ones.
-    #[arg(long, value_name = "FILE")]
     pub profiles: Option<PathBuf>,
     /// Most sequences in one batch (vLLM --max-num-seqs).
-    #[arg(long, default_value_t = DEFAULT_MAX_NUM_SEQS)]
     pub max_num_seqs: u32,
-    /// Most tokens in one step (vLLM --max-num-batched-tokens); without it, the deployment's
-    /// (the profile's `max_num_batched_tokens`, else 8192).
-    #[arg(long, value_name = "N")]
+    /// Most tokens in one step; `None`: the deployment's (the profile's, else 8192).
     pub max_num_batched_tokens: Option<u32>,
-    /// Reuse KV blocks of identical prompt prefixes (vLLM --enable-prefix-caching).
-    #[arg(long)]
+    /// Reuse KV blocks of identical prompt prefixes.
     pub prefix_cache: bool,
-    /// Largest batch (sequences per step) run through captured CUDA graphs; bigger steps run
-    /// eagerly (default: the profile's `cuda_graph_max_batch`, else no limit).
-    #[arg(long, value_name = "N")]
+    /// Largest batch run through captured CUDA graphs; `None`: the profile's, else no limit.
     pub cuda_graph_max_batch: Option<u32>,
-    /// Extra kernel-launch time of an eager step, ms (default: the profile's, else 0).
-    #[arg(long, value_name = "MS")]
+    /// Extra kernel-launch time of an eager step, ms; `None`: the profile's, else 0.
     pub eager_step_overhead_ms: Option<f64>,
     /// Add the server's send time (`infermeter_ts`) to every streamed chunk.
-    #[arg(long)]
     pub emit_timestamps: bool,
-    /// Stream this many reasoning tokens (`reasoning_content`) before each chat answer, as a
-    /// reasoning model does (counted in the output; at least one answer token remains).
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    /// Reasoning tokens (`reasoning_content`) streamed before each chat answer.
     pub reasoning_tokens: u32,
-    /// Multiply every simulated duration (steps, front end) by F: 0.1 serves ten times faster
-    /// than the modelled hardware, for quick tests; the figures measured are then in that time.
-    #[arg(long, value_name = "F", default_value_t = 1.0, value_parser = parse_time_scale)]
+    /// Every simulated duration multiplied by this (positive; 0.1 serves ten times faster).
     pub time_scale: f64,
-    /// Injected faults, e.g. `status429=0.05,reset=0.01` or `schedule=ok,429,reset,stall:2`.
-    #[arg(long, value_name = "SPEC")]
+    /// Injected faults, e.g. `status429=0.05,reset=0.01` (see [`faults`]).
     pub faults: Option<String>,
     /// Seed for EOS draws and faults.
-    #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Serve the engine fitted to REPORT (`infermeter fit REPORT`): its model, GPU, limits and
-    /// coefficients. --gpu or --gpus other than their defaults ask what if it ran on those
-    /// instead (its rates scaled by the datasheets).
-    #[arg(long, value_name = "REPORT", conflicts_with = "model")]
+    /// Serve the engine fitted to this report; a GPU or GPU count other than the defaults
+    /// scales it to those.
     pub fit: Option<PathBuf>,
 }
 
-impl std::fmt::Debug for SimArgs {
+impl std::fmt::Debug for SimConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SimArgs")
+        f.debug_struct("SimConfig")
             .field("listen", &self.listen)
             .field("model", &self.model)
             .field("gpu", &self.gpu)
@@ -113,21 +94,21 @@ impl std::fmt::Debug for SimArgs {
     }
 }
 
-impl SimArgs {
+impl SimConfig {
     /// The defaults on a free loopback port: what an in-process test or tool wants.
-    pub fn loopback() -> SimArgs {
-        SimArgs {
+    pub fn loopback() -> SimConfig {
+        SimConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-            ..SimArgs::default()
+            ..SimConfig::default()
         }
     }
 }
 
-impl Default for SimArgs {
+impl Default for SimConfig {
     fn default() -> Self {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 8000)),
-            model: "qwen3-coder-30b-a3b".into(),
+            model: DEFAULT_MODEL.into(),
             gpu: DEFAULT_GPU.into(),
             gpus: 1,
             api_key: None,
@@ -147,21 +128,14 @@ impl Default for SimArgs {
     }
 }
 
-fn parse_time_scale(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(f) if f.is_finite() && f > 0.0 => Ok(f),
-        _ => Err(format!(
-            "\"{s}\" is not a positive number; e.g. 0.1 runs ten times faster"
-        )),
-    }
-}
-
-/// The GPU `--gpu` names when not given.
+/// The model served when none is named.
+pub const DEFAULT_MODEL: &str = "qwen3-coder-30b-a3b";
+/// The GPU served when none is named.
 pub const DEFAULT_GPU: &str = "h100-pcie";
-/// `--max-num-seqs` when not given.
-const DEFAULT_MAX_NUM_SEQS: u32 = 256;
+/// The batch limit when none is given.
+pub const DEFAULT_MAX_NUM_SEQS: u32 = 256;
 
-impl SimArgs {
+impl SimConfig {
     /// The deployment these options describe.
     pub fn profile(&self) -> Result<engine::Profile, SimError> {
         let set = profiles::load(self.profiles.as_deref())?;
@@ -248,98 +222,68 @@ pub enum SimError {
 
 #[cfg(test)]
 mod tests {
-    use clap::{CommandFactory, Parser};
-
     use super::*;
 
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        sim: SimArgs,
-    }
-
     #[test]
-    fn cli_defaults_match_default_impl() {
-        Cli::command().debug_assert();
-        let parsed = Cli::try_parse_from(["sim"]).unwrap().sim;
-        let d = SimArgs::default();
-        assert_eq!(parsed.listen, d.listen);
+    fn the_default_deployment_takes_its_token_budget_from_the_profiles() {
+        let p = SimConfig::default().profile().unwrap();
         assert_eq!(
-            (parsed.model, parsed.gpu, parsed.gpus),
-            (d.model, d.gpu, d.gpus)
+            (p.model_id.as_str(), p.gpu_id.as_str()),
+            (DEFAULT_MODEL, DEFAULT_GPU)
         );
+        assert_eq!(p.max_num_seqs, DEFAULT_MAX_NUM_SEQS);
         assert_eq!(
-            (parsed.max_num_seqs, parsed.max_num_batched_tokens),
-            (256, None)
-        );
-        assert_eq!(
-            SimArgs::default().profile().unwrap().max_num_batched_tokens,
+            p.max_num_batched_tokens,
             profiles::DEFAULT_MAX_NUM_BATCHED_TOKENS
         );
-        assert!(!parsed.prefix_cache && !parsed.emit_timestamps);
-        assert_eq!((parsed.reasoning_tokens, parsed.time_scale), (0, 1.0));
-        assert!(Cli::try_parse_from(["sim", "--time-scale", "0"]).is_err());
-        assert_eq!(parsed.cuda_graph_max_batch, None);
-        let p = Cli::try_parse_from([
-            "sim",
-            "--gpu",
-            "h200",
-            "--gpus",
-            "2",
-            "--faults",
-            "reset=0.1",
-            "--cuda-graph-max-batch",
-            "16",
-        ])
-        .unwrap()
-        .sim;
-        assert_eq!(
-            (p.gpu.as_str(), p.gpus, p.faults.as_deref()),
-            ("h200", 2, Some("reset=0.1"))
-        );
-        assert_eq!(p.profile().unwrap().cuda_graph_max_batch, 16);
+        let graphs = SimConfig {
+            gpu: "h200".into(),
+            gpus: 2,
+            cuda_graph_max_batch: Some(16),
+            ..SimConfig::default()
+        };
+        assert_eq!(graphs.profile().unwrap().cuda_graph_max_batch, 16);
     }
 
-    /// `--fit REPORT` serves the fit's deployment and limits; other hardware scales it; a
-    /// report without a fit says how to make one.
+    /// A fitted report is served as fitted; other hardware scales it; a report without a fit
+    /// says how to make one.
     #[test]
     fn a_fitted_report_is_served_as_fitted() {
         let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/reports");
-        let args = |extra: &[&str]| {
-            let fit = data.join("llama-cpu-tiny-llama.json");
-            let argv = ["sim", "--fit", fit.to_str().unwrap()];
-            Cli::try_parse_from(argv.iter().chain(extra)).map(|c| c.sim)
+        let fitted = |gpu: &str| SimConfig {
+            fit: Some(data.join("llama-cpu-tiny-llama.json")),
+            gpu: gpu.into(),
+            ..SimConfig::default()
         };
-        let p = args(&[]).unwrap().profile().unwrap();
+        let p = fitted(DEFAULT_GPU).profile().unwrap();
         assert_eq!(
             (p.model_id.as_str(), p.gpu_id.as_str()),
             ("tiny-llama", "cpu")
         );
         assert_eq!((p.max_num_seqs, p.max_num_batched_tokens), (4, 2048));
-        let on_h100 = args(&["--gpu", "h100-sxm"]).unwrap().profile().unwrap();
+        let on_h100 = fitted("h100-sxm").profile().unwrap();
         assert!(on_h100.mem_bw > 50.0 * p.mem_bw);
         assert_eq!(on_h100.step_overhead, p.step_overhead);
-        assert!(
-            args(&["--model", "llama-3.1-8b"]).is_err(),
-            "--fit names the model"
-        );
-        let unfitted = SimArgs {
+        let unfitted = SimConfig {
             fit: Some(data.join("sample-synthetic.json")),
-            ..SimArgs::default()
+            ..SimConfig::default()
         };
         let err = unfitted.profile().unwrap_err().to_string();
         assert!(err.contains("holds no fit; run `infermeter fit"), "{err}");
     }
 
     #[test]
-    fn token_budget_comes_from_the_deployment_unless_the_flag_sets_it() {
-        let budget = |extra: &[&str]| {
-            let args = ["sim", "--model", "qwen3.5-35b-a3b-fp8", "--gpu", "h100-sxm"];
-            let argv: Vec<&str> = args.iter().chain(extra).copied().collect();
-            let sim = Cli::try_parse_from(argv).unwrap().sim;
-            sim.profile().unwrap().max_num_batched_tokens
+    fn token_budget_comes_from_the_deployment_unless_the_config_sets_it() {
+        let budget = |max_num_batched_tokens| {
+            let config = SimConfig {
+                model: "qwen3.5-35b-a3b-fp8".into(),
+                gpu: "h100-sxm".into(),
+                max_num_batched_tokens,
+                ..SimConfig::default()
+            };
+            config.profile().unwrap().max_num_batched_tokens
         };
-        assert_eq!(budget(&[]), 3072, "the [[tuning]] row's value");
-        assert_eq!(budget(&["--max-num-batched-tokens", "8192"]), 8192);
+        assert_eq!(budget(None), 3072, "the [[tuning]] row's value");
+        assert_eq!(budget(Some(8192)), 8192);
     }
 }

@@ -122,71 +122,92 @@ async fn run(
             _ => now,
         };
         let end = start + Duration::from_secs_f64(step.duration * time_scale);
-        let mut gone = Vec::new();
-        {
-            let mut m = metrics.lock().expect("metrics");
-            for ev in &step.events {
-                match *ev {
-                    StepEvent::Admitted { id, cached_tokens } => {
-                        if let Some(sub) = subs.get_mut(&id) {
-                            sub.admitted = Some(start);
-                            m.queue_time.observe((start - sub.arrived).as_secs_f64());
-                            m.prefix_cache_hits += u64::from(cached_tokens);
-                            if sub.tx.send(Delivery::Admitted { cached_tokens }).is_err() {
-                                gone.push(id);
-                            }
-                        }
-                    }
-                    StepEvent::Preempted { .. } => m.preemptions += 1,
-                    StepEvent::Token { .. } => {}
-                }
-            }
-        }
+        let mut gone = admit(&step.events, start, &mut subs, &metrics);
         publish(&engine, &metrics);
         tokio::time::sleep_until(end).await;
         clock = Some(end);
-        let mut m = metrics.lock().expect("metrics");
-        for ev in step.events {
-            let StepEvent::Token {
-                id,
-                index,
-                finished,
-            } = ev
-            else {
-                continue;
-            };
-            let Some(sub) = subs.get_mut(&id) else {
-                continue;
-            };
-            m.generation_tokens += 1;
-            match sub.last {
-                None => {
-                    sub.first = Some(end);
-                    m.ttft.observe((end - sub.arrived).as_secs_f64());
-                    let admitted = sub.admitted.unwrap_or(sub.arrived);
-                    m.prefill_time.observe((end - admitted).as_secs_f64());
-                }
-                Some(last) => m.itl.observe((end - last).as_secs_f64()),
-            }
-            sub.last = Some(end);
-            if sub.tx.send(Delivery::Token { index, finished }).is_err() {
-                gone.push(id);
-            }
-            if finished {
-                m.e2e.observe((end - sub.arrived).as_secs_f64());
-                m.decode_time
-                    .observe((end - sub.first.unwrap_or(end)).as_secs_f64());
-                if sub.length {
-                    m.success_length += 1;
-                } else {
-                    m.success_stop += 1;
-                }
-                subs.remove(&id);
-            }
-        }
-        drop(m);
+        deliver(step.events, end, &mut subs, &metrics, &mut gone);
         for id in gone {
             engine.cancel(id);
+            subs.remove(&id);
+        }
+    }
+}
+
+/// The step's admissions and preemptions, at its start: each admitted request learns it (its
+/// cached prompt tokens) and its queue time is counted. The requests whose receiver is gone.
+fn admit(
+    events: &[StepEvent],
+    start: Instant,
+    subs: &mut HashMap<SeqId, Sub>,
+    metrics: &Mutex<Metrics>,
+) -> Vec<SeqId> {
+    let mut gone = Vec::new();
+    let mut m = metrics.lock().expect("metrics");
+    for ev in events {
+        match *ev {
+            StepEvent::Admitted { id, cached_tokens } => {
+                if let Some(sub) = subs.get_mut(&id) {
+                    sub.admitted = Some(start);
+                    m.queue_time.observe((start - sub.arrived).as_secs_f64());
+                    m.prefix_cache_hits += u64::from(cached_tokens);
+                    if sub.tx.send(Delivery::Admitted { cached_tokens }).is_err() {
+                        gone.push(id);
+                    }
+                }
+            }
+            StepEvent::Preempted { .. } => m.preemptions += 1,
+            StepEvent::Token { .. } => {}
+        }
+    }
+    gone
+}
+
+/// The step's tokens, at its end: each to its request, with the latency metrics; a finished
+/// request leaves. Requests whose receiver is gone are added to `gone`.
+fn deliver(
+    events: Vec<StepEvent>,
+    end: Instant,
+    subs: &mut HashMap<SeqId, Sub>,
+    metrics: &Mutex<Metrics>,
+    gone: &mut Vec<SeqId>,
+) {
+    let mut m = metrics.lock().expect("metrics");
+    for ev in events {
+        let StepEvent::Token {
+            id,
+            index,
+            finished,
+        } = ev
+        else {
+            continue;
+        };
+        let Some(sub) = subs.get_mut(&id) else {
+            continue;
+        };
+        m.generation_tokens += 1;
+        match sub.last {
+            None => {
+                sub.first = Some(end);
+                m.ttft.observe((end - sub.arrived).as_secs_f64());
+                let admitted = sub.admitted.unwrap_or(sub.arrived);
+                m.prefill_time.observe((end - admitted).as_secs_f64());
+            }
+            Some(last) => m.itl.observe((end - last).as_secs_f64()),
+        }
+        sub.last = Some(end);
+        if sub.tx.send(Delivery::Token { index, finished }).is_err() {
+            gone.push(id);
+        }
+        if finished {
+            m.e2e.observe((end - sub.arrived).as_secs_f64());
+            m.decode_time
+                .observe((end - sub.first.unwrap_or(end)).as_secs_f64());
+            if sub.length {
+                m.success_length += 1;
+            } else {
+                m.success_stop += 1;
+            }
             subs.remove(&id);
         }
     }

@@ -1,12 +1,12 @@
 //! A simulator on a thread and runtime of its own, for callers that measure timing in the same
-//! process (`infermeter bench-timing`, `infermeter calibrate`): the engine's step timers then never
+//! process (`infermeter-dev bench-timing`, `infermeter-dev calibrate`): the engine's step timers then never
 //! queue behind the caller's tasks, nor the caller's behind the engine's.
 
 use std::thread::JoinHandle;
 
 use tokio::sync::oneshot;
 
-use crate::{SimArgs, SimError};
+use crate::{SimConfig, SimError};
 
 /// A running simulator on its own thread; [`ThreadedSim::stop`] shuts it down and joins it.
 pub struct ThreadedSim {
@@ -18,7 +18,7 @@ pub struct ThreadedSim {
 impl ThreadedSim {
     /// Starts the simulator on a new thread with a multi-threaded runtime (`multi_thread`) or a
     /// current-thread one, and returns once it serves.
-    pub async fn start(args: SimArgs, multi_thread: bool) -> Result<ThreadedSim, SimError> {
+    pub async fn start(config: SimConfig, multi_thread: bool) -> Result<ThreadedSim, SimError> {
         let (url_tx, url_rx) = oneshot::channel();
         let (stop, stop_rx) = oneshot::channel::<()>();
         let thread = std::thread::spawn(move || -> Result<(), SimError> {
@@ -31,7 +31,7 @@ impl ThreadedSim {
             }
             .map_err(SimError::Runtime)?;
             rt.block_on(async move {
-                let sim = crate::start(args).await?;
+                let sim = crate::start(config).await?;
                 let _ = url_tx.send(sim.base_url());
                 let _ = stop_rx.await;
                 sim.shutdown().await;

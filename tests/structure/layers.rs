@@ -4,12 +4,15 @@
 use crate::imports::Graph;
 use crate::sources::{is_comment, File};
 
-/// The collector's layers, top first. The commands read the command line and call the rest; a
+/// The collector's layers, top first. The commands (the users' `commands`, the developers'
+/// `dev`) read the command line and call the rest, with the options both binaries share
+/// (`cli`) below them; a
 /// run sweeps levels; a load runs one level; below them what a level is made of: the suite
 /// (what is asked: its scenarios name prompt files) beside the prompts (what is sent, planned
 /// from the suite), above the HTTP client and the output writers.
 pub const COLLECTOR: &[&[&str]] = &[
-    &["cli", "commands"],
+    &["commands", "dev"],
+    &["cli"],
     &["run"],
     &["load"],
     &["suite", "prompts"],
@@ -71,9 +74,15 @@ pub fn command_line_uses(file: &File) -> Vec<String> {
         .iter()
         .filter(|(_, line)| !is_comment(line))
         .filter(|(_, line)| {
-            ["clap", "crate::cli", "crate::commands", "super::cli"]
-                .iter()
-                .any(|name| line.contains(name))
+            [
+                "clap",
+                "crate::cli",
+                "crate::commands",
+                "crate::dev",
+                "super::cli",
+            ]
+            .iter()
+            .any(|name| line.contains(name))
         })
         .map(|(n, line)| format!("{}:{n}: {}", file.path, line.trim()))
         .collect()

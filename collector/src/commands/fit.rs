@@ -36,7 +36,8 @@ pub struct FitArgs {
 
 /// Fits, prints the tables and writes the report; the text to print.
 pub fn run(args: &FitArgs) -> anyhow::Result<String> {
-    let mut report = super::summary::read_report(&args.report).map_err(anyhow::Error::msg)?;
+    let mut report =
+        crate::output::report_files::read_report(&args.report).map_err(anyhow::Error::msg)?;
     let set = infermeter_sim::profiles::load(args.profiles.as_deref())?;
     let options = FitOptions {
         model: args.model.clone(),

@@ -58,7 +58,8 @@ pub struct Shard {
 
 impl Shard {
     fn read(file: &Path) -> Result<Shard, MergeError> {
-        let report = super::summary::read_report(file).map_err(MergeError::Unreadable)?;
+        let report =
+            crate::output::report_files::read_report(file).map_err(MergeError::Unreadable)?;
         let link = report
             .records
             .as_ref()

@@ -2,7 +2,7 @@
 
 mod choice;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use infermeter_report::analysis::configuration::{self, ConfigurationOptions};
 use infermeter_report::analysis::format::{format_number, with_unit};
@@ -12,7 +12,7 @@ use infermeter_report::analysis::sessions::{caching_gains, users_served};
 use infermeter_report::analysis::{findings, FindingsOptions};
 use infermeter_report::lengths::LevelLengths;
 use infermeter_report::summary::{Summary, SummaryReport, SUMMARY_FORMAT};
-use infermeter_report::{load_report, LoadError, PromptTokenizer, Report, RunStatus};
+use infermeter_report::{PromptTokenizer, Report, RunStatus};
 
 use crate::output::report_files;
 
@@ -82,7 +82,7 @@ pub fn print(args: &SummaryArgs) -> anyhow::Result<()> {
     let paths = report_files::report_paths(&args.reports)?;
     let reports = paths
         .iter()
-        .map(|path| read_report(path))
+        .map(|path| report_files::read_report(path))
         .collect::<Result<Vec<_>, _>>()
         .map_err(anyhow::Error::msg)?;
     println!("{}", summaries(&reports, &paths, args));
@@ -91,7 +91,7 @@ pub fn print(args: &SummaryArgs) -> anyhow::Result<()> {
 
 /// `infermeter validate`: says whether the report is valid, and why not; whether it is.
 pub fn validate(args: &ValidateArgs) -> bool {
-    match read_report(&args.report) {
+    match report_files::read_report(&args.report) {
         Ok(report) => {
             println!(
                 "{} is a valid report (schema {}, {} series)",
@@ -105,40 +105,6 @@ pub fn validate(args: &ValidateArgs) -> bool {
             eprintln!("error: {e}");
             false
         }
-    }
-}
-
-/// Loads a report file with an error that names the file: an infermeter report, or another
-/// tool's result file (or a folder of them) imported as one.
-pub fn read_report(path: &Path) -> Result<Report, String> {
-    let text = (!path.is_dir())
-        .then(|| std::fs::read_to_string(path))
-        .transpose()
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    if report_files::is_import(path, text.as_deref()) {
-        let mut reports =
-            report_files::read_imports(&[path.to_path_buf()]).map_err(|e| e.to_string())?;
-        return match reports.len() {
-            1 => Ok(reports.remove(0).1),
-            n => Err(format!(
-                "{} makes {n} reports; name its files one report at a time",
-                path.display()
-            )),
-        };
-    }
-    load_report(text.as_deref().unwrap_or_default()).map_err(|e| describe(path, &e))
-}
-
-fn describe(path: &Path, e: &LoadError) -> String {
-    match e {
-        LoadError::Invalid(problems) => {
-            let mut s = format!("{} is inconsistent:", path.display());
-            for p in problems {
-                s.push_str(&format!("\n  - {p}"));
-            }
-            s
-        }
-        other => format!("{}: {other}", path.display()),
     }
 }
 

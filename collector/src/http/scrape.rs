@@ -703,7 +703,7 @@ mod tests {
     /// Against the real simulator, which speaks vLLM's metric names.
     #[tokio::test]
     async fn scraper_reads_the_simulator() {
-        let sim = infermeter_sim::start(infermeter_sim::SimArgs::loopback())
+        let sim = infermeter_sim::start(infermeter_sim::SimConfig::loopback())
             .await
             .unwrap();
         let (base, model) = (sim.base_url(), sim.model_name().to_string());

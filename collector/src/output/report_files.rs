@@ -3,7 +3,9 @@
 //! bench serve, AIPerf, guidellm, inference-perf, and folders of them) are read into reports by
 //! the report crate's converters, exactly as the viewer reads them ([`read_imports`], which
 //! `import` and `summary` use too). A folder holding an `index.json` (a sweep's output folder)
-//! stands for the reports it lists, in its order ([`report_paths`]).
+//! stands for the reports it lists, in its order ([`report_paths`]). One report read for a
+//! command that takes one (`summary`, `validate`, `merge`, `fit`, `bench-soak`):
+//! [`read_report`].
 
 use std::path::{Path, PathBuf};
 
@@ -212,6 +214,40 @@ fn safe_name(n: usize, path: &Path) -> String {
         })
         .collect();
     format!("{n}-{safe}")
+}
+
+/// Loads a report file with an error that names the file: an infermeter report, or another
+/// tool's result file (or a folder of them) imported as one.
+pub fn read_report(path: &Path) -> Result<Report, String> {
+    let text = (!path.is_dir())
+        .then(|| std::fs::read_to_string(path))
+        .transpose()
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if is_import(path, text.as_deref()) {
+        let mut reports = read_imports(&[path.to_path_buf()]).map_err(|e| e.to_string())?;
+        return match reports.len() {
+            1 => Ok(reports.remove(0).1),
+            n => Err(format!(
+                "{} makes {n} reports; name its files one report at a time",
+                path.display()
+            )),
+        };
+    }
+    infermeter_report::load_report(text.as_deref().unwrap_or_default())
+        .map_err(|e| describe(path, &e))
+}
+
+fn describe(path: &Path, e: &LoadError) -> String {
+    match e {
+        LoadError::Invalid(problems) => {
+            let mut s = format!("{} is inconsistent:", path.display());
+            for p in problems {
+                s.push_str(&format!("\n  - {p}"));
+            }
+            s
+        }
+        other => format!("{}: {other}", path.display()),
+    }
 }
 
 #[cfg(test)]

@@ -422,7 +422,7 @@ mod tests {
     /// Against the real simulator: every prepared body, ids stamped, is billed at the target.
     #[tokio::test]
     async fn simulator_bills_every_prepared_body_at_the_target() {
-        let sim = infermeter_sim::start(infermeter_sim::SimArgs::loopback())
+        let sim = infermeter_sim::start(infermeter_sim::SimConfig::loopback())
             .await
             .unwrap();
         let (base_url, model) = (sim.base_url(), sim.model_name().to_string());

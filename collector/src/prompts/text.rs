@@ -936,7 +936,7 @@ pub(crate) mod tests {
     /// build is billed at exactly the target by its completion endpoint.
     #[tokio::test]
     async fn simulator_bills_exactly_the_built_chat_prompt() {
-        let sim = infermeter_sim::start(infermeter_sim::SimArgs::loopback())
+        let sim = infermeter_sim::start(infermeter_sim::SimConfig::loopback())
             .await
             .unwrap();
         let (base, model) = (sim.base_url(), sim.model_name().to_string());

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::common::{infermeter, out_dir, text};
+use crate::common::{infermeter_dev, out_dir, text};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn both_clients_stream_every_request_and_the_table_compares_them() {
@@ -22,7 +22,7 @@ async fn both_clients_stream_every_request_and_the_table_compares_them() {
         "--out-dir",
         dir.to_str().unwrap(),
     ];
-    let out = tokio::time::timeout(Duration::from_secs(120), infermeter(&args, &[]))
+    let out = tokio::time::timeout(Duration::from_secs(120), infermeter_dev(&args))
         .await
         .expect("the benchmark ends");
     assert!(out.status.success(), "{}", text(&out));

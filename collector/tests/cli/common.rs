@@ -6,9 +6,11 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use infermeter_report::{Report, RequestRecord};
-use infermeter_sim::{RunningSim, SimArgs};
+use infermeter_sim::{RunningSim, SimConfig};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_infermeter");
+/// The developers' binary: the self-benchmarks and calibration.
+pub const DEV_BIN: &str = env!("CARGO_BIN_EXE_infermeter-dev");
 
 /// The collector crate's folder, read at run time: a build cache shared by checkouts can hold
 /// this binary built in another one, and cargo does not rebuild it for a path change alone.
@@ -21,24 +23,24 @@ pub fn fast_profiles() -> PathBuf {
     manifest_dir().join("tests/data/fast-sim.toml")
 }
 
-pub fn fast_sim_args() -> SimArgs {
-    SimArgs {
+pub fn fast_sim_args() -> SimConfig {
+    SimConfig {
         listen: "127.0.0.1:0".parse().unwrap(),
         gpu: "test-fast".into(),
         profiles: Some(fast_profiles()),
-        ..SimArgs::default()
+        ..SimConfig::default()
     }
 }
 
 /// The simulator's default deployment (an H100), on a free port: real simulated time.
-pub fn h100_sim_args() -> SimArgs {
-    SimArgs {
+pub fn h100_sim_args() -> SimConfig {
+    SimConfig {
         listen: "127.0.0.1:0".parse().unwrap(),
-        ..SimArgs::default()
+        ..SimConfig::default()
     }
 }
 
-pub async fn start_sim(args: SimArgs) -> RunningSim {
+pub async fn start_sim(args: SimConfig) -> RunningSim {
     infermeter_sim::start(args).await.expect("simulator starts")
 }
 
@@ -93,14 +95,24 @@ pub fn sweep_args(suite: &Path, out_dir: &Path, extra: &[&str]) -> Vec<String> {
 }
 
 pub async fn infermeter(args: &[impl AsRef<OsStr>], envs: &[(&str, &str)]) -> Output {
-    let mut cmd = tokio::process::Command::new(BIN);
+    run_binary(BIN, args, envs).await
+}
+
+pub async fn infermeter_dev(args: &[impl AsRef<OsStr>]) -> Output {
+    run_binary(DEV_BIN, args, &[]).await
+}
+
+async fn run_binary(bin: &str, args: &[impl AsRef<OsStr>], envs: &[(&str, &str)]) -> Output {
+    let mut cmd = tokio::process::Command::new(bin);
     cmd.args(args)
         .env_remove("OPENAI_API_KEY")
         .kill_on_drop(true);
     for (k, v) in envs {
         cmd.env(k, v);
     }
-    cmd.output().await.expect("infermeter runs")
+    cmd.output()
+        .await
+        .unwrap_or_else(|e| panic!("{bin} runs: {e}"))
 }
 
 /// `<report>.records.jsonl`.

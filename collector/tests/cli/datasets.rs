@@ -11,7 +11,7 @@ use std::path::Path;
 use infermeter_report::{
     load_report, LengthDistribution, LoadMode, Outcome, PromptKind, RequestRecord, RunStatus,
 };
-use infermeter_sim::SimArgs;
+use infermeter_sim::SimConfig;
 
 use crate::common::*;
 use crate::shards::run_shards;
@@ -258,11 +258,11 @@ async fn prompt_files_drive_a_run_billed_as_counted_and_repeatable() {
 }
 
 /// A fast simulated GPU whose model has a context of `context` tokens.
-fn small_context_sim(dir: &Path, context: u32) -> SimArgs {
+fn small_context_sim(dir: &Path, context: u32) -> SimConfig {
     let profiles = dir.join("profiles.toml");
     let fast = std::fs::read_to_string(fast_profiles()).unwrap();
     std::fs::write(&profiles, format!("{fast}max_model_len = {context}\n")).unwrap();
-    SimArgs {
+    SimConfig {
         profiles: Some(profiles),
         ..fast_sim_args()
     }

@@ -21,7 +21,7 @@ levels = [3]
 /// Runs a 3-request burst against a simulator with `faults` on every request and returns each
 /// record's (status, kind).
 async fn outcomes(faults: &str, extra: &[&str]) -> Vec<(String, String)> {
-    let sim = start_sim(infermeter_sim::SimArgs {
+    let sim = start_sim(infermeter_sim::SimConfig {
         faults: Some(faults.into()),
         ..fast_sim_args()
     })
@@ -98,7 +98,7 @@ async fn odd_but_valid_streams_succeed() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn multi_token_chunks_are_counted_per_token() {
-    let sim = start_sim(infermeter_sim::SimArgs {
+    let sim = start_sim(infermeter_sim::SimConfig {
         faults: Some("multi:4=1".into()),
         ..fast_sim_args()
     })

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use infermeter_report::analysis::goodput::{max_load_under, MaxLoad};
 use infermeter_report::{load_report, LoadMode, Report, RequestColumns};
-use infermeter_sim::SimArgs;
+use infermeter_sim::SimConfig;
 
 use crate::common::*;
 
@@ -18,7 +18,7 @@ fn read_report(path: &Path) -> Report {
 /// the level's columns hold all three, with their statuses, and the summary judges them.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_run_with_an_slo_keeps_every_request_and_summary_prints_goodput() {
-    let sim = start_sim(SimArgs {
+    let sim = start_sim(SimConfig {
         faults: Some("schedule=ok,429,reset".into()),
         ..fast_sim_args()
     })
@@ -151,7 +151,7 @@ fn passing(max: MaxLoad) -> f64 {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn search_finds_the_capacity_of_an_exhaustive_sweep_in_fewer_levels() {
-    let sim = start_sim(SimArgs {
+    let sim = start_sim(SimConfig {
         gpu: "test-compute-bound".into(),
         profiles: Some(manifest_dir().join("tests/data/compute-bound-sim.toml")),
         ..fast_sim_args()
@@ -228,7 +228,7 @@ async fn search_finds_the_capacity_of_an_exhaustive_sweep_in_fewer_levels() {
 /// limit: the earlier levels stay as they were measured.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_complete_sweep_is_searched_further_from_the_levels_it_holds() {
-    let sim = start_sim(SimArgs {
+    let sim = start_sim(SimConfig {
         gpu: "test-compute-bound".into(),
         profiles: Some(manifest_dir().join("tests/data/compute-bound-sim.toml")),
         ..fast_sim_args()

@@ -149,7 +149,7 @@ async fn sigkill_mid_level_leaves_whole_records_and_a_loadable_report() {
         "--out-dir",
         dir_arg,
     ];
-    let out = tokio::time::timeout(Duration::from_secs(120), infermeter(&args, &[]))
+    let out = tokio::time::timeout(Duration::from_secs(120), infermeter_dev(&args))
         .await
         .expect("the soak ends");
     assert!(out.status.success(), "{}", text(&out));

@@ -34,7 +34,7 @@ fn assert_no_key_in(dir: &std::path::Path, out: &std::process::Output, secret: &
 
 #[tokio::test(flavor = "multi_thread")]
 async fn api_key_never_appears_in_outputs_or_logs() {
-    let sim = start_sim(infermeter_sim::SimArgs {
+    let sim = start_sim(infermeter_sim::SimConfig {
         api_key: Some(KEY.into()),
         ..fast_sim_args()
     })

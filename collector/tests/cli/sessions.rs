@@ -8,7 +8,7 @@ use infermeter_report::analysis::{findings, FindingsOptions};
 use infermeter_report::{
     load_report, CacheUse, Distribution, LoadMode, Report, RequestRecord, RunStatus,
 };
-use infermeter_sim::{RunningSim, SimArgs};
+use infermeter_sim::{RunningSim, SimConfig};
 
 use crate::common::*;
 
@@ -36,7 +36,7 @@ fn assert_cached_as_served(records: &[RequestRecord], served: &HashMap<String, u
 
 /// The fast test deployment with its prefix cache on, streaming `reasoning_tokens` first.
 async fn caching_sim(reasoning_tokens: u32) -> RunningSim {
-    start_sim(SimArgs {
+    start_sim(SimConfig {
         prefix_cache: true,
         reasoning_tokens,
         ..fast_sim_args()
@@ -79,11 +79,11 @@ fn later_turn_ttft(records: &[RequestRecord], cache: CacheUse, users: u32) -> f6
 #[tokio::test(flavor = "multi_thread")]
 async fn chat_sessions_record_the_simulators_cache_and_caching_lowers_later_turns() {
     let _timing = timing_sensitive().await;
-    let sim = start_sim(SimArgs {
+    let sim = start_sim(SimConfig {
         listen: "127.0.0.1:0".parse().unwrap(),
         prefix_cache: true,
         time_scale: 0.25,
-        ..SimArgs::default()
+        ..SimConfig::default()
     })
     .await;
     let dir = out_dir("chat-sessions");

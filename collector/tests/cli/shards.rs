@@ -354,7 +354,7 @@ speeds = [10.0]
 /// where two shard processes and the simulator on two cores moved the median by 2 ms, more
 /// than its engine step), and the sessions suite.
 async fn sessions_setup(name: &str) -> (infermeter_sim::RunningSim, PathBuf, String) {
-    let sim = start_sim(infermeter_sim::SimArgs {
+    let sim = start_sim(infermeter_sim::SimConfig {
         prefix_cache: true,
         ..h100_sim_args()
     })

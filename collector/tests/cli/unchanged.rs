@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use infermeter_sim::SimArgs;
+use infermeter_sim::SimConfig;
 use serde_json::{json, Map, Value};
 
 use crate::common::*;
@@ -209,7 +209,7 @@ fn medians(report: &Value) -> Vec<(String, f64, f64)> {
 async fn a_small_suite_of_every_mode_measures_as_before_the_move() {
     let _timing = timing_sensitive().await;
     // The simulator's H100 in half time: its engine steps, not the client, make the timings.
-    let sim = start_sim(SimArgs {
+    let sim = start_sim(SimConfig {
         prefix_cache: true,
         seed: 3,
         time_scale: 0.5,

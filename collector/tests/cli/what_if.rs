@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use infermeter_report::{load_report, Fit, FitMetric, LoadMode, Report};
 use infermeter_sim::engine::profiles::ProfileSet;
 use infermeter_sim::engine::what_if::WhatIf;
-use infermeter_sim::SimArgs;
+use infermeter_sim::SimConfig;
 
 use crate::common::*;
 
@@ -87,10 +87,10 @@ async fn the_fitted_simulator_measured_agrees_with_the_prediction() {
     let _timing = timing_sensitive().await;
     let report_path = bundled("llama-cpu-tiny-llama.json");
     let fit = read(&report_path).fit.expect("bundled with its fit");
-    let sim = start_sim(SimArgs {
+    let sim = start_sim(SimConfig {
         listen: "127.0.0.1:0".parse().unwrap(),
         fit: Some(report_path),
-        ..SimArgs::default()
+        ..SimConfig::default()
     })
     .await;
     let dir = out_dir("fit-served");

@@ -291,7 +291,7 @@ async fn prefix_cache_reports_cached_tokens() {
 #[tokio::test]
 async fn startup_errors_are_actionable() {
     let sim = sim_with(|_| {}).await;
-    let err = infermeter_sim::start(infermeter_sim::SimArgs {
+    let err = infermeter_sim::start(infermeter_sim::SimConfig {
         listen: sim.addr,
         ..fast_args()
     })
@@ -303,7 +303,7 @@ async fn startup_errors_are_actionable() {
         msg.contains("already in use") && msg.contains("127.0.0.1:0"),
         "{msg}"
     );
-    let err = infermeter_sim::start(infermeter_sim::SimArgs {
+    let err = infermeter_sim::start(infermeter_sim::SimConfig {
         gpu: "tpu".into(),
         ..fast_args()
     })
@@ -311,7 +311,7 @@ async fn startup_errors_are_actionable() {
     .err()
     .unwrap();
     assert!(err.to_string().contains("h100-sxm"), "{err}");
-    let err = infermeter_sim::start(infermeter_sim::SimArgs {
+    let err = infermeter_sim::start(infermeter_sim::SimConfig {
         model: "deepseek-r1".into(),
         gpu: "l40s".into(),
         gpus: 1,

@@ -182,7 +182,7 @@ async fn probabilistic_faults_are_seeded() {
 fn bad_fault_spec_is_rejected_at_start() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let err = rt
-        .block_on(infermeter_sim::start(infermeter_sim::SimArgs {
+        .block_on(infermeter_sim::start(infermeter_sim::SimConfig {
             faults: Some("explode=0.5".into()),
             ..fast_args()
         }))

@@ -2,13 +2,13 @@
 
 use std::net::SocketAddr;
 
-use infermeter_sim::{start, RunningSim, SimArgs};
+use infermeter_sim::{start, RunningSim, SimConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// A fast deployment (8B model on a B200) so tests take seconds.
-pub fn fast_args() -> SimArgs {
-    SimArgs {
+pub fn fast_args() -> SimConfig {
+    SimConfig {
         listen: "127.0.0.1:0".parse().unwrap(),
         model: "llama-3.1-8b".into(),
         gpu: "b200".into(),
@@ -16,7 +16,7 @@ pub fn fast_args() -> SimArgs {
     }
 }
 
-pub async fn sim_with(f: impl FnOnce(&mut SimArgs)) -> RunningSim {
+pub async fn sim_with(f: impl FnOnce(&mut SimConfig)) -> RunningSim {
     let mut args = fast_args();
     f(&mut args);
     start(args).await.expect("simulator starts")

@@ -1,4 +1,4 @@
-//! `infermeter bench-client`: what the client itself costs per streamed token at scale, beside
+//! `infermeter-dev bench-client`: what the client itself costs per streamed token at scale, beside
 //! the floor, a bare reader of the same streams.
 //!
 //! The simulator runs in this process, on a runtime and threads of its own; each client under
@@ -23,9 +23,9 @@ use std::process::{Command, ExitStatus};
 use std::time::Duration;
 
 use infermeter_report::Outcome;
-use infermeter_sim::{SimArgs, SimError, ThreadedSim};
+use infermeter_sim::{SimConfig, SimError, ThreadedSim};
 
-use crate::commands::bench_soak::proc_stats::load_average;
+use crate::dev::proc_stats::load_average;
 use crate::http::driver::DriverError;
 use crate::output::records::{read_records, records_path, RecordsError};
 pub use floor::run as floor;
@@ -59,7 +59,8 @@ pub struct BenchClientArgs {
     /// temp directory).
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
-    /// The collector to measure (default: this one), e.g. an earlier build to compare with.
+    /// The collector to measure (default: the `infermeter` beside this binary), e.g. an earlier
+    /// build to compare with.
     #[arg(long, value_name = "PATH")]
     pub collector: Option<PathBuf>,
 }
@@ -220,15 +221,15 @@ pub fn table(rows: &[Row]) -> String {
 const PER_CORE_TOK_S: f64 = 50.0;
 
 /// The simulator: every stream in one batch (no queue), prefill of a whole level in one step.
-fn sim_args(args: &BenchClientArgs) -> SimArgs {
+fn sim_config(args: &BenchClientArgs) -> SimConfig {
     let max = args.streams.iter().copied().max().unwrap_or(1);
-    SimArgs {
+    SimConfig {
         listen: "127.0.0.1:0".parse().expect("literal address"),
         model: args.model.clone(),
         gpu: args.gpu.clone(),
         max_num_seqs: max.max(256),
         max_num_batched_tokens: Some(max.saturating_mul(args.input_tokens).max(8192)),
-        ..SimArgs::default()
+        ..SimConfig::default()
     }
 }
 
@@ -268,7 +269,7 @@ pub async fn run(args: BenchClientArgs) -> Result<Vec<Row>, BenchClientError> {
         args.runs,
         load_line()
     );
-    let sim = ThreadedSim::start(sim_args(&args), true)
+    let sim = ThreadedSim::start(sim_config(&args), true)
         .await
         .map_err(BenchClientError::Sim)?;
     let measured = measure_all(&args, &dir, sim.base_url(), perf).await;
@@ -400,10 +401,11 @@ impl Job<'_> {
     }
 
     fn command(&self, report: &Path) -> Command {
-        let this = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("infermeter"));
         match self.client {
             Client::Infermeter => {
-                let mut command = Command::new(self.args.collector.as_ref().unwrap_or(&this));
+                let collector = self.args.collector.clone();
+                let mut command =
+                    Command::new(collector.unwrap_or_else(crate::dev::collector::binary));
                 command
                     .args(["--quiet", "run", "--force", "--power", "none"])
                     .args(["--api", "completions", "--base-url", self.base_url])
@@ -414,6 +416,9 @@ impl Job<'_> {
                 command
             }
             Client::Floor => {
+                // The floor is a subcommand of this binary.
+                let this =
+                    std::env::current_exe().unwrap_or_else(|_| PathBuf::from("infermeter-dev"));
                 let mut command = Command::new(this);
                 command
                     .args(["--quiet", "bench-client-floor", "--base-url", self.base_url])

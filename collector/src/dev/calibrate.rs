@@ -1,4 +1,4 @@
-//! `infermeter calibrate`: the simulator's calibration table measured for real. Each reference
+//! `infermeter-dev calibrate`: the simulator's calibration table measured for real. Each reference
 //! workload (`infermeter_sim::calibration::REFERENCES`) gets its own in-process simulator and an
 //! ordinary `infermeter run` (peak mode, only the levels its figures need); the figures are read
 //! back from the written reports and set beside the published ones and the virtual-time
@@ -151,14 +151,14 @@ async fn measure(plan: &Plan, dir: &Path, quick: bool) -> Result<Vec<LevelResult
         }
     })?;
     let out = dir.join(format!("{name}.json"));
-    let sim_args = infermeter_sim::SimArgs {
+    let sim_config = infermeter_sim::SimConfig {
         listen: "127.0.0.1:0".parse().expect("literal address"),
         model: d.model.into(),
         gpu: d.gpu.into(),
         gpus: d.gpus,
-        ..infermeter_sim::SimArgs::default()
+        ..infermeter_sim::SimConfig::default()
     };
-    let sim = infermeter_sim::ThreadedSim::start(sim_args, false)
+    let sim = infermeter_sim::ThreadedSim::start(sim_config, false)
         .await
         .map_err(CalibrateError::Sim)?;
     let base_url = sim.base_url().to_string();
@@ -252,7 +252,7 @@ pub async fn run(args: CalibrateArgs) -> Result<bool, CalibrateError> {
     })?;
     let plans = plans(args.quick);
     eprintln!(
-        "infermeter calibrate: {} workloads in parallel on in-process simulators; reports in {}",
+        "infermeter-dev calibrate: {} workloads in parallel on in-process simulators; reports in {}",
         plans.len(),
         dir.display()
     );

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::commands::bench_soak::proc_stats::peak_rss_kib;
+use crate::dev::proc_stats::peak_rss_kib;
 
 /// How often a child's peak memory is read while it runs.
 const RSS_PERIOD: Duration = Duration::from_millis(50);

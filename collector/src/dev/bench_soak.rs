@@ -1,4 +1,4 @@
-//! `infermeter bench-soak`: a long run at thousands of streams, and what a kill leaves behind.
+//! `infermeter-dev bench-soak`: a long run at thousands of streams, and what a kill leaves behind.
 //!
 //! The simulator runs in this process, on a runtime and threads of its own; the collector under
 //! test is an ordinary `infermeter run` in a child process, so the memory read is its alone. The
@@ -11,17 +11,16 @@
 //! last window. After `--minutes` the child gets SIGKILL, in the middle of a level, and what it
 //! wrote is read back: every record must parse, the partial report must load.
 
-pub mod proc_stats;
-
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use infermeter_report::{Report, RequestRecord, RunStatus};
-use infermeter_sim::{SimArgs, SimError, ThreadedSim};
+use infermeter_sim::{SimConfig, SimError, ThreadedSim};
 
-use crate::commands::summary::read_report;
+use crate::dev::proc_stats;
 use crate::output::records::records_path;
+use crate::output::report_files::read_report;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct BenchSoakArgs {
@@ -259,7 +258,7 @@ impl Soak {
 
     /// Starts the collector, reads it every period until the duration is up, then kills it.
     async fn measure(&self, base_url: &str) -> Result<Vec<Sample>, BenchSoakError> {
-        let program = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("infermeter"));
+        let program = crate::dev::collector::binary();
         let log = std::fs::File::create(&self.log).map_err(|source| BenchSoakError::Write {
             path: self.log.clone(),
             source,
@@ -356,8 +355,8 @@ fn sample_line(s: &Sample) -> String {
 
 /// The simulated engine: room for every stream in one batch, and every step slowed by
 /// `--step-ms`, which sets the token rate.
-fn sim_args(args: &BenchSoakArgs) -> SimArgs {
-    SimArgs {
+fn sim_config(args: &BenchSoakArgs) -> SimConfig {
+    SimConfig {
         listen: "127.0.0.1:0".parse().expect("literal address"),
         model: "llama-3.1-8b".into(),
         gpu: "h100-sxm".into(),
@@ -365,7 +364,7 @@ fn sim_args(args: &BenchSoakArgs) -> SimArgs {
         max_num_batched_tokens: Some(args.streams.saturating_mul(16).max(8192)),
         cuda_graph_max_batch: Some(0),
         eager_step_overhead_ms: Some(args.step_ms),
-        ..SimArgs::default()
+        ..SimConfig::default()
     }
 }
 
@@ -380,7 +379,7 @@ pub async fn run(args: BenchSoakArgs) -> Result<bool, BenchSoakError> {
         args.level_seconds,
         soak.period.as_secs_f64()
     );
-    let sim = ThreadedSim::start(sim_args(&args), true)
+    let sim = ThreadedSim::start(sim_config(&args), true)
         .await
         .map_err(BenchSoakError::Sim)?;
     let samples = soak.measure(sim.base_url()).await;

@@ -1,4 +1,4 @@
-//! `infermeter bench-timing`: how far the collector's event instants are from when the events
+//! `infermeter-dev bench-timing`: how far the collector's event instants are from when the events
 //! were sent, measured against the simulator's own send timestamps (`--emit-timestamps`) on the
 //! same machine.
 //!
@@ -134,23 +134,23 @@ pub fn timing_row(streams: u32, exchanges: &[Exchange], clock: &ClockMap) -> Tim
 /// Starts a simulator with timestamps, drives each stream count and prints the table.
 pub async fn run(args: BenchTimingArgs) -> Result<Vec<TimingRow>, BenchTimingError> {
     let max = args.streams.iter().copied().max().unwrap_or(1);
-    let sim_args = infermeter_sim::SimArgs {
+    let sim_config = infermeter_sim::SimConfig {
         listen: "127.0.0.1:0".parse().expect("literal address"),
         emit_timestamps: true,
         max_num_seqs: max.max(256),
         max_num_batched_tokens: Some((max * 64).max(8192)),
-        ..infermeter_sim::SimArgs::default()
+        ..infermeter_sim::SimConfig::default()
     };
     // The simulator gets its own runtime and threads, so its work does not queue behind the
     // client's tasks (and vice versa) as it would on one shared runtime.
-    let sim = infermeter_sim::ThreadedSim::start(sim_args, true)
+    let sim = infermeter_sim::ThreadedSim::start(sim_config, true)
         .await
         .map_err(BenchTimingError::Sim)?;
     let base_url = sim.base_url().to_string();
     let driver = Driver::new(DriverConfig {
         base_url,
         api: Api::Chat,
-        model: infermeter_sim::SimArgs::default().model,
+        model: infermeter_sim::SimConfig::default().model,
         engine: EngineKind::Sim,
         prompt_caching: false,
         api_key: None,
