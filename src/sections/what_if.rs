@@ -184,7 +184,11 @@ fn card(
                 m
             }
         });
-    let label = format!("{} at {}", metric.label(), load_text(q));
+    let label = format!(
+        "{} at {}",
+        metric.label(),
+        q.what.mode.question_load(q.load)
+    );
     match (measured, predicted) {
         (Some(m), p) => (
             text(m),
@@ -199,13 +203,6 @@ fn card(
             label,
             "the model does not fit these GPUs, or the fit's deployment is not in the simulator's tables".into(),
         ),
-    }
-}
-
-fn load_text(q: &Question) -> String {
-    match q.what.mode {
-        LoadMode::Burst => format!("queue depth {}", q.load),
-        _ => format!("{} users", q.load),
     }
 }
 

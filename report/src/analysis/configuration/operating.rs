@@ -9,7 +9,6 @@ use crate::analysis::cost::{
     cost_per_hour_from_gpu_hours, cost_per_million_tokens, level_tokens_per_joule,
 };
 use crate::analysis::format::{format_number, with_unit};
-use crate::analysis::goodput::level_load;
 use crate::analysis::interpolate::MonotoneCurve;
 use crate::analysis::metric::Metric;
 use crate::schema::{CacheUse, Level, LoadMode, Report};
@@ -55,7 +54,7 @@ impl OperatingPoint {
         let per_joule = level_tokens_per_joule(level);
         OperatingPoint {
             concurrency: level.concurrency,
-            load: level_load(mode, level),
+            load: mode.level_load(level),
             interactivity: interactivity(level, stat),
             throughput_per_gpu: tok_s / gpus_f,
             e2e_s: Metric::E2e.value(level, stat),
