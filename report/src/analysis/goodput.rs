@@ -546,7 +546,7 @@ pub fn slo_spec(slo: &Slo) -> String {
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct LevelGoodput {
     pub concurrency: u32,
-    /// [`level_load`].
+    /// [`LoadMode::level_load`].
     pub load: f64,
     pub attainment: Attainment,
     /// TTFT grew without bound over the level (peak and rate levels only).

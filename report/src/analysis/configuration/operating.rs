@@ -19,7 +19,7 @@ use crate::stats::Stat;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct OperatingPoint {
     pub concurrency: u32,
-    /// The load as the mode counts it ([`level_load`]).
+    /// The load as the mode counts it ([`LoadMode::level_load`]).
     pub load: f64,
     /// Per-user output tokens per second after the first token, at the statistic
     /// ([`interactivity`]: a percentile reads the slow tail).
