@@ -30,6 +30,16 @@ pub fn validate(report: &Report) -> Vec<Problem> {
     let mut problems = Vec::new();
     let mut push = |path: String, message: String| problems.push(Problem { path, message });
 
+    check_metadata(report, &mut push);
+    let ids = check_scenarios(report, &mut push);
+    for si in 0..report.series.len() {
+        check_series(report, si, &ids, &mut push);
+    }
+    problems
+}
+
+/// The model and hardware figures that must be sound numbers.
+fn check_metadata(report: &Report, push: &mut impl FnMut(String, String)) {
     if report.metadata.model.id.trim().is_empty() {
         push(
             "metadata.model.id".into(),
@@ -45,8 +55,15 @@ pub fn validate(report: &Report) -> Vec<Problem> {
             report.metadata.hardware.vram_gb,
         ),
     ] {
-        check_figure(path.into(), value, &mut push);
+        check_figure(path.into(), value, push);
     }
+}
+
+/// Scenario ids once each and some output; returns the ids, which series refer to.
+fn check_scenarios<'a>(
+    report: &'a Report,
+    push: &mut impl FnMut(String, String),
+) -> BTreeSet<&'a str> {
     let mut ids = BTreeSet::new();
     for (i, s) in report.scenarios.iter().enumerate() {
         if !ids.insert(s.id.as_str()) {
@@ -62,51 +79,60 @@ pub fn validate(report: &Report) -> Vec<Problem> {
             );
         }
     }
-    for (si, series) in report.series.iter().enumerate() {
-        let at = format!("series[{si}]");
-        // The viewer reads one series per scenario, mode and cache use (as the collector
-        // writes them): a second one would be silently ignored.
-        if let Some(first) = report.series[..si].iter().position(|s| {
-            s.scenario == series.scenario && s.mode == series.mode && s.cache == series.cache
-        }) {
-            push(
-                at.clone(),
-                format!(
-                    "repeats series[{first}]: same scenario, mode and cache use; merge their levels"
-                ),
-            );
-        }
-        if !ids.contains(series.scenario.as_str()) {
-            push(
-                format!("{at}.scenario"),
-                format!(
-                    "refers to scenario \"{}\", which the report does not define",
-                    series.scenario
-                ),
-            );
-        }
-        let mut previous: Option<u32> = None;
-        for (li, level) in series.levels.iter().enumerate() {
-            let at = format!("{at}.levels[{li}]");
-            if level.concurrency == 0 {
-                push(format!("{at}.concurrency"), "must be at least 1".into());
-            }
-            if let Some(p) = previous {
-                if level.concurrency <= p {
-                    push(
-                        format!("{at}.concurrency"),
-                        format!(
-                            "{} does not increase on the previous level ({p})",
-                            level.concurrency
-                        ),
-                    );
-                }
-            }
-            previous = Some(level.concurrency);
-            check_level(&at, level, &mut push);
-        }
+    ids
+}
+
+/// Series `si`: one per scenario, mode and cache use, of a defined scenario, its levels in
+/// order of concurrency and each sound.
+fn check_series(
+    report: &Report,
+    si: usize,
+    ids: &BTreeSet<&str>,
+    push: &mut impl FnMut(String, String),
+) {
+    let series = &report.series[si];
+    let at = format!("series[{si}]");
+    // The viewer reads one series per scenario, mode and cache use (as the collector
+    // writes them): a second one would be silently ignored.
+    if let Some(first) = report.series[..si].iter().position(|s| {
+        s.scenario == series.scenario && s.mode == series.mode && s.cache == series.cache
+    }) {
+        push(
+            at.clone(),
+            format!(
+                "repeats series[{first}]: same scenario, mode and cache use; merge their levels"
+            ),
+        );
     }
-    problems
+    if !ids.contains(series.scenario.as_str()) {
+        push(
+            format!("{at}.scenario"),
+            format!(
+                "refers to scenario \"{}\", which the report does not define",
+                series.scenario
+            ),
+        );
+    }
+    let mut previous: Option<u32> = None;
+    for (li, level) in series.levels.iter().enumerate() {
+        let at = format!("{at}.levels[{li}]");
+        if level.concurrency == 0 {
+            push(format!("{at}.concurrency"), "must be at least 1".into());
+        }
+        if let Some(p) = previous {
+            if level.concurrency <= p {
+                push(
+                    format!("{at}.concurrency"),
+                    format!(
+                        "{} does not increase on the previous level ({p})",
+                        level.concurrency
+                    ),
+                );
+            }
+        }
+        previous = Some(level.concurrency);
+        check_level(&at, level, push);
+    }
 }
 
 /// An optional figure that, when present, must be a finite number and not negative.

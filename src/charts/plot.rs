@@ -1,20 +1,18 @@
 //! The data behind one chart (lines, axes, threshold lines, cursor) and its two renderings:
-//! an ECharts option of `charming` types ([`ChartOption`]), and CSV. Every chart module builds
-//! a [`Plot`], so the picture and the exported numbers can never disagree.
+//! an ECharts option of `charming` types ([`ChartOption`], built in plot/echarts.rs with its
+//! tooltips in plot/tooltip.rs), and CSV. Every chart module builds a [`Plot`], so the picture
+//! and the exported numbers can never disagree.
+//!
+//! [`ChartOption`]: super::option::ChartOption
 
-use charming::component::{Axis, Grid};
-use charming::datatype::{DataPoint, DataPointItem};
-use charming::element::{
-    AreaStyle, AxisLabel, AxisType, Color, DimensionEncode, ItemStyle, Label, LabelPosition,
-    LineStyle, LineStyleType, MarkLine, MarkLineData, MarkLineVariant, MarkPoint, MarkPointData,
-    NameLocation, SplitLine, Symbol, TextStyle, Tooltip, Trigger,
-};
-use charming::series::Line as LineSeries;
-use infermeter_report::analysis::format::{format_grouped, format_number, samples_text};
+mod echarts;
+mod tooltip;
+
+use infermeter_report::analysis::format::{format_grouped, format_number};
 use infermeter_report::analysis::{Estimate, MonotoneCurve};
 
-use super::option::{ChartOption, Dash, LegendEntry};
-use crate::theme::{palette, Theme};
+use super::option::Dash;
+use crate::theme::Theme;
 
 /// What the x axis measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -227,9 +225,6 @@ pub struct Plot {
 
 /// Name of the series carrying the threshold lines (also its legend entry).
 pub const THRESHOLD_SERIES: &str = "Quality thresholds";
-/// Colour of the threshold lines: Okabe–Ito vermillion, which both palettes keep for the sixth
-/// line or later (src/theme.rs).
-const THRESHOLD_COLOR: &str = "#D55E00";
 
 impl Plot {
     /// True when no line has a point: the section shows a note instead of an empty chart.
@@ -247,109 +242,6 @@ impl Plot {
             .iter()
             .filter(|l| l.kind == LineKind::Plain)
             .map(|l| (l, estimate_at(l, at)))
-            .collect()
-    }
-
-    /// The ECharts option.
-    pub fn to_option(&self) -> ChartOption {
-        let colors = self.theme.colors();
-        let carrier_axis: Vec<usize> = {
-            let mut axes: Vec<usize> = self.thresholds.iter().map(|t| t.axis).collect();
-            axes.dedup();
-            axes
-        };
-        let mut legend: Vec<LegendEntry> = Vec::new();
-        let mut series: Vec<LineSeries> = Vec::new();
-        for (line, color) in self.lines.iter().zip(self.line_colors()) {
-            series.push(self.series(line, color));
-            // An interval's edges share its line's name and legend entry: the entry shows or
-            // hides them together.
-            if !self.is_interval_edge(line) {
-                legend.push(LegendEntry {
-                    name: line.name.clone(),
-                    color,
-                    dash: line.dash(),
-                });
-            }
-        }
-        if !self.thresholds.is_empty() {
-            legend.push(LegendEntry {
-                name: THRESHOLD_SERIES.into(),
-                color: THRESHOLD_COLOR,
-                dash: Dash::Dashed,
-            });
-        }
-        // Thresholds ride on data-less series (one per y axis), all named THRESHOLD_SERIES: one
-        // legend entry shows or hides them all, and hiding a line leaves them.
-        series.extend(carrier_axis.into_iter().map(|a| self.threshold_series(a)));
-        series.extend(self.cursor_series());
-        series.extend(self.marker_series());
-        let tooltip = if self.item_tooltip {
-            Tooltip::new()
-                .trigger(Trigger::Item)
-                .formatter(self.point_formatter().as_str())
-        } else {
-            Tooltip::new()
-                .trigger(Trigger::Axis)
-                .formatter(self.tooltip_formatter().as_str())
-        };
-        ChartOption {
-            // No animation: slider and selector updates redraw at once (ECharts' update and
-            // mark-line entry animations held each change back by up to a second), and a
-            // report page draws a few dozen charts on load.
-            animation: Some(false),
-            background_color: Some(colors.background.into()),
-            color: palette(self.theme)
-                .iter()
-                .map(|&c| Color::from(c))
-                .collect(),
-            tooltip: Some(tooltip.background_color(colors.tooltip_background)),
-            // `contain_label` keeps tick labels inside but not axis titles: leave room for the
-            // rotated y title(s) ("… (tok/s)") beyond the 48 px name gap, and the x title below.
-            grid: Some(
-                Grid::new()
-                    .left(44)
-                    .right(if self.y.len() > 1 { 44 } else { 24 })
-                    .top(40)
-                    .bottom(32)
-                    .contain_label(true),
-            ),
-            x_axis: Some(self.axis(self.x.name(), None, true)),
-            y_axis: self
-                .y
-                .iter()
-                .map(|y| self.axis(&y.name, Some(&y.unit), false))
-                .collect(),
-            series,
-            legend,
-        }
-    }
-
-    /// A colour per line: one per thing shown, in order of first appearance, so a scenario has
-    /// the same colour in every compared report (whose lines differ by dash and symbol). Bands
-    /// are the exception: each report's band has colours of its own, since their fills overlap
-    /// and a shared fill colour would blur them into one area; but a band around a line of its
-    /// report (an interval) takes the line's colour.
-    fn line_colors(&self) -> Vec<&'static str> {
-        let palette = palette(self.theme);
-        let mut shown: Vec<(Option<&str>, &str)> = Vec::new();
-        self.lines
-            .iter()
-            .map(|line| {
-                if line.overlay {
-                    return self.theme.colors().text;
-                }
-                let band = line
-                    .band
-                    .as_deref()
-                    .filter(|_| !self.is_interval_edge(line));
-                let key = (band, line.shows.as_str());
-                let index = shown.iter().position(|s| *s == key).unwrap_or_else(|| {
-                    shown.push(key);
-                    shown.len() - 1
-                });
-                palette[index % palette.len()]
-            })
             .collect()
     }
 
@@ -379,381 +271,6 @@ impl Plot {
         Some((edge(LineKind::BandLower)?, edge(LineKind::BandUpper)?))
     }
 
-    fn axis(&self, name: &str, unit: Option<&str>, is_x: bool) -> Axis {
-        let colors = self.theme.colors();
-        let title = match unit {
-            Some(unit) if !unit.is_empty() => format!("{name} ({unit})"),
-            _ => name.to_string(),
-        };
-        let axis = Axis::new()
-            .name(title)
-            .name_location(NameLocation::Middle)
-            .name_gap(if is_x { 28 } else { 48 })
-            .name_text_style(TextStyle::new().color(colors.muted))
-            .axis_label(AxisLabel::new().color(colors.muted))
-            .split_line(SplitLine::new().line_style(LineStyle::new().color(colors.grid_line)));
-        if is_x && self.x.is_log() {
-            self.x_axis_range(axis.type_(AxisType::Log).log_base(2))
-        } else if is_x {
-            let axis = axis.type_(AxisType::Value);
-            match self.x {
-                // Turns are whole: no tick between turn 1 and turn 2.
-                XAxis::Turn => axis.min(1).min_interval(1),
-                _ => axis.min(0),
-            }
-        } else {
-            let axis = axis.type_(AxisType::Value);
-            // ECharts sizes an axis from its data only; keep a limit above the data visible.
-            match self.axis_top(name) {
-                Some(max) => axis.max(max),
-                None => axis,
-            }
-        }
-    }
-
-    /// Pads the log x axis by a quarter step beyond the data on both sides. Without it the
-    /// first and last points sit exactly on the grid edge, where half of their symbol lies
-    /// outside the grid and the axis pointer (hence the tooltip) ignores the mouse. Labels show
-    /// only the whole powers of two, not the padded ends.
-    fn x_axis_range(&self, axis: Axis) -> Axis {
-        let xs = self.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
-        let (lo, hi) = xs
-            .filter(|x| *x > 0.0)
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
-                (lo.min(x), hi.max(x))
-            });
-        if !(lo.is_finite() && hi.is_finite()) {
-            return axis;
-        }
-        let pad = 2f64.powf(X_AXIS_PAD_STEPS);
-        let muted = self.theme.colors().muted;
-        axis.min(lo / pad).max(hi * pad).axis_label(
-            AxisLabel::new()
-                .color(muted)
-                .formatter(LOG2_LABEL_FORMATTER),
-        )
-    }
-
-    /// A round top for the y axis named `name` when one of its thresholds lies above its data.
-    fn axis_top(&self, name: &str) -> Option<f64> {
-        let index = self.y.iter().position(|y| y.name == name)?;
-        let data_max = self
-            .lines
-            .iter()
-            .filter(|l| l.axis == index)
-            .flat_map(|l| l.points.iter().map(|p| p.1))
-            .fold(f64::NEG_INFINITY, f64::max);
-        let limit = self
-            .thresholds
-            .iter()
-            .filter(|t| t.axis == index)
-            .map(|t| t.value)
-            .fold(f64::NEG_INFINITY, f64::max);
-        (limit.is_finite() && limit >= data_max).then(|| nice_ceiling(limit * 1.15))
-    }
-
-    fn series(&self, line: &Line, color: &'static str) -> LineSeries {
-        // ECharts stacks the first numeric dimension of a series' data, which on value and log
-        // x axes is x: the edges of a band put y first (`encode` says so). The upper edge is
-        // stacked on the lower one: it plots the span, and keeps its real value third for the
-        // tooltip.
-        let lower = if line.kind == LineKind::BandUpper {
-            self.lines
-                .iter()
-                .find(|l| l.kind == LineKind::BandLower && l.band.is_some() && l.band == line.band)
-        } else {
-            None
-        };
-        let data: Vec<DataPoint> = line
-            .points
-            .iter()
-            .enumerate()
-            .map(|(i, &(x, y))| match (&line.band, line.kind) {
-                (None, _) => self.plain_point(line, i, (x, y), color),
-                (Some(_), LineKind::BandUpper) => {
-                    let base = lower
-                        .and_then(|l| l.points.iter().find(|p| p.0 == x))
-                        .map_or(0.0, |p| p.1);
-                    DataPoint::from(vec![y - base, x, y])
-                }
-                (Some(_), _) => DataPoint::from(vec![y, x]),
-            })
-            .collect();
-        let dash = line.dash();
-        let mut style = LineStyle::new();
-        if dash != Dash::Solid {
-            style = style.type_(match dash {
-                Dash::Dotted => LineStyleType::Dotted,
-                _ => LineStyleType::Dashed,
-            });
-        }
-        if line.overlay {
-            style = style.width(6).opacity(OVERLAY_OPACITY);
-        }
-        let mut series = LineSeries::new()
-            .name(line.name.as_str())
-            .y_axis_index(line.axis as f64)
-            // Compared reports differ by symbol too, not by dash alone.
-            .symbol(
-                [
-                    Symbol::Circle,
-                    Symbol::Triangle,
-                    Symbol::Rect,
-                    Symbol::Diamond,
-                ][line.report % 4]
-                    .clone(),
-            )
-            .symbol_size(6)
-            // Explicit, so the HTML legend shows the same colour.
-            .item_style(ItemStyle::new().color(color))
-            .data(data);
-        if dash != Dash::Solid || line.overlay {
-            series = series.line_style(style);
-        }
-        if line.overlay {
-            series = series.symbol(Symbol::None).silent(true);
-        }
-        if !line.point_labels.is_empty() {
-            // `{b}` is each point's name: its label (plain_point).
-            series = series.label(
-                Label::new()
-                    .show(true)
-                    .formatter("{b}")
-                    .position(LabelPosition::Top)
-                    .color(self.theme.colors().muted)
-                    .font_size(10),
-            );
-        }
-        if let Some(band) = &line.band {
-            series = series
-                .stack(band.as_str())
-                .encode(DimensionEncode::new().x(1).y(0));
-        }
-        if self.is_interval_edge(line) {
-            // An interval is a faint area around its line, not two more lines.
-            series = series
-                .symbol(Symbol::None)
-                .line_style(LineStyle::new().opacity(0.0));
-        }
-        if line.kind == LineKind::BandUpper {
-            series = series.area_style(AreaStyle::new().opacity(0.25));
-        }
-        if line.kind == LineKind::Points {
-            series = series
-                .symbol_size(5)
-                .line_style(LineStyle::new().opacity(0.0));
-        }
-        if let Some(points) = self.cursor_points(line) {
-            series = series.mark_point(points);
-        }
-        series
-    }
-
-    /// A point of a plain line: plain `[x, y]`, or with its label (as the point's name), drawn
-    /// hollow when only indicative (the line's colour as its ring only), faint when faded.
-    fn plain_point(&self, line: &Line, i: usize, (x, y): (f64, f64), color: &str) -> DataPoint {
-        let label = line.point_labels.get(i).filter(|l| !l.is_empty());
-        let faded = line.faded.get(i).copied().unwrap_or(false);
-        let hollow = line.indicative_at(i).is_some();
-        if label.is_none() && !faded && !hollow {
-            return DataPoint::from(vec![x, y]);
-        }
-        let mut item = DataPointItem::new(vec![x, y]);
-        if let Some(label) = label {
-            item = item.name(label.as_str());
-        }
-        let mut style = ItemStyle::new();
-        if hollow {
-            style = style
-                .color(self.theme.colors().background)
-                .border_color(color)
-                .border_width(2);
-        }
-        if faded {
-            style = style.opacity(FADED_OPACITY);
-        }
-        if hollow || faded {
-            item = item.item_style(style);
-        }
-        DataPoint::from(item)
-    }
-
-    fn threshold_series(&self, axis: usize) -> LineSeries {
-        let colors = self.theme.colors();
-        let lines: Vec<MarkLineVariant> = self
-            .thresholds
-            .iter()
-            .filter(|t| t.axis == axis)
-            .map(|t| {
-                MarkLineVariant::Simple(
-                    MarkLineData::new()
-                        .name(t.label.as_str())
-                        .y_axis(t.value)
-                        .label(
-                            // Above the line at its left end, where the lowest load has
-                            // each line at its best, far from a limit; at the right end, the
-                            // lines that cross it ran through the label.
-                            Label::new()
-                                .formatter(t.label.as_str())
-                                .position(LabelPosition::InsideStartTop)
-                                .color(colors.text),
-                        ),
-                )
-            })
-            .collect();
-        let style = LineStyle::new()
-            .type_(LineStyleType::Dashed)
-            .width(2)
-            .color(THRESHOLD_COLOR);
-        mark_lines(THRESHOLD_SERIES, style, lines)
-            .y_axis_index(axis as f64)
-            .line_style(
-                LineStyle::new()
-                    .type_(LineStyleType::Dashed)
-                    .color(colors.text),
-            )
-    }
-
-    /// Marker at the cursor on `line`, when the cursor lies in its measured range.
-    fn cursor_points(&self, line: &Line) -> Option<MarkPoint> {
-        let at = self.cursor.filter(|_| self.x.is_concurrency())?;
-        if line.kind != LineKind::Plain {
-            return None;
-        }
-        let estimate = estimate_at(line, at)?;
-        let at = f64::from(at);
-        let kind = if estimate.measured {
-            "measured"
-        } else {
-            "interpolated"
-        };
-        Some(MarkPoint::new().data(vec![MarkPointData::new()
-                .name(kind)
-                .x_axis(at)
-                .y_axis(estimate.value)
-                // ECharts labels the point with this number as JavaScript writes it, which for
-                // the shortest decimal format_number gives is those same digits.
-                .value(format_number(estimate.value).parse().unwrap_or(estimate.value))]))
-    }
-
-    /// Vertical dashed line at the cursor, labelled with its concurrency and kind.
-    fn cursor_series(&self) -> Option<LineSeries> {
-        let at = self.cursor.filter(|_| self.x.is_concurrency())?;
-        let estimates = self.cursor_estimates();
-        if estimates.iter().all(|(_, e)| e.is_none()) {
-            return None;
-        }
-        let measured = estimates.iter().filter_map(|(_, e)| *e).all(|e| e.measured);
-        let label = format!(
-            "{at} ({})",
-            if measured { "measured" } else { "interpolated" }
-        );
-        let style = LineStyle::new()
-            .type_(LineStyleType::Dotted)
-            .color(self.theme.colors().muted);
-        let line = MarkLineData::new()
-            .x_axis(f64::from(at))
-            .label(Label::new().formatter(label.as_str()));
-        Some(mark_lines(
-            "Cursor",
-            style,
-            vec![MarkLineVariant::Simple(line)],
-        ))
-    }
-
-    /// Dotted vertical line at [`Plot::marker_x`], labelled.
-    fn marker_series(&self) -> Option<LineSeries> {
-        let (x, label) = self.marker_x.as_ref()?;
-        let style = LineStyle::new()
-            .type_(LineStyleType::Dotted)
-            .width(2)
-            .color(THRESHOLD_COLOR);
-        let line = MarkLineData::new().x_axis(*x).label(
-            Label::new()
-                .formatter(label.as_str())
-                .color(self.theme.colors().text),
-        );
-        Some(mark_lines(
-            MARKER_SERIES,
-            style,
-            vec![MarkLineVariant::Simple(line)],
-        ))
-    }
-
-    /// Tooltip of the hovered point alone: its line's name and its [`Line::details`], escaped
-    /// by the function (public/infermeter-echarts.js) like every tooltip.
-    fn point_formatter(&self) -> String {
-        let texts: Vec<&Vec<Vec<String>>> = self.lines.iter().map(|l| &l.details).collect();
-        format!(
-            "{POINT_FORMATTER}:{}",
-            serde_json::json!({ "texts": texts })
-        )
-    }
-
-    /// Tooltip listing every series at the hovered x with its unit. It shows every value as
-    /// the page writes it: each point's x and y, formatted here by the report crate's one
-    /// formatter, travel with the chart (`texts`, by series and point), so the tooltip formats
-    /// nothing itself. Its output is HTML: the function (public/infermeter-echarts.js) escapes
-    /// every string, series names included.
-    fn tooltip_formatter(&self) -> String {
-        // A point's note carries its unit.
-        let units: Vec<&str> = self
-            .lines
-            .iter()
-            .map(|l| match l.kind {
-                LineKind::Points => "",
-                _ => self.y.get(l.axis).map_or("", |y| y.unit.as_str()),
-            })
-            .collect();
-        // An interval's edges say nothing of their own: the line's value carries its interval.
-        let texts: Vec<Vec<[String; 2]>> = self
-            .lines
-            .iter()
-            .map(|l| match (self.is_interval_edge(l), self.interval_of(l)) {
-                _ if l.kind == LineKind::Points => l
-                    .points
-                    .iter()
-                    .zip(&l.notes)
-                    .map(|(&(x, _), note)| [self.x.value_text(x), note.clone()])
-                    .collect(),
-                (true, _) => Vec::new(),
-                (false, Some((low, high))) => l
-                    .points
-                    .iter()
-                    .map(|&(x, y)| {
-                        let at = |edge: &Line| edge.points.iter().find(|p| p.0 == x).map(|p| p.1);
-                        let y = match (at(low), at(high)) {
-                            (Some(lo), Some(hi)) => format!(
-                                "{} (95% interval {}–{})",
-                                format_number(y),
-                                format_number(lo),
-                                format_number(hi)
-                            ),
-                            _ => format_number(y),
-                        };
-                        [self.x.value_text(x), y]
-                    })
-                    .collect(),
-                (false, None) => l
-                    .points
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &(x, y))| {
-                        let y = match l.indicative_at(i) {
-                            Some(n) => {
-                                format!("{} (indicative: {})", format_number(y), samples_text(n))
-                            }
-                            None => format_number(y),
-                        };
-                        [self.x.value_text(x), y]
-                    })
-                    .collect(),
-            })
-            .collect();
-        let args = serde_json::json!({"units": units, "x": self.x.name(), "texts": texts});
-        format!("{TOOLTIP_FORMATTER}:{args}")
-    }
-
     /// `series,x_name,x,value,unit` rows; names unescaped (CSV is not HTML), fields quoted.
     pub fn to_csv(&self) -> String {
         let mut out = String::from("series,x_axis,x,value,unit\n");
@@ -779,38 +296,6 @@ impl Plot {
     }
 }
 
-/// Log2 steps of blank axis beyond the outermost points.
-const X_AXIS_PAD_STEPS: f64 = 0.25;
-/// Formatter names that public/infermeter-echarts.js replaces with its functions (an option
-/// crosses to JS as JSON, which has none). Labels whole powers of two only (the padded axis
-/// ends are not).
-const LOG2_LABEL_FORMATTER: &str = "infermeter:log2-label";
-/// Followed by `:` and the arguments as a JSON object.
-const TOOLTIP_FORMATTER: &str = "infermeter:tooltip";
-/// The item tooltip's formatter, followed by `:` and its arguments.
-const POINT_FORMATTER: &str = "infermeter:point";
-/// Name of the series carrying the vertical marker.
-const MARKER_SERIES: &str = "Target";
-/// Opacity of a faded point: visible, yet clearly behind the others.
-const FADED_OPACITY: f64 = 0.3;
-/// Opacity of an overlay line: the lines under it show through.
-const OVERLAY_OPACITY: f64 = 0.3;
-
-/// A series without data carrying silent mark lines drawn in `style`: threshold lines, the
-/// cursor, a target.
-fn mark_lines(name: &str, style: LineStyle, lines: Vec<MarkLineVariant>) -> LineSeries {
-    LineSeries::new()
-        .name(name)
-        .data(Vec::<Vec<f64>>::new())
-        .mark_line(
-            MarkLine::new()
-                .silent(true)
-                .symbol(vec![Symbol::None, Symbol::None])
-                .line_style(style)
-                .data(lines),
-        )
-}
-
 /// The monotone-curve estimate of `line` at concurrency `at`; `None` outside its measured range.
 fn estimate_at(line: &Line, at: u32) -> Option<Estimate> {
     MonotoneCurve::new(&line.points)?.at(f64::from(at))
@@ -831,22 +316,12 @@ pub(crate) fn csv_field(s: &str) -> String {
     }
 }
 
-/// Smallest 1, 2, 2.5 or 5 times a power of ten at or above `v` (a readable axis top).
-fn nice_ceiling(v: f64) -> f64 {
-    if v <= 0.0 || !v.is_finite() {
-        return v;
-    }
-    let power = 10f64.powf(v.log10().floor());
-    [1.0, 2.0, 2.5, 5.0, 10.0]
-        .into_iter()
-        .map(|m| m * power)
-        .find(|&c| c >= v)
-        .unwrap_or(10.0 * power)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::echarts::{nice_ceiling, THRESHOLD_COLOR};
     use super::*;
+    use crate::charts::option::ChartOption;
+    use crate::theme::palette;
 
     /// Runs `expr` in Node on the chart's option as the browser gets it (JSON revived by
     /// public/infermeter-echarts.js) and returns what it prints; `None` without Node.

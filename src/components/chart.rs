@@ -50,10 +50,6 @@ pub fn ChartView(
     // off, by series name.
     let legend = RwSignal::new(Vec::<LegendEntry>::new());
     let hidden = RwSignal::new(Vec::<String>::new());
-    let theme = use_context::<ReportContext>()
-        // A memo: read by the PNG export for its background and legend colours.
-        .map(|ctx| Memo::new(move |_| ctx.view.with(|v| v.theme)).into())
-        .unwrap_or_else(|| Signal::stored(Theme::Light));
 
     Effect::new(move |_| {
         // The option reads the theme (its colours) itself.
@@ -64,6 +60,37 @@ pub fn ChartView(
         hidden.with(|h| chart.show(&option, h));
     });
     on_cleanup(move || chart.dispose());
+
+    view! {
+        <figure class="chart" data-testid="chart" data-chart-id=id.clone()
+            data-pinned=move || chart.pinned.get().to_string()>
+            <ChartTools id=id.clone() label=label.clone() chart legend hidden csv embed_button />
+            <div class="chart-canvas" node_ref=host role="img" aria-label=label.clone()
+                style=format!("height: {height}px")></div>
+            <ChartLegend entries=legend hidden />
+            {move || chart.failure.get().map(|message| view! {
+                <p class="chart-failure" role="alert">{message}</p>
+            })}
+        </figure>
+    }
+}
+
+/// The toolbar: "Unpin tooltip" while a tooltip is pinned, the PNG of the series shown, the
+/// CSV of the data, and (where asked) the chart alone.
+#[component]
+fn ChartTools(
+    id: String,
+    label: String,
+    chart: ChartHandle,
+    legend: RwSignal<Vec<LegendEntry>>,
+    hidden: RwSignal<Vec<String>>,
+    csv: impl Fn() -> String + 'static,
+    embed_button: bool,
+) -> impl IntoView {
+    let theme = use_context::<ReportContext>()
+        // A memo: read by the PNG export for its background and legend colours.
+        .map(|ctx| Memo::new(move |_| ctx.view.with(|v| v.theme)).into())
+        .unwrap_or_else(|| Signal::stored(Theme::Light));
 
     let stem = file_stem(&id);
     let (png_name, csv_name) = (format!("{stem}.png"), format!("{stem}.csv"));
@@ -77,33 +104,23 @@ pub fn ChartView(
         let _ = download_text(&untrack(&csv), "text/csv;charset=utf-8", &csv_name);
     };
     view! {
-        <figure class="chart" data-testid="chart" data-chart-id=id.clone()
-            data-pinned=move || chart.pinned.get().to_string()>
-            <div class="chart-tools" role="toolbar" aria-label=format!("{label}: export")>
-                <Show when=move || chart.pinned.get()>
-                    <button type="button" class="chart-tool" on:click=move |_| chart.unpin()
-                        data-testid="chart-unpin">"Unpin tooltip"</button>
-                </Show>
-                <button type="button" class="chart-tool" data-testid="export-png"
-                    aria-label=format!("Download {label} as PNG") on:click=export_png>"PNG"</button>
-                <button type="button" class="chart-tool" data-testid="export-csv"
-                    aria-label=format!("Download the data of {label} as CSV") on:click=export_csv>"CSV"</button>
-                {embed_button.then(|| {
-                    let id = id.clone();
-                    view! {
-                        <button type="button" class="chart-tool" data-testid="embed-button"
-                            title="Open this chart alone: its address embeds in an iframe"
-                            on:click=move |_| open_alone(&id)>"Embed"</button>
-                    }
-                })}
-            </div>
-            <div class="chart-canvas" node_ref=host role="img" aria-label=label.clone()
-                style=format!("height: {height}px")></div>
-            <ChartLegend entries=legend hidden />
-            {move || chart.failure.get().map(|message| view! {
-                <p class="chart-failure" role="alert">{message}</p>
+        <div class="chart-tools" role="toolbar" aria-label=format!("{label}: export")>
+            <Show when=move || chart.pinned.get()>
+                <button type="button" class="chart-tool" on:click=move |_| chart.unpin()
+                    data-testid="chart-unpin">"Unpin tooltip"</button>
+            </Show>
+            <button type="button" class="chart-tool" data-testid="export-png"
+                aria-label=format!("Download {label} as PNG") on:click=export_png>"PNG"</button>
+            <button type="button" class="chart-tool" data-testid="export-csv"
+                aria-label=format!("Download the data of {label} as CSV") on:click=export_csv>"CSV"</button>
+            {embed_button.then(|| {
+                view! {
+                    <button type="button" class="chart-tool" data-testid="embed-button"
+                        title="Open this chart alone: its address embeds in an iframe"
+                        on:click=move |_| open_alone(&id)>"Embed"</button>
+                }
             })}
-        </figure>
+        </div>
     }
 }
 

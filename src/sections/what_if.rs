@@ -178,7 +178,11 @@ fn card(
         .into_iter()
         .find(|l| l.concurrency == q.load)
         .map(|l| crate::charts::what_if::measured_display(metric, l));
-    let label = format!("{} at {}", metric.label(), load_text(q));
+    let label = format!(
+        "{} at {}",
+        metric.label(),
+        q.what.mode.question_load(q.load)
+    );
     match (measured, predicted) {
         (Some(m), p) => (
             text(m),
@@ -193,13 +197,6 @@ fn card(
             label,
             "the model does not fit these GPUs, or the fit's deployment is not in the simulator's tables".into(),
         ),
-    }
-}
-
-fn load_text(q: &Question) -> String {
-    match q.what.mode {
-        LoadMode::Burst => format!("queue depth {}", q.load),
-        _ => format!("{} users", q.load),
     }
 }
 

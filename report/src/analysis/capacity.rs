@@ -7,9 +7,10 @@ use serde::{Deserialize, Serialize};
 
 use super::format::format_number;
 use super::interpolate::MonotoneCurve;
+pub use super::load_mode::LoadUnit;
 use super::metric::Metric;
 use super::series_points;
-use crate::schema::{LoadMode, Series};
+use crate::schema::Series;
 use crate::stats::Stat;
 
 /// Limits a level must meet; `None` means "not checked". Times in seconds, speed in tok/s.
@@ -109,50 +110,6 @@ pub struct LevelVerdict {
     pub counts: bool,
 }
 
-/// What a series' load counts: requests in flight, or users (users mode), so a verdict speaks
-/// in what the report measured.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum LoadUnit {
-    #[default]
-    Requests,
-    Users,
-}
-
-impl LoadUnit {
-    /// The unit of `mode`'s levels.
-    pub fn of(mode: LoadMode) -> LoadUnit {
-        match mode {
-            LoadMode::Users => LoadUnit::Users,
-            _ => LoadUnit::Requests,
-        }
-    }
-
-    /// "a single request", "a single user".
-    pub fn single(self) -> &'static str {
-        match self {
-            LoadUnit::Requests => "a single request",
-            LoadUnit::Users => "a single user",
-        }
-    }
-
-    /// "concurrent requests", "simultaneous users".
-    pub fn plural(self) -> &'static str {
-        match self {
-            LoadUnit::Requests => "concurrent requests",
-            LoadUnit::Users => "simultaneous users",
-        }
-    }
-
-    /// "request", "user".
-    pub fn noun(self) -> &'static str {
-        match self {
-            LoadUnit::Requests => "request",
-            LoadUnit::Users => "user",
-        }
-    }
-}
-
 /// Capacity estimate between measured levels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct CapacityEstimate {
@@ -243,7 +200,7 @@ pub fn capacity(series: &Series, thresholds: &Thresholds, stat: Stat) -> Capacit
         first_breach,
         rows,
         estimate,
-        unit: LoadUnit::of(series.mode),
+        unit: series.mode.capacity_unit(),
     }
 }
 

@@ -228,15 +228,6 @@ fn meets(columns: &RequestColumns, i: usize, bounds: &TickBounds, misses: &mut M
     ok
 }
 
-/// A level's load as its mode measures it: requests in flight (peak), sent at once (burst) or
-/// the target arrival rate (rate).
-pub fn level_load(mode: LoadMode, level: &Level) -> f64 {
-    match (mode, level.request_rate) {
-        (LoadMode::Rate, Some(rate)) => rate,
-        _ => f64::from(level.concurrency),
-    }
-}
-
 /// The highest load of a series that meets an SLO.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "kind")]
@@ -363,7 +354,7 @@ pub fn max_load_under(series: &Series, slo: &Slo) -> Option<MaxLoad> {
     let points: Vec<(f64, f64)> = series
         .levels
         .iter()
-        .filter_map(|l| Some((level_load(series.mode, l), attainment(l, slo)?.fraction)))
+        .filter_map(|l| Some((series.mode.level_load(l), attainment(l, slo)?.fraction)))
         .collect();
     let (&(lowest, _), &(highest, _)) = (points.first()?, points.last()?);
     let Some(first_fail) = points.iter().position(|&(_, f)| f < slo.target) else {
@@ -555,7 +546,7 @@ pub fn slo_spec(slo: &Slo) -> String {
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct LevelGoodput {
     pub concurrency: u32,
-    /// [`level_load`].
+    /// [`LoadMode::level_load`].
     pub load: f64,
     pub attainment: Attainment,
     /// TTFT grew without bound over the level (peak and rate levels only).
@@ -601,7 +592,7 @@ pub fn findings(report: &Report, slo: &Slo) -> GoodputFindings {
                 .filter_map(|l| {
                     Some(LevelGoodput {
                         concurrency: l.concurrency,
-                        load: level_load(s.mode, l),
+                        load: s.mode.level_load(l),
                         attainment: attainment(l, slo)?,
                         saturation: over_saturated(s.mode, l),
                         smoothness: stream_smoothness(l),

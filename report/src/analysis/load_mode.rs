@@ -1,8 +1,13 @@
 //! Each load mode's words, in one place: how a level's load reads ("single user", "32
 //! concurrent", "256 queue depth", "2 req/s"), what a load counts after a number ("concurrent
-//! users", "req/s"), and what the highest load meeting an SLO is called. The page (findings,
-//! the timeline's level picker, the measurements table, the goodput cards), `infermeter
-//! summary` and the collector's progress line all word a mode through these.
+//! users", "req/s"), what the highest load meeting an SLO is called, what a capacity counts
+//! ([`LoadUnit`]: "concurrent requests", "simultaneous users"), which figure of a level is its
+//! load, and how a what-if question names its load ("queue depth 8"). The page (findings, the
+//! timeline's level picker, the measurements table, the goodput cards, the what-if section),
+//! `infermeter summary` and the collector's progress line all word a mode through these.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use super::format::format_number;
 use crate::aggregate::Applied;
@@ -77,6 +82,68 @@ impl LoadMode {
     pub fn can_saturate(self) -> bool {
         self != LoadMode::Burst
     }
+
+    /// What a capacity of this mode counts: users in users mode, requests in flight in every
+    /// other.
+    pub fn capacity_unit(self) -> LoadUnit {
+        match self {
+            LoadMode::Users => LoadUnit::Users,
+            _ => LoadUnit::Requests,
+        }
+    }
+
+    /// A level's load as this mode measures it: requests in flight (peak), sent at once (burst)
+    /// or the target arrival rate (rate).
+    pub fn level_load(self, level: &Level) -> f64 {
+        match (self, level.request_rate) {
+            (LoadMode::Rate, Some(rate)) => rate,
+            _ => f64::from(level.concurrency),
+        }
+    }
+
+    /// A what-if question's load of `n`: "queue depth 8" (burst), else "8 users".
+    pub fn question_load(self, n: u32) -> String {
+        match self {
+            LoadMode::Burst => format!("queue depth {n}"),
+            _ => format!("{n} users"),
+        }
+    }
+}
+
+/// What a series' load counts: requests in flight, or users (users mode), so a verdict speaks
+/// in what the report measured.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadUnit {
+    #[default]
+    Requests,
+    Users,
+}
+
+impl LoadUnit {
+    /// "a single request", "a single user".
+    pub fn single(self) -> &'static str {
+        match self {
+            LoadUnit::Requests => "a single request",
+            LoadUnit::Users => "a single user",
+        }
+    }
+
+    /// "concurrent requests", "simultaneous users".
+    pub fn plural(self) -> &'static str {
+        match self {
+            LoadUnit::Requests => "concurrent requests",
+            LoadUnit::Users => "simultaneous users",
+        }
+    }
+
+    /// "request", "user".
+    pub fn noun(self) -> &'static str {
+        match self {
+            LoadUnit::Requests => "request",
+            LoadUnit::Users => "user",
+        }
+    }
 }
 
 #[cfg(test)]
@@ -126,5 +193,19 @@ mod tests {
         assert_eq!(LoadMode::Peak.unit(2.0), "concurrent users");
         assert_eq!(LoadMode::Burst.unit(16.0), "queued requests");
         assert_eq!(LoadMode::Rate.unit(1.0), "req/s");
+    }
+
+    #[test]
+    fn a_capacity_and_a_question_count_users_or_requests() {
+        assert_eq!(
+            LoadMode::Users.capacity_unit().plural(),
+            "simultaneous users"
+        );
+        assert_eq!(
+            LoadMode::Burst.capacity_unit().plural(),
+            "concurrent requests"
+        );
+        assert_eq!(LoadMode::Burst.question_load(8), "queue depth 8");
+        assert_eq!(LoadMode::Peak.question_load(8), "8 users");
     }
 }

@@ -60,36 +60,8 @@ fn read_run(top: &Obj<'_>, report_format: &str, version: Option<String>) -> Resu
         .opt_array("benchmarks")?
         .filter(|b| !b.is_empty())
         .ok_or("holds no benchmarks")?;
-    let mut levels = Vec::new();
     let mut absent = BTreeMap::new();
-    let mut throughput: Vec<String> = Vec::new();
-    let (mut input, mut output, mut weight) = (0.0, 0.0, 0.0);
-    let mut started: Option<f64> = None;
-    let mut finished: Option<f64> = None;
-    for (i, benchmark) in benchmarks.iter().enumerate() {
-        let path = format!("benchmarks[{i}]");
-        let at = |m: String| format!("{path}: {m}");
-        let b = Obj::new(benchmark, "").map_err(at)?;
-        let level = read_benchmark(&b, &mut absent).map_err(at)?;
-        let strategy = b.get("config").and_then(|c| c.pointer("/strategy/type_"));
-        if strategy.and_then(Value::as_str) == Some("throughput") {
-            throughput.push(format!("{} in flight at most", level.level.concurrency));
-        }
-        let requests = level.level.requests.ok as f64;
-        if let Some(d) = &level.level.metrics.input_tokens {
-            input += d.mean * requests;
-        }
-        if let Some(d) = &level.level.metrics.output_tokens {
-            output += d.mean * requests;
-        }
-        weight += requests;
-        let times = (b.opt_num("start_time"), b.opt_num("end_time"));
-        if let (Ok(Some(start)), Ok(Some(end))) = times {
-            started = Some(started.map_or(start, |s: f64| s.min(start)));
-            finished = Some(finished.map_or(end, |f: f64| f.max(end)));
-        }
-        levels.push(level);
-    }
+    let all = Benchmarks::read(benchmarks, &mut absent)?;
     absent.insert(absent::POWER.into(), "guidellm records no GPU power".into());
     let api = backend
         .and_then(|b| b.opt_str("request_format"))
@@ -105,30 +77,90 @@ fn read_run(top: &Obj<'_>, report_format: &str, version: Option<String>) -> Resu
         "guidellm run --profile kind={} (arguments in the file's `config.spec`)",
         profile.unwrap_or("?")
     ));
-    if !throughput.is_empty() {
-        let strategy = format!(
-            "throughput (as many requests as it may: {})",
-            throughput.join(", ")
-        );
-        run.labels.insert("guidellm strategy".into(), strategy);
-    }
     run.engine.api = api;
     run.engine.base_url = backend
         .and_then(|b| b.opt_str("target"))
         .map(str::to_string);
-    if let Some(started) = started {
-        run.started_at = unix_time(started);
-    }
-    run.finished_at = finished.map(unix_time);
-    if weight > 0.0 {
-        (run.input_tokens, run.output_tokens) = (input / weight, output / weight);
-    }
-    run.levels = levels;
+    all.fill(&mut run);
     Ok(run)
 }
 
-/// One benchmark as a level, noting in `absent` what its file lacks.
-fn read_benchmark(b: &Obj<'_>, absent: &mut BTreeMap<String, String>) -> Result<RunLevel, String> {
+/// What a run's benchmarks add up to: their levels, the limits of those with the throughput
+/// strategy, the request-weighted token counts and the span of their times.
+#[derive(Default)]
+struct Benchmarks {
+    levels: Vec<RunLevel>,
+    throughput: Vec<String>,
+    input: f64,
+    output: f64,
+    weight: f64,
+    started: Option<f64>,
+    finished: Option<f64>,
+}
+
+impl Benchmarks {
+    /// Every benchmark as a level, noting in `absent` what their files lack.
+    fn read(
+        benchmarks: &[Value],
+        absent: &mut BTreeMap<String, String>,
+    ) -> Result<Benchmarks, String> {
+        let mut all = Benchmarks::default();
+        for (i, benchmark) in benchmarks.iter().enumerate() {
+            let path = format!("benchmarks[{i}]");
+            let at = |m: String| format!("{path}: {m}");
+            let b = Obj::new(benchmark, "").map_err(at)?;
+            let level = read_benchmark(&b, absent).map_err(at)?;
+            all.add(&b, level);
+        }
+        Ok(all)
+    }
+
+    fn add(&mut self, b: &Obj<'_>, level: RunLevel) {
+        let strategy = b.get("config").and_then(|c| c.pointer("/strategy/type_"));
+        if strategy.and_then(Value::as_str) == Some("throughput") {
+            self.throughput
+                .push(format!("{} in flight at most", level.level.concurrency));
+        }
+        let requests = level.level.requests.ok as f64;
+        if let Some(d) = &level.level.metrics.input_tokens {
+            self.input += d.mean * requests;
+        }
+        if let Some(d) = &level.level.metrics.output_tokens {
+            self.output += d.mean * requests;
+        }
+        self.weight += requests;
+        let times = (b.opt_num("start_time"), b.opt_num("end_time"));
+        if let (Ok(Some(start)), Ok(Some(end))) = times {
+            self.started = Some(self.started.map_or(start, |s: f64| s.min(start)));
+            self.finished = Some(self.finished.map_or(end, |f: f64| f.max(end)));
+        }
+        self.levels.push(level);
+    }
+
+    /// The run's strategy label, times, token counts and levels.
+    fn fill(self, run: &mut Run) {
+        if !self.throughput.is_empty() {
+            let strategy = format!(
+                "throughput (as many requests as it may: {})",
+                self.throughput.join(", ")
+            );
+            run.labels.insert("guidellm strategy".into(), strategy);
+        }
+        if let Some(started) = self.started {
+            run.started_at = unix_time(started);
+        }
+        run.finished_at = self.finished.map(unix_time);
+        if self.weight > 0.0 {
+            (run.input_tokens, run.output_tokens) =
+                (self.input / self.weight, self.output / self.weight);
+        }
+        run.levels = self.levels;
+    }
+}
+
+/// The load of a benchmark's strategy: its mode, arrivals, what orders the series (streams,
+/// the most in flight, or the rate) and the rate of a rate level.
+fn load_of(b: &Obj<'_>) -> Result<(LoadMode, Option<Arrivals>, f64, Option<f64>), String> {
     let strategy = b
         .get("config")
         .and_then(|c| c.get("strategy"))
@@ -136,7 +168,7 @@ fn read_benchmark(b: &Obj<'_>, absent: &mut BTreeMap<String, String>) -> Result<
     let strategy = Obj::new(strategy, "config.strategy")?;
     let kind = strategy.opt_str("type_").unwrap_or("?");
     let n = |key: &str| strategy.opt_num(key);
-    let (mode, arrivals, key, rate) = match kind {
+    Ok(match kind {
         "synchronous" => (LoadMode::Peak, None, 1.0, None),
         "concurrent" => (
             LoadMode::Peak,
@@ -163,7 +195,12 @@ fn read_benchmark(b: &Obj<'_>, absent: &mut BTreeMap<String, String>) -> Result<
             (LoadMode::Rate, arrivals, rate, Some(rate))
         }
         other => return Err(format!("strategy \"{other}\" is not one this reader knows")),
-    };
+    })
+}
+
+/// One benchmark as a level, noting in `absent` what its file lacks.
+fn read_benchmark(b: &Obj<'_>, absent: &mut BTreeMap<String, String>) -> Result<RunLevel, String> {
+    let (mode, arrivals, key, rate) = load_of(b)?;
     let metrics = b.obj("metrics", "metrics")?;
     let totals = metrics.obj("request_totals", "metrics.request_totals")?;
     let count = |k: &str| totals.opt_num(k).map(|v| v.unwrap_or(0.0) as u64);

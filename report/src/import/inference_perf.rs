@@ -48,39 +48,13 @@ fn read_run(value: &Value) -> Result<Run, String> {
         .map(|f| f.num("count"))
         .transpose()?
         .unwrap_or(0.0);
-    let stat = |within: &Obj<'_>,
-                name: &str,
-                count: Option<f64>|
-     -> Result<Option<Distribution>, String> {
-        let Some(figures) = within.opt_obj(name, name)? else {
-            return Ok(None);
-        };
-        let names = [
-            None,
-            Some("mean"),
-            Some("median"),
-            Some("min"),
-            Some("max"),
-            None,
-            Some("p90"),
-            Some("p95"),
-            Some("p99"),
-            Some("p99.9"),
-        ];
-        let read = Figures::read(names, &|k| figures.opt_num(k))?;
-        Ok(Figures {
-            count: count.map(|c| c as u64),
-            ..read
-        }
-        .distribution(None))
-    };
     let metrics = LevelMetrics {
-        ttft_s: stat(&latency, "time_to_first_token", None)?,
-        tpot_s: stat(&latency, "time_per_output_token", None)?,
-        itl_s: stat(&latency, "inter_token_latency", None)?,
-        e2e_s: stat(&latency, "request_latency", Some(ok))?,
-        input_tokens: stat(&successes, "prompt_tokens", None)?,
-        output_tokens: stat(&successes, "output_len", None)?,
+        ttft_s: distribution(&latency, "time_to_first_token", None)?,
+        tpot_s: distribution(&latency, "time_per_output_token", None)?,
+        itl_s: distribution(&latency, "inter_token_latency", None)?,
+        e2e_s: distribution(&latency, "request_latency", Some(ok))?,
+        input_tokens: distribution(&successes, "prompt_tokens", None)?,
+        output_tokens: distribution(&successes, "output_len", None)?,
         ..LevelMetrics::default()
     };
     let throughput = successes.obj("throughput", "successes.throughput")?;
@@ -103,16 +77,6 @@ fn read_run(value: &Value) -> Result<Run, String> {
         requests_per_s: throughput.opt_num("requests_per_sec")?,
         ..super::level::empty()
     };
-    let absent = super::absent_notes(&[
-        Some((absent::PER_REQUEST, "inference-perf's stage reports hold no per-request figures (its per-request report does not say which stage a request belongs to): no goodput")),
-        Some((absent::POWER, "inference-perf's lifecycle reports hold no GPU power")),
-        Some((absent::SERVER_TOKENS, "inference-perf counts output tokens with the client's tokenizer and keeps no server count (usage): its throughput and TPOT are in that tokenizer's tokens, which differ from the model's when the tokenizer is another")),
-        Some((absent::MODEL, "inference-perf's stage reports do not name the model (its config.yaml does)")),
-        (mode == LoadMode::Rate).then_some((
-            absent::CONCURRENCY,
-            "inference-perf's rate stages record no requests in flight: the stages are placed in order of their rates",
-        )),
-    ]);
     let mean = |m: &Option<Distribution>| m.map_or(1.0, |d| d.mean);
     let (input_tokens, output_tokens) = (mean(&metrics.input_tokens), mean(&metrics.output_tokens));
     Ok(Run {
@@ -124,8 +88,58 @@ fn read_run(value: &Value) -> Result<Run, String> {
             load: key,
             level: Level { metrics, ..level },
         }],
-        ..Run::of(TOOL, super::NOT_RECORDED.into(), measurement(), absent)
+        ..Run::of(
+            TOOL,
+            super::NOT_RECORDED.into(),
+            measurement(),
+            stage_absent(mode),
+        )
     })
+}
+
+/// A distribution of `within`'s figures `name` (mean, median, min, max, p90…p99.9), with
+/// `count` samples where known; `None` where the report has none.
+fn distribution(
+    within: &Obj<'_>,
+    name: &str,
+    count: Option<f64>,
+) -> Result<Option<Distribution>, String> {
+    let Some(figures) = within.opt_obj(name, name)? else {
+        return Ok(None);
+    };
+    let names = [
+        None,
+        Some("mean"),
+        Some("median"),
+        Some("min"),
+        Some("max"),
+        None,
+        Some("p90"),
+        Some("p95"),
+        Some("p99"),
+        Some("p99.9"),
+    ];
+    let read = Figures::read(names, &|k| figures.opt_num(k))?;
+    Ok(Figures {
+        count: count.map(|c| c as u64),
+        ..read
+    }
+    .distribution(None))
+}
+
+/// What a stage report lacks: per-request figures, power, server token counts and the model,
+/// and at a rate the requests in flight.
+fn stage_absent(mode: LoadMode) -> BTreeMap<String, String> {
+    super::absent_notes(&[
+        Some((absent::PER_REQUEST, "inference-perf's stage reports hold no per-request figures (its per-request report does not say which stage a request belongs to): no goodput")),
+        Some((absent::POWER, "inference-perf's lifecycle reports hold no GPU power")),
+        Some((absent::SERVER_TOKENS, "inference-perf counts output tokens with the client's tokenizer and keeps no server count (usage): its throughput and TPOT are in that tokenizer's tokens, which differ from the model's when the tokenizer is another")),
+        Some((absent::MODEL, "inference-perf's stage reports do not name the model (its config.yaml does)")),
+        (mode == LoadMode::Rate).then_some((
+            absent::CONCURRENCY,
+            "inference-perf's rate stages record no requests in flight: the stages are placed in order of their rates",
+        )),
+    ])
 }
 
 fn measurement() -> Measurement {

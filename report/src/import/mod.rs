@@ -436,10 +436,11 @@ const SCENARIO_ID: &str = "imported";
 /// What a run's files do not name: its model, engine or start time.
 pub(crate) const NOT_RECORDED: &str = "not recorded";
 
-fn report_of(run: Run) -> Report {
+/// A run's levels as series, one per mode and arrival process, each in order of load.
+fn series_of(levels: Vec<RunLevel>) -> Vec<Series> {
     // Each series' levels in order of load, placed one by one (no sort to instantiate).
-    let mut ordered: Vec<RunLevel> = Vec::with_capacity(run.levels.len());
-    for level in run.levels {
+    let mut ordered: Vec<RunLevel> = Vec::with_capacity(levels.len());
+    for level in levels {
         let at = ordered
             .iter()
             .position(|l| (l.mode, l.load) > (level.mode, level.load))
@@ -474,11 +475,33 @@ fn report_of(run: Run) -> Report {
         }
         levels.push(level);
     }
+    series
+}
+
+/// The one scenario of an imported run: the workload `tool` ran, by its average token counts.
+fn scenario_of(tool: &str, input_tokens: f64, output_tokens: f64) -> Scenario {
     let (input, output) = (
-        run.input_tokens.round().max(1.0) as u32,
-        run.output_tokens.round().max(1.0) as u32,
+        input_tokens.round().max(1.0) as u32,
+        output_tokens.round().max(1.0) as u32,
     );
+    Scenario {
+        id: SCENARIO_ID.into(),
+        name: format!("{input} in / {output} out"),
+        description: format!(
+            "The workload {tool} ran: {input} input and {output} output tokens per request on average."
+        ),
+        input_tokens: input,
+        output_tokens: output,
+        session: None,
+        trace: None,
+        prompts: None,
+        lengths: None,
+    }
+}
+
+fn report_of(run: Run) -> Report {
     let tool = run.provenance.tool.clone();
+    let scenario = scenario_of(&tool, run.input_tokens, run.output_tokens);
     Report {
         schema_version: SCHEMA_VERSION.into(),
         metadata: Metadata {
@@ -508,20 +531,8 @@ fn report_of(run: Run) -> Report {
         },
         status: RunStatus::Complete,
         measurement: run.measurement,
-        scenarios: vec![Scenario {
-            id: SCENARIO_ID.into(),
-            name: format!("{input} in / {output} out"),
-            description: format!(
-                "The workload {tool} ran: {input} input and {output} output tokens per request on average."
-            ),
-            input_tokens: input,
-            output_tokens: output,
-            session: None,
-            trace: None,
-            prompts: None,
-            lengths: None,
-        }],
-        series,
+        scenarios: vec![scenario],
+        series: series_of(run.levels),
         records: None,
         warnings: Vec::new(),
         sharding: None,

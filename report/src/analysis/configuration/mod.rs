@@ -9,7 +9,6 @@
 pub mod frontier;
 pub mod operating;
 pub mod ranking;
-pub mod verdict;
 
 use std::collections::{BTreeMap, BTreeSet};
 

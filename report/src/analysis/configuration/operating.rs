@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 use crate::analysis::cost::{
     cost_per_hour_from_gpu_hours, cost_per_million_tokens, level_tokens_per_joule,
 };
-use crate::analysis::goodput::level_load;
 use crate::analysis::interpolate::MonotoneCurve;
 use crate::analysis::metric::Metric;
 use crate::schema::{CacheUse, Level, LoadMode, Report};
@@ -19,7 +18,7 @@ use crate::stats::Stat;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct OperatingPoint {
     pub concurrency: u32,
-    /// The load as the mode counts it ([`level_load`]).
+    /// The load as the mode counts it ([`LoadMode::level_load`]).
     pub load: f64,
     /// Per-user output tokens per second after the first token, at the statistic
     /// ([`interactivity`]: a percentile reads the slow tail).
@@ -54,7 +53,7 @@ impl OperatingPoint {
         let per_joule = level_tokens_per_joule(level);
         OperatingPoint {
             concurrency: level.concurrency,
-            load: level_load(mode, level),
+            load: mode.level_load(level),
             interactivity: interactivity(level, stat),
             throughput_per_gpu: tok_s / gpus_f,
             e2e_s: Metric::E2e.value(level, stat),
