@@ -29,6 +29,15 @@ pub enum LogFormat {
     Json,
 }
 
+/// A command's exit code from whether what it checked passed (`validate`, `calibrate`, …).
+pub fn exit_code(passed: bool) -> std::process::ExitCode {
+    if passed {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::FAILURE
+    }
+}
+
 /// A positive, finite number of `unit`: the parser behind the options that take a duration or
 /// a speed.
 pub fn positive(text: &str, unit: &str) -> Result<f64, String> {

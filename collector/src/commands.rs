@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{CommandFactory, Parser, Subcommand};
 
-use crate::cli::Globals;
+use crate::cli::{exit_code, Globals};
 use docs::{CompletionsArgs, ManArgs};
 use export::ExportArgs;
 use fit::FitArgs;
@@ -88,13 +88,6 @@ pub enum Command {
 
 /// Runs the command; its exit code, or the error to print with its causes.
 pub async fn dispatch(command: Command, show_progress: bool) -> anyhow::Result<ExitCode> {
-    let done = |ok: bool| {
-        if ok {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::FAILURE
-        }
-    };
     match command {
         Command::Run(args) => run::run(*args, show_progress).await,
         Command::Sweep(args) => sweep::run(*args, show_progress).await,
@@ -103,7 +96,7 @@ pub async fn dispatch(command: Command, show_progress: bool) -> anyhow::Result<E
             Ok(ExitCode::SUCCESS)
         }
         Command::Summary(args) => summary::print(&args).map(|()| ExitCode::SUCCESS),
-        Command::Validate(args) => Ok(done(summary::validate(&args))),
+        Command::Validate(args) => Ok(exit_code(summary::validate(&args))),
         Command::Sim(args) => {
             infermeter_sim::run(args.config()).await?;
             Ok(ExitCode::SUCCESS)

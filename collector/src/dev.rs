@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::cli::Globals;
+use crate::cli::{exit_code, Globals};
 use bench_client::{BenchClientArgs, BenchFloorArgs};
 use bench_soak::BenchSoakArgs;
 use bench_timing::BenchTimingArgs;
@@ -56,19 +56,12 @@ pub enum Command {
 
 /// Runs the command; its exit code, or the error to print with its causes.
 pub async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
-    let done = |ok: bool| {
-        if ok {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::FAILURE
-        }
-    };
     match command {
         Command::BenchTiming(args) => {
             bench_timing::run(args).await?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::BenchSoak(args) => Ok(done(bench_soak::run(args).await?)),
+        Command::BenchSoak(args) => Ok(exit_code(bench_soak::run(args).await?)),
         Command::BenchClient(args) => {
             bench_client::run(args).await?;
             Ok(ExitCode::SUCCESS)
@@ -77,7 +70,7 @@ pub async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             bench_client::floor(args).await?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Calibrate(args) => Ok(done(calibrate::run(args).await?)),
+        Command::Calibrate(args) => Ok(exit_code(calibrate::run(args).await?)),
     }
 }
 
