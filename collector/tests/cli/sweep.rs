@@ -488,13 +488,23 @@ fn live_in_group(pgid: u32) -> Vec<u32> {
 
 /// The sweep started as a child, its first configuration's server up and measuring.
 async fn sweep_measuring(args: Vec<String>, out_dir: &Path) -> (tokio::process::Child, u32) {
-    let child = tokio::process::Command::new(BIN)
+    let mut command = tokio::process::Command::new(BIN);
+    command
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+        .kill_on_drop(true);
+    // The sweep leaves SIGHUP ignored when it was started ignoring it (as under `nohup`), and
+    // children inherit that: give it the default, so the SIGHUP test does not depend on how the
+    // tests were started.
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGHUP, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let child = command.spawn().unwrap();
     let sweep = wait_for(out_dir, Duration::from_secs(60), |s| {
         s.configurations[0].ready_s.is_some()
             && measured_records(&out_dir.join(&s.configurations[0].report)) >= 1
