@@ -1,7 +1,7 @@
 //! The header's facts about a report, in words: the model's architecture, the test parameters
 //! and the ranges tested, and when the run started.
 
-use infermeter_report::analysis::coverage::{coverage, Span};
+use infermeter_report::analysis::coverage::coverage;
 use infermeter_report::analysis::format::{context_label, format_grouped, format_number};
 use infermeter_report::Report;
 
@@ -93,34 +93,16 @@ fn provenance_rows(report: &Report) -> Vec<(&'static str, String)> {
     rows
 }
 
-/// "1–32" or "8" when one value was tested.
-fn span_text<T: PartialEq + Copy>(span: Span<T>, show: impl Fn(T) -> String) -> String {
-    if span.low == span.high {
-        show(span.low)
-    } else {
-        format!("{}–{}", show(span.low), show(span.high))
-    }
-}
-
 /// The load levels and token lengths tested, as the reports' test parameters state them:
 /// "1–32 concurrent requests (peak); queue depth 1–256 (burst)", "1K–32K input tokens, 128–1,024
 /// output tokens per request".
 fn tested_ranges(report: &Report) -> Vec<(&'static str, String)> {
     let c = coverage(report);
-    let count = |n: u32| n.to_string();
-    let load: Vec<String> = [
-        c.concurrency.map(|s| {
-            let noun = if s.high == 1 { "request" } else { "requests" };
-            format!("{} concurrent {noun} (peak)", span_text(s, count))
-        }),
-        c.queue_depth
-            .map(|s| format!("queue depth {} (burst)", span_text(s, count))),
-        c.request_rate
-            .map(|s| format!("{} requests/s (rate)", span_text(s, format_number))),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
+    let load: Vec<String> = c
+        .loads
+        .iter()
+        .filter_map(|&(mode, range)| mode.tested_range_text(range))
+        .collect();
     let mut rows = Vec::new();
     if !load.is_empty() {
         rows.push(("Load tested", load.join("; ")));
@@ -130,8 +112,8 @@ fn tested_ranges(report: &Report) -> Vec<(&'static str, String)> {
             "Context lengths",
             format!(
                 "{} input tokens, {} output tokens per request",
-                span_text(input, context_label),
-                span_text(output, |n| format_grouped(f64::from(n)))
+                input.text(context_label),
+                output.text(|n| format_grouped(f64::from(n)))
             ),
         ));
     }

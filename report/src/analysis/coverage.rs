@@ -37,66 +37,72 @@ impl Span<u32> {
     }
 }
 
+impl<T: PartialEq + Copy> Span<T> {
+    /// "1–32", or "8" when one value was tested.
+    pub fn text(self, show: impl Fn(T) -> String) -> String {
+        if self.low == self.high {
+            show(self.low)
+        } else {
+            format!("{}–{}", show(self.low), show(self.high))
+        }
+    }
+}
+
 /// The peak concurrencies any of `reports` measured: the range the viewer's interpolation
 /// cursor moves over when reports are overlaid.
 pub fn concurrency_domain<'a>(reports: impl IntoIterator<Item = &'a Report>) -> Option<Span<u32>> {
     reports
         .into_iter()
-        .filter_map(|r| coverage(r).concurrency)
+        .filter_map(|r| coverage(r).load(LoadMode::Peak))
+        .map(|s| Span {
+            low: s.low as u32,
+            high: s.high as u32,
+        })
         .reduce(Span::merge)
 }
 
 /// The ranges tested, over series that have levels; `None` where nothing was.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Coverage {
-    /// Requests in flight, peak mode.
-    pub concurrency: Option<Span<u32>>,
-    /// Queue depth, burst mode.
-    pub queue_depth: Option<Span<u32>>,
-    /// Target arrival rate, requests per second, rate mode.
-    pub request_rate: Option<Span<f64>>,
-    /// Simultaneous users, users mode.
-    pub users: Option<Span<u32>>,
-    /// New sessions per second, sessions mode.
-    pub session_rate: Option<Span<f64>>,
-    /// Replay speeds, trace mode.
-    pub trace_speed: Option<Span<f64>>,
+    /// Each mode tested and the range of its levels' loads as the mode counts them
+    /// ([`LoadMode::tested_value`]), in the order of [`LoadMode::ALL`].
+    pub loads: Vec<(LoadMode, Span<f64>)>,
     pub input_tokens: Option<Span<u32>>,
     pub output_tokens: Option<Span<u32>>,
 }
 
+impl Coverage {
+    /// The range of `mode`'s loads, if it was tested.
+    pub fn load(&self, mode: LoadMode) -> Option<Span<f64>> {
+        self.loads.iter().find(|(m, _)| *m == mode).map(|(_, s)| *s)
+    }
+}
+
 /// The ranges `report` tested. A scenario counts only when a series measured it.
 pub fn coverage(report: &Report) -> Coverage {
+    let mut loads: Vec<(LoadMode, Option<Span<f64>>)> =
+        LoadMode::ALL.iter().map(|&m| (m, None)).collect();
     let mut c = Coverage::default();
     for series in report.series.iter().filter(|s| !s.levels.is_empty()) {
-        for level in &series.levels {
-            match series.mode {
-                LoadMode::Peak => c.concurrency = Span::widen(c.concurrency, level.concurrency),
-                LoadMode::Burst => c.queue_depth = Span::widen(c.queue_depth, level.concurrency),
-                LoadMode::Rate => {
-                    if let Some(rate) = level.request_rate {
-                        c.request_rate = Span::widen(c.request_rate, rate);
-                    }
-                }
-                LoadMode::Users => c.users = Span::widen(c.users, level.concurrency),
-                LoadMode::Sessions => {
-                    let rate = level.sessions.as_ref().and_then(|s| s.session_rate);
-                    if let Some(rate) = rate {
-                        c.session_rate = Span::widen(c.session_rate, rate);
-                    }
-                }
-                LoadMode::Trace => {
-                    if let Some(trace) = &level.trace {
-                        c.trace_speed = Span::widen(c.trace_speed, trace.speed);
-                    }
-                }
-            }
+        let Some((_, span)) = loads.iter_mut().find(|(m, _)| *m == series.mode) else {
+            continue;
+        };
+        for value in series
+            .levels
+            .iter()
+            .filter_map(|l| series.mode.tested_value(l))
+        {
+            *span = Span::widen(*span, value);
         }
         if let Some(s) = Analysis::new(report).scenario(&series.scenario) {
             c.input_tokens = Span::widen(c.input_tokens, s.input_tokens);
             c.output_tokens = Span::widen(c.output_tokens, s.output_tokens);
         }
     }
+    c.loads = loads
+        .into_iter()
+        .filter_map(|(m, s)| s.map(|s| (m, s)))
+        .collect();
     c
 }
 
@@ -112,9 +118,21 @@ mod tests {
             serde_json::from_str(include_str!("../../../data/reports/sample-synthetic.json"))
                 .unwrap();
         let c = coverage(&report);
-        assert_eq!(c.concurrency, Some(Span { low: 1, high: 32 }));
-        assert_eq!(c.queue_depth, Some(Span { low: 1, high: 256 }));
-        assert_eq!(c.request_rate, None);
+        assert_eq!(
+            c.load(LoadMode::Peak),
+            Some(Span {
+                low: 1.0,
+                high: 32.0
+            })
+        );
+        assert_eq!(
+            c.load(LoadMode::Burst),
+            Some(Span {
+                low: 1.0,
+                high: 256.0
+            })
+        );
+        assert_eq!(c.load(LoadMode::Rate), None);
         assert_eq!(
             c.input_tokens,
             Some(Span {
@@ -150,13 +168,13 @@ mod tests {
         report.series.push(rate);
         let with_rate = coverage(&report);
         assert_eq!(
-            with_rate.request_rate,
+            with_rate.load(LoadMode::Rate),
             Some(Span {
                 low: 0.5,
                 high: 2.0
             })
         );
-        assert_eq!(with_rate.concurrency, c.concurrency);
+        assert_eq!(with_rate.load(LoadMode::Peak), c.load(LoadMode::Peak));
         let mut wider = report.clone();
         wider.series.retain(|s| s.mode == LoadMode::Peak);
         wider.series[0].levels[0].concurrency = 64;

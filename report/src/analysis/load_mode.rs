@@ -2,13 +2,16 @@
 //! concurrent", "256 queue depth", "2 req/s"), what a load counts after a number ("concurrent
 //! users", "req/s"), what the highest load meeting an SLO is called, what a capacity counts
 //! ([`LoadUnit`]: "concurrent requests", "simultaneous users"), which figure of a level is its
-//! load, and how a what-if question names its load ("queue depth 8"). The page (findings, the
+//! load, the figure a level is tested at and the header's "Load tested" range ("queue depth
+//! 1–256 (burst)"), and how a what-if question names its load ("queue depth 8"). The page
+//! (the header, findings, the
 //! timeline's level picker, the measurements table, the goodput cards, the what-if section),
 //! `infermeter summary` and the collector's progress line all word a mode through these.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::coverage::Span;
 use super::format::format_number;
 use crate::aggregate::Applied;
 use crate::schema::{Level, LoadMode};
@@ -98,6 +101,41 @@ impl LoadMode {
         match (self, level.request_rate) {
             (LoadMode::Rate, Some(rate)) => rate,
             _ => f64::from(level.concurrency),
+        }
+    }
+
+    /// The figure a level of this mode was tested at, for the range of loads a report tested:
+    /// requests in flight (peak), queue depth (burst), users, the arrival rate (rate), new
+    /// sessions per second (session arrivals), the replay speed (trace); `None` where the level
+    /// lacks it (an open-loop level without its rate).
+    pub fn tested_value(self, level: &Level) -> Option<f64> {
+        match self {
+            LoadMode::Peak | LoadMode::Burst | LoadMode::Users => {
+                Some(f64::from(level.concurrency))
+            }
+            LoadMode::Rate => level.request_rate,
+            LoadMode::Sessions => level.sessions.as_ref().and_then(|s| s.session_rate),
+            LoadMode::Trace => level.trace.as_ref().map(|t| t.speed),
+        }
+    }
+
+    /// The page header's "Load tested" words for this mode's range of tested loads: "1–32
+    /// concurrent requests (peak)", "queue depth 1–256 (burst)", "0.5–2 requests/s (rate)";
+    /// `None` for the modes whose sections state their loads (users, session arrivals, trace).
+    pub fn tested_range_text(self, range: Span<f64>) -> Option<String> {
+        let count = |n: f64| (n as u32).to_string();
+        match self {
+            LoadMode::Peak => {
+                let noun = if range.high == 1.0 {
+                    "request"
+                } else {
+                    "requests"
+                };
+                Some(format!("{} concurrent {noun} (peak)", range.text(count)))
+            }
+            LoadMode::Burst => Some(format!("queue depth {} (burst)", range.text(count))),
+            LoadMode::Rate => Some(format!("{} requests/s (rate)", range.text(format_number))),
+            LoadMode::Users | LoadMode::Sessions | LoadMode::Trace => None,
         }
     }
 
