@@ -4,9 +4,9 @@
 //! ([`LoadUnit`]: "concurrent requests", "simultaneous users"), which figure of a level is its
 //! load, the figure a level is tested at and the header's "Load tested" range ("queue depth
 //! 1–256 (burst)"), and how a what-if question names its load ("queue depth 8"). The page
-//! (the header, findings, the
-//! timeline's level picker, the measurements table, the goodput cards, the what-if section),
-//! `infermeter summary` and the collector's progress line all word a mode through these.
+//! (the header, findings, the timeline's level picker, the measurements table, the goodput
+//! cards, the what-if section), `infermeter summary` and the collector's progress line all word
+//! a mode through these.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
