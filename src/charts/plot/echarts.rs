@@ -329,12 +329,9 @@ impl Plot {
                         .name(t.label.as_str())
                         .y_axis(t.value)
                         .label(
-                            // Above the line at its left end, where the lowest load has
-                            // each line at its best, far from a limit; at the right end, the
-                            // lines that cross it ran through the label.
                             Label::new()
                                 .formatter(t.label.as_str())
-                                .position(LabelPosition::InsideStartTop)
+                                .position(self.threshold_label_end(axis, t.value))
                                 .color(colors.text),
                         ),
                 )
@@ -351,6 +348,28 @@ impl Plot {
                     .type_(LineStyleType::Dashed)
                     .color(colors.text),
             )
+    }
+
+    /// Where a threshold's label goes: above the line at its left end, where the lowest load
+    /// has each line at its best, far from a limit; at the right end when a line already
+    /// crosses the threshold between its first two points (it would run through the label) and
+    /// none crosses it between its last two.
+    fn threshold_label_end(&self, axis: usize, value: f64) -> LabelPosition {
+        let crosses = |a: Option<&(f64, f64)>, b: Option<&(f64, f64)>| match (a, b) {
+            (Some(a), Some(b)) => (a.1 - value) * (b.1 - value) < 0.0,
+            _ => false,
+        };
+        let on_axis = || self.lines.iter().filter(|l| l.axis == axis);
+        let at_start = on_axis().any(|l| crosses(l.points.first(), l.points.get(1)));
+        let at_end = on_axis().any(|l| {
+            let n = l.points.len();
+            n >= 2 && crosses(l.points.get(n - 2), l.points.last())
+        });
+        if at_start && !at_end {
+            LabelPosition::InsideEndTop
+        } else {
+            LabelPosition::InsideStartTop
+        }
     }
 
     /// Marker at the cursor on `line`, when the cursor lies in its measured range.

@@ -17,7 +17,10 @@ pub struct ContextLine {
 }
 
 /// `metric` by context length, one line per peak concurrency, ascending both ways. Scenarios
-/// sharing an input length keep the first listed.
+/// sharing an input length keep the first listed. Where some concurrency was measured at two
+/// context lengths or more, one measured at a single length (a search's probe of one scenario)
+/// is left out: a point is no line by context, and a searched report's probes would bury the
+/// sweep's lines.
 pub fn by_context(report: &Report, metric: Metric, stat: Stat) -> Vec<ContextLine> {
     let mut lines: Vec<ContextLine> = Vec::new();
     for point in located_points(report, LoadMode::Peak, metric, stat) {
@@ -41,6 +44,9 @@ pub fn by_context(report: &Report, metric: Metric, stat: Stat) -> Vec<ContextLin
         {
             line.points.push(point);
         }
+    }
+    if lines.iter().any(|l| l.points.len() > 1) {
+        lines.retain(|l| l.points.len() > 1);
     }
     lines.sort_by_key(|l| l.concurrency);
     for line in &mut lines {
@@ -208,6 +214,23 @@ mod tests {
             .map(|p| (p.input_tokens, p.value))
             .collect();
         assert_eq!(one, [(1024, 95.0), (8192, 94.0), (32768, 92.0)]);
+    }
+
+    /// A search probed 6 in the 1K scenario alone: a point, not a line by context, left out
+    /// while 1 and 4 span the contexts; a report of one context keeps its points.
+    #[test]
+    fn a_concurrency_measured_at_one_context_draws_no_line() {
+        let mut r = contexts();
+        let mut probe = r.series[0].levels[1].clone();
+        probe.concurrency = 6;
+        r.series[0].levels.push(probe);
+        let lines = by_context(&r, Metric::DecodeTokS, Stat::Mean);
+        let levels: Vec<u32> = lines.iter().map(|l| l.concurrency).collect();
+        assert_eq!(levels, [1, 4]);
+        r.series.truncate(1);
+        let single = by_context(&r, Metric::DecodeTokS, Stat::Mean);
+        let levels: Vec<u32> = single.iter().map(|l| l.concurrency).collect();
+        assert_eq!(levels, [1, 4, 6]);
     }
 
     #[test]
