@@ -17,10 +17,10 @@ pub struct ContextLine {
 }
 
 /// `metric` by context length, one line per peak concurrency, ascending both ways. Scenarios
-/// sharing an input length keep the first listed. Where some concurrency was measured at two
-/// context lengths or more, one measured at a single length (a search's probe of one scenario)
-/// is left out: a point is no line by context, and a searched report's probes would bury the
-/// sweep's lines.
+/// sharing an input length keep the first listed. Only the concurrencies measured at the most
+/// context lengths draw a line: a search's probes of one or two scenarios are points or stubs,
+/// not lines by context, and would bury the sweep's lines (they stay in every other chart and
+/// table).
 pub fn by_context(report: &Report, metric: Metric, stat: Stat) -> Vec<ContextLine> {
     let mut lines: Vec<ContextLine> = Vec::new();
     for point in located_points(report, LoadMode::Peak, metric, stat) {
@@ -45,9 +45,8 @@ pub fn by_context(report: &Report, metric: Metric, stat: Stat) -> Vec<ContextLin
             line.points.push(point);
         }
     }
-    if lines.iter().any(|l| l.points.len() > 1) {
-        lines.retain(|l| l.points.len() > 1);
-    }
+    let widest = lines.iter().map(|l| l.points.len()).max().unwrap_or(0);
+    lines.retain(|l| l.points.len() == widest);
     lines.sort_by_key(|l| l.concurrency);
     for line in &mut lines {
         line.points.sort_by_key(|p| p.input_tokens);
