@@ -1,11 +1,15 @@
 //! What the requests say: prompt texts of exact token lengths and the tokenizers that count
 //! them (`text`), one request body per scenario stamped with unique ids (`plan`), prompt files
 //! (`source`) and the prompts a scenario draws from one or cuts to drawn lengths (`pool`,
-//! `cut`), multi-turn conversations (`conversation`) and replayed traces (`trace`).
+//! `cut`), multi-turn conversations (`conversation`), replayed traces (`trace`) and agentic jobs
+//! (`jobs`: trees of agents that fork and join).
 
 pub mod conversation;
 pub mod cut;
 pub mod filler;
+// Read and played by the agents load mode and its readers, built next (#46).
+#[allow(dead_code)]
+pub mod jobs;
 pub mod plan;
 pub mod pool;
 pub mod source;
