@@ -4,6 +4,7 @@
 //! `cut`), multi-turn conversations (`conversation`), replayed traces (`trace`) and agentic jobs
 //! (`jobs`: trees of agents that fork and join).
 
+pub mod arrivals;
 pub mod conversation;
 pub mod cut;
 pub mod filler;

@@ -1,7 +1,9 @@
-//! Trace replay: a JSONL file of requests with their times and lengths, sent open-loop at the
-//! times it says (scaled by a speed), with prompts synthesised to each line's length.
+//! Trace replay: a file of requests with their times and lengths, sent open-loop at the times
+//! it says (scaled by a speed), with prompts synthesised to each line's length. A file whose
+//! first line is not a JSON object is a CSV of arrivals (Azure's or BurstGPT's, told by its
+//! header: `arrivals.rs`), whose rows share no blocks.
 //!
-//! Formats (one JSON object per line; blank lines skipped):
+//! JSONL formats (one JSON object per line; blank lines skipped):
 //! - **Mooncake** (`timestamp` ms, `input_length`, `output_length`, `hash_ids`): each hash id
 //!   names a 512-token block of the prompt; lines that share ids share those blocks.
 //! - **generic**: the same fields plus `session_id` (string or number) and `turn`; `hash_ids`
@@ -23,6 +25,7 @@ use serde::Deserialize;
 
 use crate::http::body::ChatMessage;
 use crate::http::driver::Driver;
+use crate::prompts::arrivals::{self, Arrivals};
 use crate::prompts::filler::WORDS;
 use crate::prompts::text::{Tokenizer, TokenizerError};
 use crate::prompts::Prepared;
@@ -82,16 +85,23 @@ pub struct TraceLine {
 pub struct Trace {
     pub lines: Vec<TraceLine>,
     pub source: TraceSource,
+    /// Rows left out as no request (a CSV's failed requests: no input or no output tokens).
+    pub skipped: u64,
 }
 
 /// Derived block ids live apart from a file's own (its `hash_ids` are small numbers).
 const DERIVED: u64 = 1 << 63;
 
 impl Trace {
-    /// Reads and checks a trace file.
+    /// Reads and checks a trace file: JSONL when its first line is a JSON object, else a CSV
+    /// whose header says its format (`arrivals.rs`).
     pub fn read(path: &Path) -> Result<Trace, TraceError> {
         let text =
             std::fs::read_to_string(path).map_err(|e| TraceError::Read(path.to_path_buf(), e))?;
+        let first = text.lines().map(str::trim).find(|l| !l.is_empty());
+        if first.is_some_and(|l| !l.trim_start_matches('\u{feff}').starts_with('{')) {
+            return Ok(Trace::of_arrivals(path, arrivals::read(path, &text)?));
+        }
         let raw = raw_lines(path, &text)?;
         let first = raw
             .first()
@@ -110,10 +120,7 @@ impl Trace {
                 let blocks = match (&r.hash_ids, session) {
                     (Some(ids), _) => ids.clone(),
                     (None, Some(s)) => (0..count).map(|j| derived(s.id, j)).collect(),
-                    // Unique: a block id no other line has.
-                    (None, None) => (0..count)
-                        .map(|j| derived(u64::MAX - *n as u64, j))
-                        .collect(),
+                    (None, None) => unique_blocks(*n, r.input_length),
                 };
                 TraceLine {
                     offset_ms: r.timestamp - first,
@@ -124,18 +131,43 @@ impl Trace {
                 }
             })
             .collect();
+        let format = if generic { "generic" } else { "mooncake" };
+        Ok(Trace::new(path, format, lines, 0))
+    }
+
+    /// A CSV trace's rows as lines of no session, each prompt its own.
+    fn of_arrivals(path: &Path, arrivals: Arrivals) -> Trace {
+        let lines = arrivals
+            .rows
+            .iter()
+            .map(|r| TraceLine {
+                offset_ms: r.at_ms,
+                input_tokens: r.input_tokens,
+                output_tokens: r.output_tokens,
+                blocks: unique_blocks(r.line, r.input_tokens),
+                session: None,
+            })
+            .collect();
+        Trace::new(path, arrivals.format, lines, arrivals.skipped)
+    }
+
+    fn new(path: &Path, format: &str, lines: Vec<TraceLine>, skipped: u64) -> Trace {
         let source = TraceSource {
             file: path.file_name().map_or_else(
                 || path.display().to_string(),
                 |f| f.to_string_lossy().into_owned(),
             ),
-            format: if generic { "generic" } else { "mooncake" }.into(),
+            format: format.into(),
             requests: lines.len() as u64,
             duration_s: lines.last().map_or(0.0, |l| l.offset_ms / 1000.0),
             block_tokens: BLOCK_TOKENS,
             shared_block_ratio: shared_block_ratio(&lines),
         };
-        Ok(Trace { lines, source })
+        Trace {
+            lines,
+            source,
+            skipped,
+        }
     }
 
     /// The trace as a report scenario: its mean lengths, and where it came from.
@@ -161,8 +193,14 @@ impl Trace {
             id: format!("trace_{id}"),
             name: format!("Trace {stem}"),
             description: format!(
-                "{} requests replayed from {} ({} format) at the times it records; lengths are the trace's means.",
-                self.source.requests, self.source.file, self.source.format
+                "{} requests replayed from {} ({} format) at the times it records; lengths are the trace's means.{}",
+                self.source.requests, self.source.file, self.source.format,
+                if self.skipped > 0 {
+                    let rows = if self.skipped == 1 { "row" } else { "rows" };
+                    format!(" {} {rows} of no input or no output tokens (failed requests) left out.", self.skipped)
+                } else {
+                    String::new()
+                }
             ),
             input_tokens: mean(|l| l.input_tokens).max(1),
             output_tokens: mean(|l| l.output_tokens).max(1),
@@ -196,10 +234,12 @@ fn raw_lines(path: &Path, text: &str) -> Result<Vec<(usize, RawLine)>, TraceErro
             continue;
         }
         let r: RawLine = serde_json::from_str(line).map_err(|e| {
-            bad(
-                n + 1,
-                format!("{e} (a line needs timestamp in ms, input_length and output_length)"),
-            )
+            let why = if e.is_eof() {
+                "the line ends before its JSON object does: the file looks cut short (download it again)".to_string()
+            } else {
+                format!("{e} (a line needs timestamp in ms, input_length and output_length)")
+            };
+            bad(n + 1, why)
         })?;
         if !r.timestamp.is_finite() || r.input_length == 0 || r.output_length == 0 {
             return Err(bad(
@@ -240,7 +280,17 @@ impl SessionIds {
     }
 }
 
-fn derived(owner: u64, block: u64) -> u64 {
+/// The blocks of a prompt that shares nothing (the line `line` of its file): ids no other line
+/// has.
+fn unique_blocks(line: usize, input_tokens: u32) -> Vec<u64> {
+    let count = u64::from(input_tokens.div_ceil(BLOCK_TOKENS));
+    (0..count)
+        .map(|j| derived(u64::MAX - line as u64, j))
+        .collect()
+}
+
+/// A block id of `owner`'s (a session, a line) block `block`, apart from a file's own ids.
+pub(super) fn derived(owner: u64, block: u64) -> u64 {
     DERIVED | (mix(owner ^ block.wrapping_mul(0x9E37_79B9_7F4A_7C15)) >> 1)
 }
 
@@ -411,6 +461,25 @@ mod tests {
     }
 
     #[test]
+    fn csv_traces_are_read_by_their_header_whatever_their_extension() {
+        let (_dir, path) = write(
+            "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n\
+             5,ChatGPT,600,18,618,Conversation log\n\
+             6,ChatGPT,600,0,600,Conversation log\n\
+             7.5,GPT-4,40,20,60,API log\n",
+        );
+        let t = Trace::read(&path).unwrap();
+        assert_eq!((t.source.format.as_str(), t.skipped), ("burstgpt", 1));
+        assert_eq!(t.lines[1].offset_ms, 2500.0);
+        assert_eq!(t.lines[0].blocks.len(), 2);
+        assert_eq!(t.source.shared_block_ratio, 0.0);
+        assert!(t
+            .scenario()
+            .description
+            .contains("1 row of no input or no output tokens"));
+    }
+
+    #[test]
     fn bad_traces_say_which_line_and_what_to_do() {
         let (_dir, path) = write(
             "{\"timestamp\": 5, \"input_length\": 10, \"output_length\": 1}\n{\"timestamp\": 4, \"input_length\": 10, \"output_length\": 1}\n",
@@ -426,6 +495,11 @@ mod tests {
             err.contains("line 1") && err.contains("output_length"),
             "{err}"
         );
+        let (_dir, path) = write(
+            "{\"timestamp\": 5, \"input_length\": 10, \"output_length\": 1}\n{\"timestamp\": 6, \"input_len",
+        );
+        let err = Trace::read(&path).unwrap_err().to_string();
+        assert!(err.contains("line 2") && err.contains("cut short"), "{err}");
         let (_dir, path) = write("\n");
         assert!(Trace::read(&path)
             .unwrap_err()
