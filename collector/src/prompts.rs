@@ -5,6 +5,9 @@
 //! (`jobs`: trees of agents that fork and join).
 
 pub mod arrivals;
+// Read by the agents load mode, wired next (#46).
+#[allow(dead_code)]
+pub mod bailian;
 pub mod conversation;
 pub mod cut;
 pub mod filler;
