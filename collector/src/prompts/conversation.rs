@@ -211,6 +211,18 @@ impl Conversation<'_> {
     }
 }
 
+/// Whether `think` can be drawn from: a finite, non-negative mean (a positive one and a
+/// finite, non-negative sigma for the lognormal).
+pub fn think_time_ok(think: &ThinkTime) -> bool {
+    match *think {
+        ThinkTime::Fixed { seconds } => seconds.is_finite() && seconds >= 0.0,
+        ThinkTime::Exponential { mean_s } => mean_s.is_finite() && mean_s >= 0.0,
+        ThinkTime::Lognormal { mean_s, sigma } => {
+            mean_s.is_finite() && mean_s > 0.0 && sigma.is_finite() && sigma >= 0.0
+        }
+    }
+}
+
 /// Draws a user's think times.
 pub struct Thinker {
     think: ThinkTime,

@@ -1,7 +1,7 @@
 //! Trace replay: a file of requests with their times and lengths, sent open-loop at the times
 //! it says (scaled by a speed), with prompts synthesised to each line's length. A file whose
 //! first line is not a JSON object is a CSV of arrivals (Azure's or BurstGPT's, told by its
-//! header: `arrivals.rs`), whose rows share no blocks.
+//! header: `csv_trace.rs`), whose rows share no blocks.
 //!
 //! JSONL formats (one JSON object per line; blank lines skipped):
 //! - **Mooncake** (`timestamp` ms, `input_length`, `output_length`, `hash_ids`): each hash id
@@ -25,7 +25,7 @@ use serde::Deserialize;
 
 use crate::http::body::ChatMessage;
 use crate::http::driver::Driver;
-use crate::prompts::arrivals::{self, Arrivals};
+use crate::prompts::csv_trace::{self, CsvTrace};
 use crate::prompts::filler::WORDS;
 use crate::prompts::text::{Tokenizer, TokenizerError};
 use crate::prompts::Prepared;
@@ -94,13 +94,13 @@ const DERIVED: u64 = 1 << 63;
 
 impl Trace {
     /// Reads and checks a trace file: JSONL when its first line is a JSON object, else a CSV
-    /// whose header says its format (`arrivals.rs`).
+    /// whose header says its format (`csv_trace.rs`).
     pub fn read(path: &Path) -> Result<Trace, TraceError> {
         let text =
             std::fs::read_to_string(path).map_err(|e| TraceError::Read(path.to_path_buf(), e))?;
         let first = text.lines().map(str::trim).find(|l| !l.is_empty());
         if first.is_some_and(|l| !l.trim_start_matches('\u{feff}').starts_with('{')) {
-            return Ok(Trace::of_arrivals(path, arrivals::read(path, &text)?));
+            return Ok(Trace::of_csv(path, csv_trace::read(path, &text)?));
         }
         let raw = raw_lines(path, &text)?;
         let first = raw
@@ -136,8 +136,8 @@ impl Trace {
     }
 
     /// A CSV trace's rows as lines of no session, each prompt its own.
-    fn of_arrivals(path: &Path, arrivals: Arrivals) -> Trace {
-        let lines = arrivals
+    fn of_csv(path: &Path, csv: CsvTrace) -> Trace {
+        let lines = csv
             .rows
             .iter()
             .map(|r| TraceLine {
@@ -148,7 +148,7 @@ impl Trace {
                 session: None,
             })
             .collect();
-        Trace::new(path, arrivals.format, lines, arrivals.skipped)
+        Trace::new(path, csv.format, lines, csv.skipped)
     }
 
     fn new(path: &Path, format: &str, lines: Vec<TraceLine>, skipped: u64) -> Trace {

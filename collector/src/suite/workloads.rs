@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use super::scenarios::TableError;
 use super::{default_arrivals, Suite, SuiteError};
+use crate::prompts::conversation::think_time_ok;
 use crate::prompts::trace::Trace;
 
 /// A `[[session]]` table: a conversation's shape.
@@ -194,14 +195,7 @@ impl Suite {
     pub(super) fn check_workloads(&self) -> Result<(), String> {
         for s in &self.scenarios {
             let Some(shape) = &s.session else { continue };
-            let think = shape.think_time;
-            let think_ok = match think {
-                ThinkTime::Fixed { seconds } => seconds.is_finite() && seconds >= 0.0,
-                ThinkTime::Exponential { mean_s } => mean_s.is_finite() && mean_s >= 0.0,
-                ThinkTime::Lognormal { mean_s, sigma } => {
-                    mean_s.is_finite() && mean_s > 0.0 && sigma.is_finite() && sigma >= 0.0
-                }
-            };
+            let think_ok = think_time_ok(&shape.think_time);
             if shape.turns == 0 || shape.turns > MAX_TURNS {
                 return Err(format!(
                     "session \"{}\" needs turns between 1 and {MAX_TURNS}",

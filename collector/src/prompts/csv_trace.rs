@@ -1,6 +1,6 @@
 //! Arrival-shape traces in CSV: when requests came and how long they were, with no block ids
-//! and no sessions. `trace.rs` reads a file whose first line is not a JSON object with these
-//! readers and replays their rows as lines that share nothing.
+//! and no sessions. `trace.rs` reads a file whose first line is not a JSON object with this
+//! reader and replays its rows as lines that share nothing.
 //!
 //! The format is told by the header row (the file's first non-blank line), whatever the file's
 //! extension; columns are found by name, in any order, and other columns are ignored:
@@ -27,7 +27,7 @@ use super::trace::TraceError;
 
 /// One request of a CSV trace: its file line, when (ms after the first row) and its lengths.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Arrival {
+pub struct CsvRow {
     pub line: usize,
     pub at_ms: f64,
     pub input_tokens: u32,
@@ -36,10 +36,10 @@ pub struct Arrival {
 
 /// A CSV trace's requests in order, its format's name and the rows left out.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Arrivals {
+pub struct CsvTrace {
     /// "azure" or "burstgpt": the report's `TraceSource::format`.
     pub format: &'static str,
-    pub rows: Vec<Arrival>,
+    pub rows: Vec<CsvRow>,
     /// Rows of no input or no output tokens (failed requests), not replayed.
     pub skipped: u64,
 }
@@ -72,7 +72,7 @@ const FORMATS: [Format; 2] = [
 ];
 
 /// Reads a CSV trace's text (`path` names it in errors).
-pub fn read(path: &Path, text: &str) -> Result<Arrivals, TraceError> {
+pub fn read(path: &Path, text: &str) -> Result<CsvTrace, TraceError> {
     let bad = |line: usize, message: String| TraceError::Line {
         path: path.to_path_buf(),
         line,
@@ -95,7 +95,7 @@ pub fn read(path: &Path, text: &str) -> Result<Arrivals, TraceError> {
     };
     let ends_cut = !text.ends_with('\n');
     let last = text.lines().count();
-    let mut rows: Vec<Arrival> = Vec::new();
+    let mut rows: Vec<CsvRow> = Vec::new();
     let (mut skipped, mut first) = (0u64, None);
     for (n, line) in lines {
         let line_no = n + 1;
@@ -137,7 +137,7 @@ pub fn read(path: &Path, text: &str) -> Result<Arrivals, TraceError> {
             skipped += 1;
             continue;
         }
-        rows.push(Arrival {
+        rows.push(CsvRow {
             line: line_no,
             at_ms,
             input_tokens: input,
@@ -152,7 +152,7 @@ pub fn read(path: &Path, text: &str) -> Result<Arrivals, TraceError> {
     for r in &mut rows {
         r.at_ms -= zero;
     }
-    Ok(Arrivals {
+    Ok(CsvTrace {
         format: format.name,
         rows,
         skipped,
@@ -241,7 +241,7 @@ fn datetime_ms(cell: &str) -> Result<f64, String> {
 mod tests {
     use super::*;
 
-    fn read_text(text: &str) -> Result<Arrivals, String> {
+    fn read_text(text: &str) -> Result<CsvTrace, String> {
         read(Path::new("t.csv"), text).map_err(|e| e.to_string())
     }
 
