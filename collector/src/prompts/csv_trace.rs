@@ -93,62 +93,43 @@ pub fn read(path: &Path, text: &str) -> Result<CsvTrace, TraceError> {
     else {
         return Err(bad(h + 1, unknown_header(&names)));
     };
-    let ends_cut = !text.ends_with('\n');
-    let last = text.lines().count();
-    let mut rows: Vec<CsvRow> = Vec::new();
-    let (mut skipped, mut first) = (0u64, None);
+    // The line a file cut mid-row ends on.
+    let cut = (!text.ends_with('\n')).then(|| text.lines().count());
+    let (mut rows, mut skipped, mut prev) = (Vec::new(), 0u64, None::<f64>);
     for (n, line) in lines {
-        let line_no = n + 1;
         let row = cells(line);
-        if row.len() < names.len() && ends_cut && line_no == last {
-            return Err(bad(line_no, format!("has {} of the header's {} columns and the file ends there: the file looks cut short (download it again)", row.len(), names.len())));
+        if row.len() < names.len() && cut == Some(n + 1) {
+            return Err(bad(n + 1, format!("has {} of the header's {} columns and the file ends there: the file looks cut short (download it again)", row.len(), names.len())));
         }
-        let cell = |i: usize, name: &str| {
-            row.get(i).map(String::as_str).ok_or_else(|| {
-                bad(
-                    line_no,
-                    format!(
-                        "has no {name} column (the row has {} cells, the header {})",
-                        row.len(),
-                        names.len()
-                    ),
-                )
-            })
-        };
-        let time = cell(at[0], format.time)?;
-        let ms = (format.ms)(time).map_err(|e| bad(line_no, format!("{}: {e}", format.time)))?;
-        let input = count(cell(at[1], format.input)?)
-            .map_err(|e| bad(line_no, format!("{}: {e}", format.input)))?;
-        let output = count(cell(at[2], format.output)?)
-            .map_err(|e| bad(line_no, format!("{}: {e}", format.output)))?;
-        let start = *first.get_or_insert(ms);
-        let at_ms = ms - start;
-        if let Some(prev) = rows.last().map(|r| r.at_ms).filter(|p| at_ms < *p) {
+        let (ms, input, output) =
+            request(format, at, &row, names.len()).map_err(|e| bad(n + 1, e))?;
+        if let Some(p) = prev.filter(|p| ms < *p) {
             return Err(bad(
-                line_no,
+                n + 1,
                 format!(
-                    "{} {time} comes {:.3} s before the previous row's; sort the trace by time",
+                    "{} comes {:.3} s before the previous row's; sort the trace by time",
                     format.time,
-                    (prev - at_ms) / 1000.0
+                    (p - ms) / 1000.0
                 ),
             ));
         }
+        prev = Some(ms);
         if input == 0 || output == 0 {
             skipped += 1;
             continue;
         }
         rows.push(CsvRow {
-            line: line_no,
-            at_ms,
+            line: n + 1,
+            at_ms: ms,
             input_tokens: input,
             output_tokens: output,
         });
     }
-    if rows.is_empty() {
-        return Err(TraceError::Empty(path.to_path_buf()));
-    }
     // Times count from the first replayed row: a skipped first row does not delay the rest.
-    let zero = rows[0].at_ms;
+    let zero = rows
+        .first()
+        .map(|r| r.at_ms)
+        .ok_or_else(|| TraceError::Empty(path.to_path_buf()))?;
     for r in &mut rows {
         r.at_ms -= zero;
     }
@@ -157,6 +138,29 @@ pub fn read(path: &Path, text: &str) -> Result<CsvTrace, TraceError> {
         rows,
         skipped,
     })
+}
+
+/// A row's time (ms on its format's scale) and input and output tokens, from the cells at
+/// `at` (time, input, output); what is wrong otherwise.
+fn request(
+    format: &Format,
+    at: [usize; 3],
+    row: &[String],
+    columns: usize,
+) -> Result<(f64, u32, u32), String> {
+    let cell = |i: usize, name: &str| {
+        row.get(i).map(String::as_str).ok_or_else(|| {
+            format!(
+                "has no {name} column (the row has {} cells, the header {columns})",
+                row.len()
+            )
+        })
+    };
+    let ms = (format.ms)(cell(at[0], format.time)?).map_err(|e| format!("{}: {e}", format.time))?;
+    let input = count(cell(at[1], format.input)?).map_err(|e| format!("{}: {e}", format.input))?;
+    let output =
+        count(cell(at[2], format.output)?).map_err(|e| format!("{}: {e}", format.output))?;
+    Ok((ms, input, output))
 }
 
 /// Why a header names no format we read, and which headers we do.
