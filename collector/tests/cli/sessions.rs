@@ -382,3 +382,96 @@ async fn a_sweep_beside_a_trace_is_judged_by_its_own_lengths() {
     assert_only_lag_warnings(&report);
     sim.shutdown().await;
 }
+
+/// CSV arrival traces (#46): a BurstGPT file, told by its header whatever its name, replays its
+/// rows at their times (over the speed) with their lengths, its failed row (0 response tokens)
+/// left out; its rows name no blocks, so the simulator caches nothing. A malformed one is
+/// refused, naming its line, before the simulator serves anything.
+#[tokio::test(flavor = "multi_thread")]
+async fn csv_arrival_traces_replay_their_rows_and_malformed_ones_send_nothing() {
+    let _timing = timing_sensitive().await;
+    let sim = caching_sim(0).await;
+    let dir = out_dir("csv-trace");
+    // (seconds, request tokens, response tokens)
+    let rows = [
+        (0.0, 600, 20),
+        (0.25, 900, 0),
+        (0.5, 300, 16),
+        (0.5, 1300, 24),
+        (1.2, 64, 8),
+    ];
+    let mut csv =
+        "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n".to_string();
+    for (t, i, o) in rows {
+        csv += &format!("{t},ChatGPT,{i},{o},{},Conversation log\n", i + o);
+    }
+    let trace = dir.join("burst.log");
+    std::fs::write(&trace, &csv).unwrap();
+    let report_path = dir.join("report.json");
+    let args = |trace: &Path, out: &Path| -> Vec<String> {
+        [
+            "run",
+            "--base-url",
+            &sim.base_url(),
+            "--trace",
+            trace.to_str().unwrap(),
+            "--trace-speed",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let out = infermeter(&args(&trace, &report_path), &[]).await;
+    assert!(out.status.success(), "{}", text(&out));
+    let report = read_report(&report_path);
+    let scenario = &report.scenarios[0];
+    let source = scenario.trace.as_ref().unwrap();
+    assert_eq!((source.format.as_str(), source.requests), ("burstgpt", 4));
+    assert!(
+        scenario
+            .description
+            .contains("1 row of no input or no output tokens"),
+        "{}",
+        scenario.description
+    );
+    let kept: Vec<(f64, u32, u32)> = rows.into_iter().filter(|r| r.2 > 0).collect();
+    let mut records: Vec<RequestRecord> = read_records(&report_path)
+        .into_iter()
+        .filter(|r| !r.warmup)
+        .collect();
+    records.sort_by_key(|r| r.index);
+    assert_eq!(records.len(), kept.len());
+    let start = records[0].scheduled_s;
+    for (r, (t, input, output)) in records.iter().zip(&kept) {
+        let billed = f64::from(r.input_tokens.unwrap());
+        let asked = f64::from(*input);
+        assert!(
+            (billed - asked).abs() <= asked * 0.02,
+            "{billed} for {asked}"
+        );
+        assert_eq!(r.output_tokens, Some(*output));
+        assert!(((r.scheduled_s - start) - t / 2.0).abs() < 1e-3, "{r:?}");
+        assert_eq!(r.cached_tokens, Some(0), "rows share nothing");
+    }
+    assert_cached_as_served(&records, &served(&sim.base_url()).await);
+
+    let before = served(&sim.base_url()).await.len();
+    let bad = dir.join("bad.csv");
+    std::fs::write(
+        &bad,
+        "Timestamp,Request tokens,Response tokens\n1,10,3\n2,-4,3\n",
+    )
+    .unwrap();
+    let out = infermeter(&args(&bad, &dir.join("bad.json")), &[]).await;
+    let said = text(&out);
+    assert!(!out.status.success());
+    assert!(
+        said.contains("bad.csv") && said.contains("line 3") && said.contains("negative"),
+        "{said}"
+    );
+    assert_eq!(served(&sim.base_url()).await.len(), before, "nothing sent");
+}
