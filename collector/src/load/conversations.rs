@@ -15,7 +15,8 @@ use tokio::sync::{mpsc, watch};
 use super::dispatch::Dispatcher;
 use super::record::{Done, Recorder};
 use super::LevelContext;
-use crate::prompts::conversation::{Conversation, SessionPlan, Thinker};
+use crate::prompts::conversation::{Conversation, SessionPlan};
+use crate::prompts::think::Thinker;
 
 /// Numbers every level run (and trial) of the process, so no two share a user's messages.
 static LEVEL_RUNS: AtomicU64 = AtomicU64::new(0);

@@ -29,8 +29,8 @@ use infermeter_report::{LengthDistribution, ThinkTime};
 use rand::{Rng, SeedableRng};
 use serde::Deserialize;
 
-use super::conversation::{think_time_ok, Thinker};
 use super::jobs::{Agent, Call, Job, JobSet};
+use super::think::{think_time_ok, Thinker};
 
 /// Tokens per block of generated prompts (the cc-traces' block size).
 pub const GENERATED_BLOCK_TOKENS: u32 = 64;

@@ -21,9 +21,12 @@
 //! too large, a time that goes back, a row cut short. Rows are numbered as the file's lines
 //! (the header is line 1).
 
-use std::path::Path;
-
-use super::trace::TraceError;
+/// Why a CSV trace cannot be replayed: the file holds no request, or a line (from 1) is wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CsvError {
+    Empty,
+    Line(usize, String),
+}
 
 /// One request of a CSV trace: its file line, when (ms after the first row) and its lengths.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,20 +74,14 @@ const FORMATS: [Format; 2] = [
     },
 ];
 
-/// Reads a CSV trace's text (`path` names it in errors).
-pub fn read(path: &Path, text: &str) -> Result<CsvTrace, TraceError> {
-    let bad = |line: usize, message: String| TraceError::Line {
-        path: path.to_path_buf(),
-        line,
-        message,
-    };
+/// Reads a CSV trace's text.
+pub fn read(text: &str) -> Result<CsvTrace, CsvError> {
+    let bad = CsvError::Line;
     let mut lines = text
         .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty());
-    let (h, header) = lines
-        .next()
-        .ok_or_else(|| TraceError::Empty(path.to_path_buf()))?;
+    let (h, header) = lines.next().ok_or(CsvError::Empty)?;
     let names = cells(header.trim_start_matches('\u{feff}'));
     let column = |name: &str| names.iter().position(|n| n == name);
     let Some((format, at)) = FORMATS
@@ -126,10 +123,7 @@ pub fn read(path: &Path, text: &str) -> Result<CsvTrace, TraceError> {
         });
     }
     // Times count from the first replayed row: a skipped first row does not delay the rest.
-    let zero = rows
-        .first()
-        .map(|r| r.at_ms)
-        .ok_or_else(|| TraceError::Empty(path.to_path_buf()))?;
+    let zero = rows.first().map(|r| r.at_ms).ok_or(CsvError::Empty)?;
     for r in &mut rows {
         r.at_ms -= zero;
     }
@@ -246,7 +240,10 @@ mod tests {
     use super::*;
 
     fn read_text(text: &str) -> Result<CsvTrace, String> {
-        read(Path::new("t.csv"), text).map_err(|e| e.to_string())
+        read(text).map_err(|e| match e {
+            CsvError::Empty => "holds no request".to_string(),
+            CsvError::Line(line, message) => format!("line {line}: {message}"),
+        })
     }
 
     #[test]
@@ -302,7 +299,8 @@ mod tests {
         assert_eq!(a.rows[0].at_ms, 0.0);
     }
 
-    /// Each malformed case is refused naming the file, the line and what is wrong.
+    /// Each malformed case is refused naming the line and what is wrong (`Trace::read` adds
+    /// the file).
     #[test]
     fn malformed_rows_are_refused_with_their_line() {
         let cases = [
@@ -358,16 +356,13 @@ mod tests {
             ),
             (
                 "Timestamp,Request tokens,Response tokens\n5,0,3\n",
-                "t.csv",
+                "",
                 "holds no request",
             ),
         ];
         for (text, at, what) in cases {
             let err = read_text(text).unwrap_err();
-            assert!(
-                err.contains("t.csv") && err.contains(at) && err.contains(what),
-                "{text:?}: {err}"
-            );
+            assert!(err.contains(at) && err.contains(what), "{text:?}: {err}");
         }
     }
 }

@@ -25,7 +25,7 @@ use serde::Deserialize;
 
 use crate::http::body::ChatMessage;
 use crate::http::driver::Driver;
-use crate::prompts::csv_trace::{self, CsvTrace};
+use crate::prompts::csv_trace::{self, CsvError, CsvTrace};
 use crate::prompts::filler::WORDS;
 use crate::prompts::text::{Tokenizer, TokenizerError};
 use crate::prompts::Prepared;
@@ -100,7 +100,15 @@ impl Trace {
             std::fs::read_to_string(path).map_err(|e| TraceError::Read(path.to_path_buf(), e))?;
         let first = text.lines().map(str::trim).find(|l| !l.is_empty());
         if first.is_some_and(|l| !l.trim_start_matches('\u{feff}').starts_with('{')) {
-            return Ok(Trace::of_csv(path, csv_trace::read(path, &text)?));
+            let csv = csv_trace::read(&text).map_err(|e| match e {
+                CsvError::Empty => TraceError::Empty(path.to_path_buf()),
+                CsvError::Line(line, message) => TraceError::Line {
+                    path: path.to_path_buf(),
+                    line,
+                    message,
+                },
+            })?;
+            return Ok(Trace::of_csv(path, csv));
         }
         let raw = raw_lines(path, &text)?;
         let first = raw
@@ -477,6 +485,12 @@ mod tests {
             .scenario()
             .description
             .contains("1 row of no input or no output tokens"));
+        let (_dir, path) = write("Time,In,Out\n1,2,3\n");
+        let err = Trace::read(&path).unwrap_err().to_string();
+        assert!(err.contains("t.jsonl line 1: unknown header"), "{err}");
+        let (_dir, path) = write("Timestamp,Request tokens,Response tokens\n1,0,3\n");
+        let err = Trace::read(&path).unwrap_err().to_string();
+        assert!(err.contains("t.jsonl holds no request"), "{err}");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::scenarios::TableError;
 use super::{default_arrivals, Suite, SuiteError};
-use crate::prompts::conversation::think_time_ok;
+use crate::prompts::think::think_time_ok;
 use crate::prompts::trace::Trace;
 
 /// A `[[session]]` table: a conversation's shape.
