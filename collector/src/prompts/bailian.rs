@@ -21,8 +21,8 @@
 //! chat's time after its root's. The trace records arrivals only, not tool or think time
 //! apart from the model's, so every `wait_ms` is 0: played on the trace's timing a call keeps
 //! its recorded gap, played on think time only a follow-up is sent as soon as it may be.
-//! `turn` and `type` are read as written and not used (the order is the parent links' and the
-//! times'; image and file requests are replayed as text of their token length).
+//! `turn` and `type` are not used (the order is the parent links' and the times'; image and
+//! file requests are replayed as text of their token length).
 //!
 //! Blocks: `hash_ids` as written (`JobSet::block_tokens` 16). A chat without `hash_ids` starts
 //! with its parent's blocks (as far as its own length goes) and adds blocks of its own, so a
@@ -129,7 +129,7 @@ pub fn parse_bailian(path: &Path, text: &str) -> Result<JobSet, BailianError> {
                     return Err(bad(c.line, format!("parent_chat_id {p} never appears as a chat_id; a follow-up needs the chat it follows (set it to -1 to start a job with this chat, or keep the parent's line)")));
                 };
                 let Some(place) = places[pi] else {
-                    return Err(bad(c.line, format!("chat {} at {} s is timed before its parent {p} (line {}) at {} s; a follow-up is sent after the chat it follows", c.id, c.ms / 1000.0, chats[pi].line, chats[pi].ms / 1000.0)));
+                    return Err(bad(c.line, before_parent(c, &chats[pi])));
                 };
                 Some((pi, place))
             }
@@ -155,6 +155,24 @@ pub fn parse_bailian(path: &Path, text: &str) -> Result<JobSet, BailianError> {
         jobs,
         block_tokens: BAILIAN_BLOCK_TOKENS,
     })
+}
+
+/// Why chat `c` cannot follow `parent`, which comes after it (in time, or at the same time
+/// on a later line).
+fn before_parent(c: &Chat, parent: &Chat) -> String {
+    let when = if c.ms == parent.ms {
+        "at the same time as, and on a line before,"
+    } else {
+        "timed before"
+    };
+    format!(
+        "chat {} at {} s is {when} its parent {} (line {}) at {} s; a follow-up is sent after the chat it follows",
+        c.id,
+        c.ms / 1000.0,
+        parent.id,
+        parent.line,
+        parent.ms / 1000.0
+    )
 }
 
 /// Puts chat `c` in its place: a new job for a root, its parent agent's next call for the
@@ -416,6 +434,7 @@ mod tests {
             (format!("{ok}\n{{\"chat_id\": 2, \"timestamp\": 2.0, \"input_length\": 10, \"output_length\": -3}}\n"), "line 2", "output_length -3 is negative"),
             (format!("{ok}\n{{\"chat_id\": 2, \"parent_chat_id\": 99, \"timestamp\": 2.0, \"input_length\": 10, \"output_length\": 2}}\n"), "line 2", "parent_chat_id 99 never appears"),
             (format!("{ok}\n{{\"chat_id\": 2, \"parent_chat_id\": 1, \"timestamp\": 0.5, \"input_length\": 10, \"output_length\": 2}}\n"), "line 2", "timed before its parent 1 (line 1)"),
+            (format!("{{\"chat_id\": 2, \"parent_chat_id\": 1, \"timestamp\": 1.0, \"input_length\": 10, \"output_length\": 2}}\n{ok}\n"), "line 1", "on a line before, its parent 1 (line 2)"),
             (format!("{ok}\n{ok}\n"), "line 2", "chat_id 1 appears again (first on line 1)"),
             (format!("{ok}\n{{\"chat_id\": 2, \"timestamp\": 2.0, \"input_le"), "line 2", "cut short"),
             ("TIMESTAMP,ContextTokens,GeneratedTokens\n".to_string(), "line 1", "not a JSON object"),

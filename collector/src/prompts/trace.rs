@@ -11,6 +11,9 @@
 //!   context: block `j` of every line of a session is the same, so each turn's prompt starts
 //!   with the previous turn's. A line with neither is unique.
 //!
+//! A Bailian trace (lines with a `chat_id`) is refused: its chats are agentic jobs
+//! (`bailian.rs`).
+//!
 //! A block's text is the same words for the same id (a run's nonce and the replay's level
 //! mixed in, so neither an earlier run nor an earlier speed leaves it cached): words the run's
 //! tokenizer counts as one token each, so a block of 512 words is 512 tokens and two prompts
@@ -66,6 +69,9 @@ struct RawLine {
     session_id: Option<serde_json::Value>,
     #[serde(default)]
     turn: Option<u32>,
+    /// Bailian's: read only to refuse its traces, whose times are seconds and blocks 16 tokens.
+    #[serde(default)]
+    chat_id: Option<serde_json::Value>,
 }
 
 /// One request of the trace.
@@ -249,6 +255,9 @@ fn raw_lines(path: &Path, text: &str) -> Result<Vec<(usize, RawLine)>, TraceErro
             };
             bad(n + 1, why)
         })?;
+        if r.chat_id.is_some() {
+            return Err(bad(n + 1, "has a chat_id: this is a Bailian trace (times in seconds, 16-token blocks, chats that follow each other), whose jobs the agents load mode plays, not --trace".into()));
+        }
         if !r.timestamp.is_finite() || r.input_length == 0 || r.output_length == 0 {
             return Err(bad(
                 n + 1,
@@ -514,6 +523,11 @@ mod tests {
         );
         let err = Trace::read(&path).unwrap_err().to_string();
         assert!(err.contains("line 2") && err.contains("cut short"), "{err}");
+        let (_dir, path) = write(
+            "{\"chat_id\": 1, \"parent_chat_id\": -1, \"timestamp\": 1.5, \"input_length\": 10, \"output_length\": 1}\n",
+        );
+        let err = Trace::read(&path).unwrap_err().to_string();
+        assert!(err.contains("line 1") && err.contains("Bailian"), "{err}");
         let (_dir, path) = write("\n");
         assert!(Trace::read(&path)
             .unwrap_err()
