@@ -33,8 +33,9 @@ pub struct RunArgs {
     /// chat-sessions) or a TOML file.
     #[arg(long, required_unless_present = "trace", conflicts_with = "trace")]
     pub suite: Option<String>,
-    /// Replay this JSONL trace (Mooncake's format, or the generic one with sessions) instead
-    /// of a suite: open-loop at the times it records.
+    /// Replay this trace instead of a suite: JSONL (Mooncake's format, or the generic one with
+    /// sessions) or a CSV of Azure's or BurstGPT's (told by its header); open-loop at the times
+    /// it records.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// Prompts from a file for every [[scenario]] of the suite without its own: ShareGPT JSON,
