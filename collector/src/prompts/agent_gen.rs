@@ -1,5 +1,5 @@
 //! Agentic jobs made up without a trace: a seeded generator of job trees with the knobs users
-//! ask for (the suite's `[agents]` section deserialises into [`AgentSpec`]).
+//! ask for; [`AgentSpec`] is what the suite's `[agents]` section is to deserialise into.
 //!
 //! What one job is. Its root agent, and every subagent, runs a tool loop of `turns` calls.
 //! Every agent of a job starts its prompt with the same system prompt (`system_prompt_tokens`:
