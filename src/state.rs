@@ -23,8 +23,8 @@ use infermeter_report::analysis::configuration::{Figure, DEFAULT_INTERACTIVITY, 
 use infermeter_report::analysis::cost::DEFAULT_USD_PER_KWH;
 use infermeter_report::analysis::timeline::TimelineMetric;
 use infermeter_report::analysis::DEFAULT_TTFT_THRESHOLD_S;
-use infermeter_report::analysis::{findings, Findings, FindingsOptions, Metric, Thresholds};
-use infermeter_report::{LoadMode, Report, Slo, Stat};
+use infermeter_report::analysis::{findings, Findings, FindingsOptions, Metric};
+use infermeter_report::{Limits, LoadMode, Report, Slo, Stat};
 use leptos::prelude::{Memo, RwSignal, Signal};
 
 pub use crate::theme::Theme;
@@ -74,7 +74,7 @@ impl ThresholdKind {
         }
     }
 
-    fn slot(self, t: &mut Thresholds) -> &mut Option<f64> {
+    fn slot(self, t: &mut Limits) -> &mut Option<f64> {
         match self {
             ThresholdKind::Ttft => &mut t.max_ttft_s,
             ThresholdKind::Decode => &mut t.min_decode_tok_s,
@@ -121,18 +121,20 @@ impl SloBound {
 
     /// The bound's value in an SLO (`None`: not checked).
     pub fn get(self, slo: &Slo) -> Option<f64> {
+        let limits = &slo.limits;
         match self {
-            SloBound::Ttft => slo.max_ttft_s,
-            SloBound::Tpot => slo.max_tpot_s,
-            SloBound::E2e => slo.max_e2e_s,
+            SloBound::Ttft => limits.max_ttft_s,
+            SloBound::Tpot => limits.max_tpot_s,
+            SloBound::E2e => limits.max_e2e_s,
         }
     }
 
     fn slot(self, slo: &mut Slo) -> &mut Option<f64> {
+        let limits = &mut slo.limits;
         match self {
-            SloBound::Ttft => &mut slo.max_ttft_s,
-            SloBound::Tpot => &mut slo.max_tpot_s,
-            SloBound::E2e => &mut slo.max_e2e_s,
+            SloBound::Ttft => &mut limits.max_ttft_s,
+            SloBound::Tpot => &mut limits.max_tpot_s,
+            SloBound::E2e => &mut limits.max_e2e_s,
         }
     }
 }
@@ -387,7 +389,7 @@ pub struct ViewState {
     pub reports: Vec<String>,
     pub stat: Stat,
     /// Use-case id -> limits the reader changed (a `None` field keeps the preset).
-    pub threshold_overrides: BTreeMap<String, Thresholds>,
+    pub threshold_overrides: BTreeMap<String, Limits>,
     /// TTFT limit for the burst queue-depth line, seconds.
     pub queue_ttft_s: f64,
     pub usd_per_kwh: f64,
@@ -598,15 +600,16 @@ impl ViewState {
     }
 
     /// The limits of `use_case`: its preset with the reader's overrides applied.
-    pub fn thresholds(&self, use_case: &str, preset: Thresholds) -> Thresholds {
+    pub fn thresholds(&self, use_case: &str, preset: Limits) -> Limits {
         let Some(o) = self.threshold_overrides.get(use_case) else {
             return preset;
         };
-        Thresholds {
+        Limits {
             max_ttft_s: o.max_ttft_s.or(preset.max_ttft_s),
             min_decode_tok_s: o.min_decode_tok_s.or(preset.min_decode_tok_s),
             max_itl_s: o.max_itl_s.or(preset.max_itl_s),
             max_e2e_s: o.max_e2e_s.or(preset.max_e2e_s),
+            ..preset
         }
     }
 
@@ -615,7 +618,7 @@ impl ViewState {
     pub fn set_threshold(
         &mut self,
         use_case: &str,
-        preset: Thresholds,
+        preset: Limits,
         kind: ThresholdKind,
         value: f64,
     ) {
@@ -746,10 +749,10 @@ mod tests {
             deep_dive: DeepDivePick::Report(2),
             ..ViewState::default()
         };
-        let preset = Thresholds {
+        let preset = Limits {
             max_ttft_s: Some(8.0),
             min_decode_tok_s: Some(10.0),
-            ..Thresholds::default()
+            ..Limits::default()
         };
         state.set_threshold("general_chatbot", preset, ThresholdKind::Ttft, 4.0);
         state.set_threshold("general_chatbot", preset, ThresholdKind::Itl, 0.05);
@@ -828,8 +831,11 @@ mod tests {
     #[test]
     fn the_goodput_slo_round_trips_through_the_url() {
         let base = Slo {
-            max_ttft_s: Some(5.0),
-            max_tpot_s: Some(0.05),
+            limits: Limits {
+                max_ttft_s: Some(5.0),
+                max_tpot_s: Some(0.05),
+                ..Limits::default()
+            },
             ..Slo::default()
         };
         let mut state = ViewState::default();
@@ -846,7 +852,12 @@ mod tests {
         assert_eq!(read, state);
         let slo = read.slo(base);
         assert_eq!(
-            (slo.max_ttft_s, slo.max_tpot_s, slo.max_e2e_s, slo.target),
+            (
+                slo.limits.max_ttft_s,
+                slo.limits.max_tpot_s,
+                slo.limits.max_e2e_s,
+                slo.target
+            ),
             (Some(2.5), None, Some(30.0), 0.99)
         );
         let mut back = read;
@@ -871,9 +882,9 @@ mod tests {
 
     #[test]
     fn a_threshold_set_back_to_its_preset_leaves_the_url() {
-        let preset = Thresholds {
+        let preset = Limits {
             max_ttft_s: Some(8.0),
-            ..Thresholds::default()
+            ..Limits::default()
         };
         let mut state = ViewState::default();
         state.set_threshold("code_completion", preset, ThresholdKind::Ttft, 2.0);
@@ -889,10 +900,10 @@ mod tests {
 
     #[test]
     fn overrides_keep_the_preset_limits_they_do_not_name() {
-        let preset = Thresholds {
+        let preset = Limits {
             max_ttft_s: Some(8.0),
             min_decode_tok_s: Some(10.0),
-            ..Thresholds::default()
+            ..Limits::default()
         };
         let state = ViewState::from_query("uc.long_doc.decode=20");
         let t = state.thresholds("long_doc", preset);

@@ -1,8 +1,8 @@
 //! Capacity analysis per use case: guidance table, threshold sliders, chart, verdict and table.
 
-use infermeter_report::analysis::capacity::Thresholds;
 use infermeter_report::analysis::format::with_unit;
 use infermeter_report::analysis::use_cases::{targets, CapacityTarget};
+use infermeter_report::Limits;
 use leptos::prelude::*;
 
 use super::{
@@ -56,7 +56,7 @@ const SLIDERS: [SliderSpec; 4] = [
 ];
 
 /// The sliders of the limits a use case's preset sets.
-pub fn sliders_for(preset: &Thresholds) -> Vec<SliderSpec> {
+pub fn sliders_for(preset: &Limits) -> Vec<SliderSpec> {
     SLIDERS
         .into_iter()
         .filter(|s| match s.kind {
@@ -69,7 +69,7 @@ pub fn sliders_for(preset: &Thresholds) -> Vec<SliderSpec> {
 }
 
 /// The current value of a slider's limit (stored units).
-pub fn limit_value(t: &Thresholds, kind: ThresholdKind) -> Option<f64> {
+pub fn limit_value(t: &Limits, kind: ThresholdKind) -> Option<f64> {
     match kind {
         ThresholdKind::Ttft => t.max_ttft_s,
         ThresholdKind::Decode => t.min_decode_tok_s,
@@ -313,16 +313,16 @@ mod tests {
 
     #[test]
     fn sliders_follow_the_preset_limits() {
-        let chat = Thresholds {
+        let chat = Limits {
             max_ttft_s: Some(10.0),
             min_decode_tok_s: Some(10.0),
-            ..Thresholds::default()
+            ..Limits::default()
         };
         let keys: Vec<&str> = sliders_for(&chat).iter().map(|s| s.key).collect();
         assert_eq!(keys, ["ttft", "speed"]);
-        let code = Thresholds {
+        let code = Limits {
             max_e2e_s: Some(2.0),
-            ..Thresholds::default()
+            ..Limits::default()
         };
         assert_eq!(sliders_for(&code)[0].key, "e2e");
         for s in SLIDERS {

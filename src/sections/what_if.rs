@@ -223,8 +223,8 @@ fn Cards(question: Asked) -> impl IntoView {
                 .unwrap_or_default();
             let slo = view.with(|v| v.slo(base));
             let mean_slo = MeanSlo {
-                max_ttft_s: slo.max_ttft_s,
-                max_tpot_s: slo.max_tpot_s,
+                max_ttft_s: slo.limits.max_ttft_s,
+                max_tpot_s: slo.limits.max_tpot_s,
             };
             if let Ok(engine) = q.what.engine(fit, tables()) {
                 let highest = max_load(q.highest);
@@ -235,8 +235,8 @@ fn Cards(question: Asked) -> impl IntoView {
                     Some(n) => format_grouped(f64::from(n)),
                 };
                 let bounds = [
-                    (Metric::Ttft, slo.max_ttft_s),
-                    (Metric::Tpot, slo.max_tpot_s),
+                    (Metric::Ttft, slo.limits.max_ttft_s),
+                    (Metric::Tpot, slo.limits.max_tpot_s),
                 ]
                 .into_iter()
                 .filter_map(|(m, b)| {
