@@ -105,7 +105,7 @@ pub fn chart(sources: &[Source], target: &CapacityTarget, view: &ViewState) -> P
 mod tests {
     use super::*;
     use crate::charts::test_support::*;
-    use crate::state::ThresholdKind;
+    use infermeter_report::analysis::capacity::LimitKind;
     use infermeter_report::analysis::use_cases::default_scenario_thresholds;
 
     #[test]
@@ -123,7 +123,7 @@ mod tests {
         let preset_ttft = target.preset.max_ttft_s.unwrap();
         assert!(threshold_values(&json).contains(&preset_ttft));
         let mut view = ViewState::default();
-        view.set_threshold(&target.id, target.preset, ThresholdKind::Ttft, 42.0);
+        view.set_threshold(&target.id, target.preset, LimitKind::Ttft, 42.0);
         let moved = with_sources(&report, |s| chart(s, &target, &view));
         let values = threshold_values(&chart_json(&moved));
         assert!(

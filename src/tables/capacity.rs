@@ -138,7 +138,7 @@ mod tests {
     use super::*;
     use crate::charts::test_support::*;
     use crate::findings::capacity::{card_text, figure_text};
-    use crate::state::ThresholdKind;
+    use infermeter_report::analysis::capacity::LimitKind;
     use infermeter_report::analysis::use_cases::targets;
 
     #[test]
@@ -148,8 +148,8 @@ mod tests {
             for target in targets(&report) {
                 let strict = {
                     let mut v = ViewState::default();
-                    v.set_threshold(&target.id, target.preset, ThresholdKind::Ttft, 1e-6);
-                    v.set_threshold(&target.id, target.preset, ThresholdKind::E2e, 1e-6);
+                    v.set_threshold(&target.id, target.preset, LimitKind::Ttft, 1e-6);
+                    v.set_threshold(&target.id, target.preset, LimitKind::E2e, 1e-6);
                     v
                 };
                 let cap = verdict(&s[0], &target, &strict).unwrap();

@@ -21,21 +21,82 @@ pub enum Bound {
     AtLeast,
 }
 
+/// One limit of [`Limits`] on a figure: what a check reads and a slider sets. (`max_stalls`
+/// is not among them: stalls are counted per request, and a level has no statistic of them.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LimitKind {
+    Ttft,
+    Decode,
+    Tpot,
+    Itl,
+    E2e,
+}
+
+impl LimitKind {
+    /// In the order breaches are reported in.
+    pub const ALL: [LimitKind; 5] = [
+        LimitKind::Ttft,
+        LimitKind::Decode,
+        LimitKind::Tpot,
+        LimitKind::Itl,
+        LimitKind::E2e,
+    ];
+
+    /// Its name in the viewer's URL (`uc.chat.decode=12`, `slo.tpot=0.05`).
+    pub fn key(self) -> &'static str {
+        match self {
+            LimitKind::Ttft => "ttft",
+            LimitKind::Decode => "decode",
+            LimitKind::Tpot => "tpot",
+            LimitKind::Itl => "itl",
+            LimitKind::E2e => "e2e",
+        }
+    }
+
+    /// The figure it limits: its label, unit and direction.
+    pub fn metric(self) -> Metric {
+        match self {
+            LimitKind::Ttft => Metric::Ttft,
+            LimitKind::Decode => Metric::DecodeTokS,
+            LimitKind::Tpot => Metric::Tpot,
+            LimitKind::Itl => Metric::Itl,
+            LimitKind::E2e => Metric::E2e,
+        }
+    }
+
+    /// A minimum speed, a maximum for the rest.
+    pub fn bound(self) -> Bound {
+        match self {
+            LimitKind::Decode => Bound::AtLeast,
+            _ => Bound::AtMost,
+        }
+    }
+
+    /// Its value in `limits` (`None`: not checked).
+    pub fn get(self, limits: &Limits) -> Option<f64> {
+        let mut limits = *limits;
+        *self.slot(&mut limits)
+    }
+
+    /// Its field in `limits`.
+    pub fn slot(self, limits: &mut Limits) -> &mut Option<f64> {
+        match self {
+            LimitKind::Ttft => &mut limits.max_ttft_s,
+            LimitKind::Decode => &mut limits.min_decode_tok_s,
+            LimitKind::Tpot => &mut limits.max_tpot_s,
+            LimitKind::Itl => &mut limits.max_itl_s,
+            LimitKind::E2e => &mut limits.max_e2e_s,
+        }
+    }
+}
+
 impl Limits {
-    /// The limits a level's statistic is checked against, in a fixed order (the order
-    /// breaches are reported in). `max_stalls` is not among them: stalls are counted per
-    /// request, and a level has no statistic of them.
+    /// The limits a level's statistic is checked against, in [`LimitKind::ALL`]'s order.
     pub fn limits(&self) -> Vec<(Metric, Bound, f64)> {
-        [
-            (Metric::Ttft, Bound::AtMost, self.max_ttft_s),
-            (Metric::DecodeTokS, Bound::AtLeast, self.min_decode_tok_s),
-            (Metric::Tpot, Bound::AtMost, self.max_tpot_s),
-            (Metric::Itl, Bound::AtMost, self.max_itl_s),
-            (Metric::E2e, Bound::AtMost, self.max_e2e_s),
-        ]
-        .into_iter()
-        .filter_map(|(metric, bound, limit)| limit.map(|l| (metric, bound, l)))
-        .collect()
+        LimitKind::ALL
+            .into_iter()
+            .filter_map(|kind| Some((kind.metric(), kind.bound(), kind.get(self)?)))
+            .collect()
     }
 }
 
