@@ -248,7 +248,8 @@ pub fn capacity(series: &Series, thresholds: &Limits, stat: Stat) -> Capacity {
     }
 }
 
-fn meets(value: f64, bound: Bound, limit: f64) -> bool {
+/// Whether `value` is within `limit` (a value exactly at it is).
+pub fn meets(value: f64, bound: Bound, limit: f64) -> bool {
     match bound {
         Bound::AtMost => value <= limit,
         Bound::AtLeast => value >= limit,
