@@ -19,129 +19,39 @@
 
 use std::collections::BTreeMap;
 
+use infermeter_report::analysis::capacity::LimitKind;
 use infermeter_report::analysis::configuration::{Figure, DEFAULT_INTERACTIVITY, DEFAULT_USERS};
 use infermeter_report::analysis::cost::DEFAULT_USD_PER_KWH;
 use infermeter_report::analysis::timeline::TimelineMetric;
 use infermeter_report::analysis::DEFAULT_TTFT_THRESHOLD_S;
-use infermeter_report::analysis::{findings, Findings, FindingsOptions, Metric, Thresholds};
-use infermeter_report::{LoadMode, Report, Slo, Stat};
+use infermeter_report::analysis::{findings, Findings, FindingsOptions};
+use infermeter_report::{Limits, LoadMode, Report, Slo, Stat};
 use leptos::prelude::{Memo, RwSignal, Signal};
 
 pub use crate::theme::Theme;
 use infermeter_report::analysis::labels::report_labels;
 
-/// One user-experience limit a use case can override.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ThresholdKind {
-    /// Maximum TTFT, seconds.
-    Ttft,
-    /// Minimum per-user decode speed, tok/s.
-    Decode,
-    /// Maximum inter-token latency, seconds.
-    Itl,
-    /// Maximum end-to-end latency, seconds.
-    E2e,
-}
+/// The limits a use case's sliders can override (`uc.<use_case>.<key>`).
+pub const USE_CASE_LIMITS: [LimitKind; 4] = [
+    LimitKind::Ttft,
+    LimitKind::Decode,
+    LimitKind::Itl,
+    LimitKind::E2e,
+];
 
-impl ThresholdKind {
-    pub const ALL: [ThresholdKind; 4] = [
-        ThresholdKind::Ttft,
-        ThresholdKind::Decode,
-        ThresholdKind::Itl,
-        ThresholdKind::E2e,
-    ];
+/// The bounds of the goodput SLO a slider sets (`slo.<key>`): those each request is judged by.
+pub const SLO_BOUNDS: [LimitKind; 3] = [LimitKind::Ttft, LimitKind::Tpot, LimitKind::E2e];
 
-    pub fn key(self) -> &'static str {
-        match self {
-            ThresholdKind::Ttft => "ttft",
-            ThresholdKind::Decode => "decode",
-            ThresholdKind::Itl => "itl",
-            ThresholdKind::E2e => "e2e",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<ThresholdKind> {
-        ThresholdKind::ALL.into_iter().find(|k| k.key() == s)
-    }
-
-    /// The figure it limits: its label, unit and direction.
-    pub fn metric(self) -> Metric {
-        match self {
-            ThresholdKind::Ttft => Metric::Ttft,
-            ThresholdKind::Decode => Metric::DecodeTokS,
-            ThresholdKind::Itl => Metric::Itl,
-            ThresholdKind::E2e => Metric::E2e,
-        }
-    }
-
-    fn slot(self, t: &mut Thresholds) -> &mut Option<f64> {
-        match self {
-            ThresholdKind::Ttft => &mut t.max_ttft_s,
-            ThresholdKind::Decode => &mut t.min_decode_tok_s,
-            ThresholdKind::Itl => &mut t.max_itl_s,
-            ThresholdKind::E2e => &mut t.max_e2e_s,
-        }
-    }
-}
-
-/// One bound of the goodput SLO a slider sets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum SloBound {
-    /// Time to first token, seconds.
-    Ttft,
-    /// Time per output token, seconds.
-    Tpot,
-    /// End-to-end latency, seconds.
-    E2e,
-}
-
-impl SloBound {
-    pub const ALL: [SloBound; 3] = [SloBound::Ttft, SloBound::Tpot, SloBound::E2e];
-
-    pub fn key(self) -> &'static str {
-        match self {
-            SloBound::Ttft => "ttft",
-            SloBound::Tpot => "tpot",
-            SloBound::E2e => "e2e",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<SloBound> {
-        SloBound::ALL.into_iter().find(|b| b.key() == s)
-    }
-
-    /// The figure it bounds: its label, unit and direction.
-    pub fn metric(self) -> Metric {
-        match self {
-            SloBound::Ttft => Metric::Ttft,
-            SloBound::Tpot => Metric::Tpot,
-            SloBound::E2e => Metric::E2e,
-        }
-    }
-
-    /// The bound's value in an SLO (`None`: not checked).
-    pub fn get(self, slo: &Slo) -> Option<f64> {
-        match self {
-            SloBound::Ttft => slo.max_ttft_s,
-            SloBound::Tpot => slo.max_tpot_s,
-            SloBound::E2e => slo.max_e2e_s,
-        }
-    }
-
-    fn slot(self, slo: &mut Slo) -> &mut Option<f64> {
-        match self {
-            SloBound::Ttft => &mut slo.max_ttft_s,
-            SloBound::Tpot => &mut slo.max_tpot_s,
-            SloBound::E2e => &mut slo.max_e2e_s,
-        }
-    }
+/// The kind of `set` named `key` in a URL.
+fn kind_in(set: &[LimitKind], key: &str) -> Option<LimitKind> {
+    set.iter().copied().find(|k| k.key() == key)
 }
 
 /// The goodput SLO as the reader moved it off the report's own: each bound set (`Some(None)`:
 /// switched off) or left as the report has it (`None`), and the target.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SloChoice {
-    pub bounds: BTreeMap<SloBound, Option<f64>>,
+    pub bounds: BTreeMap<LimitKind, Option<f64>>,
     pub target: Option<f64>,
 }
 
@@ -150,15 +60,15 @@ impl SloChoice {
     pub fn apply(&self, base: Slo) -> Slo {
         let mut slo = base;
         for (bound, value) in &self.bounds {
-            *bound.slot(&mut slo) = *value;
+            *bound.slot(&mut slo.limits) = *value;
         }
         slo.target = self.target.unwrap_or(slo.target);
         slo
     }
 
     /// Sets one bound (`None`: off); back at `base`'s value it is no change at all.
-    pub fn set_bound(&mut self, base: &Slo, bound: SloBound, value: Option<f64>) {
-        if bound.get(base) == value {
+    pub fn set_bound(&mut self, base: &Slo, bound: LimitKind, value: Option<f64>) {
+        if bound.get(&base.limits) == value {
             self.bounds.remove(&bound);
         } else {
             self.bounds.insert(bound, value);
@@ -387,7 +297,7 @@ pub struct ViewState {
     pub reports: Vec<String>,
     pub stat: Stat,
     /// Use-case id -> limits the reader changed (a `None` field keeps the preset).
-    pub threshold_overrides: BTreeMap<String, Thresholds>,
+    pub threshold_overrides: BTreeMap<String, Limits>,
     /// TTFT limit for the burst queue-depth line, seconds.
     pub queue_ttft_s: f64,
     pub usd_per_kwh: f64,
@@ -471,7 +381,10 @@ impl ViewState {
                         if let Some(v) = non_negative(value) {
                             state.set_override(use_case, kind, Some(v));
                         }
-                    } else if let Some(bound) = key.strip_prefix("slo.").and_then(SloBound::parse) {
+                    } else if let Some(bound) = key
+                        .strip_prefix("slo.")
+                        .and_then(|k| kind_in(&SLO_BOUNDS, k))
+                    {
                         let limit = match value {
                             "off" => Some(None),
                             v => positive(v).map(Some),
@@ -502,9 +415,8 @@ impl ViewState {
             q.append_pair("stat", self.stat.label());
         }
         for (use_case, t) in &self.threshold_overrides {
-            let mut t = *t;
-            for kind in ThresholdKind::ALL {
-                if let Some(v) = *kind.slot(&mut t) {
+            for kind in USE_CASE_LIMITS {
+                if let Some(v) = kind.get(t) {
                     q.append_pair(&format!("uc.{use_case}.{}", kind.key()), &number(v));
                 }
             }
@@ -598,33 +510,27 @@ impl ViewState {
     }
 
     /// The limits of `use_case`: its preset with the reader's overrides applied.
-    pub fn thresholds(&self, use_case: &str, preset: Thresholds) -> Thresholds {
+    pub fn thresholds(&self, use_case: &str, preset: Limits) -> Limits {
         let Some(o) = self.threshold_overrides.get(use_case) else {
             return preset;
         };
-        Thresholds {
+        Limits {
             max_ttft_s: o.max_ttft_s.or(preset.max_ttft_s),
             min_decode_tok_s: o.min_decode_tok_s.or(preset.min_decode_tok_s),
             max_itl_s: o.max_itl_s.or(preset.max_itl_s),
             max_e2e_s: o.max_e2e_s.or(preset.max_e2e_s),
+            ..preset
         }
     }
 
     /// Sets one limit of `use_case` (a slider moved). A value equal to the preset's removes the
     /// override, so the URL only carries what the reader changed.
-    pub fn set_threshold(
-        &mut self,
-        use_case: &str,
-        preset: Thresholds,
-        kind: ThresholdKind,
-        value: f64,
-    ) {
-        let mut preset = preset;
-        let is_preset = *kind.slot(&mut preset) == Some(value);
+    pub fn set_threshold(&mut self, use_case: &str, preset: Limits, kind: LimitKind, value: f64) {
+        let is_preset = kind.get(&preset) == Some(value);
         self.set_override(use_case, kind, (!is_preset).then_some(value));
     }
 
-    fn set_override(&mut self, use_case: &str, kind: ThresholdKind, value: Option<f64>) {
+    fn set_override(&mut self, use_case: &str, kind: LimitKind, value: Option<f64>) {
         let entry = self
             .threshold_overrides
             .entry(use_case.to_string())
@@ -637,11 +543,11 @@ impl ViewState {
 }
 
 /// `uc.<use_case>.<kind>` -> (use_case, kind).
-fn threshold_key(key: &str) -> Option<(&str, ThresholdKind)> {
+fn threshold_key(key: &str) -> Option<(&str, LimitKind)> {
     let rest = key.strip_prefix("uc.")?;
     let (use_case, kind) = rest.rsplit_once('.')?;
     (!use_case.is_empty()).then_some(())?;
-    Some((use_case, ThresholdKind::parse(kind)?))
+    Some((use_case, kind_in(&USE_CASE_LIMITS, kind)?))
 }
 
 fn non_negative(s: &str) -> Option<f64> {
@@ -746,13 +652,13 @@ mod tests {
             deep_dive: DeepDivePick::Report(2),
             ..ViewState::default()
         };
-        let preset = Thresholds {
+        let preset = Limits {
             max_ttft_s: Some(8.0),
             min_decode_tok_s: Some(10.0),
-            ..Thresholds::default()
+            ..Limits::default()
         };
-        state.set_threshold("general_chatbot", preset, ThresholdKind::Ttft, 4.0);
-        state.set_threshold("general_chatbot", preset, ThresholdKind::Itl, 0.05);
+        state.set_threshold("general_chatbot", preset, LimitKind::Ttft, 4.0);
+        state.set_threshold("general_chatbot", preset, LimitKind::Itl, 0.05);
         let query = state.to_query();
         assert_eq!(ViewState::from_query(&query), state);
         assert_eq!(ViewState::from_query(&format!("?{query}")), state);
@@ -828,14 +734,17 @@ mod tests {
     #[test]
     fn the_goodput_slo_round_trips_through_the_url() {
         let base = Slo {
-            max_ttft_s: Some(5.0),
-            max_tpot_s: Some(0.05),
+            limits: Limits {
+                max_ttft_s: Some(5.0),
+                max_tpot_s: Some(0.05),
+                ..Limits::default()
+            },
             ..Slo::default()
         };
         let mut state = ViewState::default();
-        state.slo.set_bound(&base, SloBound::Ttft, Some(2.5));
-        state.slo.set_bound(&base, SloBound::Tpot, None);
-        state.slo.set_bound(&base, SloBound::E2e, Some(30.0));
+        state.slo.set_bound(&base, LimitKind::Ttft, Some(2.5));
+        state.slo.set_bound(&base, LimitKind::Tpot, None);
+        state.slo.set_bound(&base, LimitKind::E2e, Some(30.0));
         state.slo.set_target(&base, 0.99);
         let query = state.to_query();
         assert_eq!(
@@ -846,13 +755,18 @@ mod tests {
         assert_eq!(read, state);
         let slo = read.slo(base);
         assert_eq!(
-            (slo.max_ttft_s, slo.max_tpot_s, slo.max_e2e_s, slo.target),
+            (
+                slo.limits.max_ttft_s,
+                slo.limits.max_tpot_s,
+                slo.limits.max_e2e_s,
+                slo.target
+            ),
             (Some(2.5), None, Some(30.0), 0.99)
         );
         let mut back = read;
-        back.slo.set_bound(&base, SloBound::Ttft, Some(5.0));
-        back.slo.set_bound(&base, SloBound::Tpot, Some(0.05));
-        back.slo.set_bound(&base, SloBound::E2e, None);
+        back.slo.set_bound(&base, LimitKind::Ttft, Some(5.0));
+        back.slo.set_bound(&base, LimitKind::Tpot, Some(0.05));
+        back.slo.set_bound(&base, LimitKind::E2e, None);
         back.slo.set_target(&base, base.target);
         assert_eq!(back.to_query(), "");
         // Unreadable values are ignored.
@@ -871,28 +785,28 @@ mod tests {
 
     #[test]
     fn a_threshold_set_back_to_its_preset_leaves_the_url() {
-        let preset = Thresholds {
+        let preset = Limits {
             max_ttft_s: Some(8.0),
-            ..Thresholds::default()
+            ..Limits::default()
         };
         let mut state = ViewState::default();
-        state.set_threshold("code_completion", preset, ThresholdKind::Ttft, 2.0);
+        state.set_threshold("code_completion", preset, LimitKind::Ttft, 2.0);
         assert_eq!(state.to_query(), "uc.code_completion.ttft=2");
         assert_eq!(
             state.thresholds("code_completion", preset).max_ttft_s,
             Some(2.0)
         );
-        state.set_threshold("code_completion", preset, ThresholdKind::Ttft, 8.0);
+        state.set_threshold("code_completion", preset, LimitKind::Ttft, 8.0);
         assert_eq!(state.to_query(), "");
         assert_eq!(state.thresholds("code_completion", preset), preset);
     }
 
     #[test]
     fn overrides_keep_the_preset_limits_they_do_not_name() {
-        let preset = Thresholds {
+        let preset = Limits {
             max_ttft_s: Some(8.0),
             min_decode_tok_s: Some(10.0),
-            ..Thresholds::default()
+            ..Limits::default()
         };
         let state = ViewState::from_query("uc.long_doc.decode=20");
         let t = state.thresholds("long_doc", preset);

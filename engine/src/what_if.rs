@@ -3,7 +3,9 @@
 //! ([`crate::fit::fitted_profile`], or [`crate::fit::scaled_profile`] on other GPUs) running
 //! the level on the virtual clock, measured as the collector measures ([`crate::measure`]).
 
-use infermeter_report::{Fit, FitMetric, LoadMode};
+use infermeter_report::analysis::capacity::meets;
+use infermeter_report::analysis::Metric;
+use infermeter_report::{Fit, FitMetric, Limits, LoadMode};
 
 use crate::fit::{scaled_profile, FitError};
 use crate::measure::{measure, Figures, LevelSpec, Load};
@@ -69,27 +71,27 @@ pub fn curve_loads(highest_measured: u32) -> Vec<u32> {
     loads
 }
 
-/// An SLO on the predicted means: TTFT and time per output token (`None`: not bounded).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct MeanSlo {
-    pub max_ttft_s: Option<f64>,
-    pub max_tpot_s: Option<f64>,
+/// Whether predicted means meet `limits`, each limit judged on the mean of its figure (TPOT:
+/// each request's, averaged, as a measured report states it). A prediction has no end-to-end
+/// latency or stall figure: those limits are not judged here.
+pub fn means_meet(limits: &Limits, f: &Figures) -> bool {
+    limits.limits().into_iter().all(|(metric, bound, limit)| {
+        let value = match metric {
+            Metric::Ttft => f.ttft_s,
+            Metric::DecodeTokS => f.decode_tok_s,
+            Metric::Tpot => f.tpot_s,
+            Metric::Itl => f.itl_s,
+            _ => return true,
+        };
+        meets(value, bound, limit)
+    })
 }
 
-impl MeanSlo {
-    /// Judged on the predicted mean TTFT and mean TPOT (each request's, averaged, as a measured
-    /// report states it).
-    pub fn met_by(&self, f: &Figures) -> bool {
-        self.max_ttft_s.is_none_or(|b| f.ttft_s <= b)
-            && self.max_tpot_s.is_none_or(|b| f.tpot_s <= b)
-    }
-}
-
-/// The most users (or the deepest queue) up to `highest` whose predicted means meet `slo`, by
-/// bisection between loads of the curve; `None` when even one fails, `Some(highest)` when all
-/// pass (the page says "≥").
-pub fn most_meeting(what: &WhatIf, engine: &Profile, slo: &MeanSlo, highest: u32) -> Option<u32> {
-    let meets = |n: u32| slo.met_by(&what.predict(engine, n));
+/// The most users (or the deepest queue) up to `highest` whose predicted means meet `limits`
+/// ([`means_meet`]), by bisection between loads of the curve; `None` when even one fails,
+/// `Some(highest)` when all pass (the page says "≥").
+pub fn most_meeting(what: &WhatIf, engine: &Profile, limits: &Limits, highest: u32) -> Option<u32> {
+    let meets = |n: u32| means_meet(limits, &what.predict(engine, n));
     if !meets(1) {
         return None;
     }
@@ -184,23 +186,23 @@ mod tests {
             gpus: 1,
         };
         let bound = what.predict(&engine, 20).ttft_s;
-        let slo = MeanSlo {
+        let slo = Limits {
             max_ttft_s: Some(bound),
-            max_tpot_s: None,
+            ..Limits::default()
         };
         let most = most_meeting(&what, &engine, &slo, 128).unwrap();
         assert!(
-            most >= 20 && slo.met_by(&what.predict(&engine, most)),
+            most >= 20 && means_meet(&slo, &what.predict(&engine, most)),
             "{most}"
         );
-        assert!(!slo.met_by(&what.predict(&engine, most + 1)));
+        assert!(!means_meet(&slo, &what.predict(&engine, most + 1)));
         assert_eq!(
-            most_meeting(&what, &engine, &MeanSlo::default(), 128),
+            most_meeting(&what, &engine, &Limits::default(), 128),
             Some(128)
         );
-        let none = MeanSlo {
+        let none = Limits {
             max_ttft_s: Some(1e-6),
-            max_tpot_s: None,
+            ..Limits::default()
         };
         assert_eq!(most_meeting(&what, &engine, &none, 128), None);
     }

@@ -2,8 +2,8 @@
 //! reference reports, shared by the collector (what to run) and the viewer (what to show).
 //! Which modes and levels a suite runs is the collector's business; the shapes live here.
 
-use crate::analysis::capacity::Thresholds;
 use crate::analysis::metric::Metric;
+use crate::schema::Limits;
 use crate::schema::{Scenario, SessionShape, ThinkTime};
 
 /// A workload shape with its explanation.
@@ -149,19 +149,21 @@ pub struct UseCase {
     pub scenario_id: &'static str,
     pub context_tokens: u32,
     pub output_tokens: u32,
-    pub thresholds: Thresholds,
+    pub thresholds: Limits,
 }
 
 const fn limits(
     max_ttft_s: Option<f64>,
     min_decode_tok_s: Option<f64>,
     max_e2e_s: Option<f64>,
-) -> Thresholds {
-    Thresholds {
+) -> Limits {
+    Limits {
         max_ttft_s,
         min_decode_tok_s,
+        max_tpot_s: None,
         max_itl_s: None,
         max_e2e_s,
+        max_stalls: None,
     }
 }
 

@@ -2,10 +2,11 @@
 //! on the right, dashed threshold lines. Which use cases a report is judged on comes from
 //! `report::analysis::use_cases`.
 
-use infermeter_report::analysis::capacity::{Bound, Thresholds};
+use infermeter_report::analysis::capacity::Bound;
 use infermeter_report::analysis::format::format_number;
 use infermeter_report::analysis::use_cases::{targets, CapacityTarget};
 use infermeter_report::analysis::Metric;
+use infermeter_report::Limits;
 use infermeter_report::LoadMode;
 
 use super::plot::{Line, Plot, Threshold, XAxis};
@@ -14,7 +15,7 @@ use crate::state::ViewState;
 
 /// The metrics a target is judged on: left axis (decode speed, or ITL when only ITL is
 /// limited) and right axis (end-to-end latency when limited, else TTFT).
-pub fn axes_metrics(thresholds: &Thresholds) -> (Metric, Metric) {
+pub fn axes_metrics(thresholds: &Limits) -> (Metric, Metric) {
     let left = if thresholds.max_itl_s.is_some() && thresholds.min_decode_tok_s.is_none() {
         Metric::Itl
     } else {
@@ -104,7 +105,7 @@ pub fn chart(sources: &[Source], target: &CapacityTarget, view: &ViewState) -> P
 mod tests {
     use super::*;
     use crate::charts::test_support::*;
-    use crate::state::ThresholdKind;
+    use infermeter_report::analysis::capacity::LimitKind;
     use infermeter_report::analysis::use_cases::default_scenario_thresholds;
 
     #[test]
@@ -122,7 +123,7 @@ mod tests {
         let preset_ttft = target.preset.max_ttft_s.unwrap();
         assert!(threshold_values(&json).contains(&preset_ttft));
         let mut view = ViewState::default();
-        view.set_threshold(&target.id, target.preset, ThresholdKind::Ttft, 42.0);
+        view.set_threshold(&target.id, target.preset, LimitKind::Ttft, 42.0);
         let moved = with_sources(&report, |s| chart(s, &target, &view));
         let values = threshold_values(&chart_json(&moved));
         assert!(
@@ -133,9 +134,9 @@ mod tests {
 
     #[test]
     fn the_judged_metrics_follow_the_limits() {
-        let e2e = Thresholds {
+        let e2e = Limits {
             max_e2e_s: Some(2.0),
-            ..Thresholds::default()
+            ..Limits::default()
         };
         assert_eq!(axes_metrics(&e2e), (Metric::DecodeTokS, Metric::E2e));
         assert_eq!(

@@ -127,7 +127,7 @@ pub fn rate_per_s(sources: &[Source], view: &ViewState) -> Plot {
 mod tests {
     use super::*;
     use crate::charts::test_support::*;
-    use crate::state::SloBound;
+    use infermeter_report::analysis::capacity::LimitKind;
 
     #[test]
     fn attainment_per_scenario_with_band_and_target() {
@@ -179,7 +179,7 @@ mod tests {
         assert_eq!(before.x, XAxis::QueueDepth);
         let mut view = ViewState::default();
         let base = report_slo(&report);
-        view.slo.set_bound(&base, SloBound::Ttft, Some(1.0));
+        view.slo.set_bound(&base, LimitKind::Ttft, Some(1.0));
         view.slo.set_target(&base, 0.9);
         let after = with_sources(&report_burst_only, |s| attainment(s, &view));
         let last = |p: &Plot| p.lines[0].points.last().unwrap().1;

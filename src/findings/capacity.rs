@@ -2,12 +2,13 @@
 //! use case's heading and token profile. (The verdict sentence is the report crate's
 //! `Capacity::verdict_sentence`.)
 
-use infermeter_report::analysis::capacity::{Capacity, LoadUnit, Thresholds};
+use infermeter_report::analysis::capacity::{Capacity, LoadUnit};
 use infermeter_report::analysis::format::{
     context_label, context_words, format_grouped, format_number,
 };
 use infermeter_report::analysis::use_cases::CapacityTarget;
 use infermeter_report::analysis::Metric;
+use infermeter_report::Limits;
 use infermeter_report::Stat;
 
 use crate::charts::capacity::axes_metrics;
@@ -47,7 +48,7 @@ fn capacity_words(capacity: &Capacity, kind: &str, use_case: &str) -> String {
 }
 
 /// "TTFT threshold" column of the guidance table: "10 s", or "2 s e2e" for end-to-end limits.
-pub fn latency_limit_text(t: &Thresholds) -> String {
+pub fn latency_limit_text(t: &Limits) -> String {
     match (t.max_e2e_s, t.max_ttft_s) {
         (Some(e2e), _) => format!("{} s e2e", format_number(e2e)),
         (None, Some(ttft)) => format!("{} s", format_number(ttft)),
@@ -56,7 +57,7 @@ pub fn latency_limit_text(t: &Thresholds) -> String {
 }
 
 /// "Speed threshold" column: "15 tok/s", "70 ms ITL" or "N/A".
-pub fn speed_limit_text(t: &Thresholds) -> String {
+pub fn speed_limit_text(t: &Limits) -> String {
     match (t.min_decode_tok_s, t.max_itl_s) {
         (Some(s), _) => format!("{} tok/s", format_number(s)),
         (None, Some(itl)) => format!("{} ms ITL", format_number(Metric::Itl.to_display(itl))),
@@ -82,7 +83,7 @@ pub fn caption(target: &CapacityTarget, view: &ViewState) -> String {
 }
 
 /// "Thresholds: TTFT < 10 s, generation speed > 10 tok/s".
-pub fn thresholds_text(t: &Thresholds) -> String {
+pub fn thresholds_text(t: &Limits) -> String {
     let mut parts = Vec::new();
     if let Some(v) = t.max_e2e_s {
         parts.push(format!(
@@ -131,9 +132,9 @@ mod tests {
 
     #[test]
     fn guidance_texts() {
-        let e2e = Thresholds {
+        let e2e = Limits {
             max_e2e_s: Some(2.0),
-            ..Thresholds::default()
+            ..Limits::default()
         };
         assert_eq!(latency_limit_text(&e2e), "2 s e2e");
         assert_eq!(speed_limit_text(&e2e), "N/A");
@@ -141,10 +142,10 @@ mod tests {
             thresholds_text(&e2e),
             "Threshold: end-to-end latency < 2000 ms"
         );
-        let chat = Thresholds {
+        let chat = Limits {
             max_ttft_s: Some(10.0),
             min_decode_tok_s: Some(10.0),
-            ..Thresholds::default()
+            ..Limits::default()
         };
         assert_eq!(latency_limit_text(&chat), "10 s");
         assert_eq!(speed_limit_text(&chat), "10 tok/s");

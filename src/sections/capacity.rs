@@ -1,8 +1,9 @@
 //! Capacity analysis per use case: guidance table, threshold sliders, chart, verdict and table.
 
-use infermeter_report::analysis::capacity::Thresholds;
+use infermeter_report::analysis::capacity::LimitKind;
 use infermeter_report::analysis::format::with_unit;
 use infermeter_report::analysis::use_cases::{targets, CapacityTarget};
+use infermeter_report::Limits;
 use leptos::prelude::*;
 
 use super::{
@@ -14,14 +15,14 @@ use crate::findings::capacity::{
     caption, card_text, figure_text, latency_limit_text, speed_limit_text, thresholds_text,
     token_profile, use_case_heading,
 };
-use crate::state::{Scope, ThresholdKind};
+use crate::state::Scope;
 use crate::tables::capacity::{attainment_verdict, table, verdict, CapacityTable};
 
 /// A threshold slider: which limit (its figure gives the display unit), its test-id key, label
 /// and range.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SliderSpec {
-    pub kind: ThresholdKind,
+    pub kind: LimitKind,
     pub key: &'static str,
     pub label: &'static str,
     /// (min, max, step) in display units.
@@ -30,25 +31,25 @@ pub struct SliderSpec {
 
 const SLIDERS: [SliderSpec; 4] = [
     SliderSpec {
-        kind: ThresholdKind::Ttft,
+        kind: LimitKind::Ttft,
         key: "ttft",
         label: "Max TTFT",
         range: (0.5, 60.0, 0.5),
     },
     SliderSpec {
-        kind: ThresholdKind::Decode,
+        kind: LimitKind::Decode,
         key: "speed",
         label: "Min generation speed",
         range: (1.0, 200.0, 1.0),
     },
     SliderSpec {
-        kind: ThresholdKind::Itl,
+        kind: LimitKind::Itl,
         key: "itl",
         label: "Max ITL",
         range: (5.0, 300.0, 1.0),
     },
     SliderSpec {
-        kind: ThresholdKind::E2e,
+        kind: LimitKind::E2e,
         key: "e2e",
         label: "Max end-to-end latency",
         range: (0.5, 60.0, 0.1),
@@ -56,26 +57,11 @@ const SLIDERS: [SliderSpec; 4] = [
 ];
 
 /// The sliders of the limits a use case's preset sets.
-pub fn sliders_for(preset: &Thresholds) -> Vec<SliderSpec> {
+pub fn sliders_for(preset: &Limits) -> Vec<SliderSpec> {
     SLIDERS
         .into_iter()
-        .filter(|s| match s.kind {
-            ThresholdKind::Ttft => preset.max_ttft_s.is_some(),
-            ThresholdKind::Decode => preset.min_decode_tok_s.is_some(),
-            ThresholdKind::Itl => preset.max_itl_s.is_some(),
-            ThresholdKind::E2e => preset.max_e2e_s.is_some(),
-        })
+        .filter(|s| s.kind.get(preset).is_some())
         .collect()
-}
-
-/// The current value of a slider's limit (stored units).
-pub fn limit_value(t: &Thresholds, kind: ThresholdKind) -> Option<f64> {
-    match kind {
-        ThresholdKind::Ttft => t.max_ttft_s,
-        ThresholdKind::Decode => t.min_decode_tok_s,
-        ThresholdKind::Itl => t.max_itl_s,
-        ThresholdKind::E2e => t.max_e2e_s,
-    }
 }
 
 #[component]
@@ -87,7 +73,7 @@ fn Slider(target: CapacityTarget, spec: SliderSpec) -> impl IntoView {
         let id = id.clone();
         move || {
             ctx.view
-                .with(|v| limit_value(&v.thresholds(&id, preset), spec.kind))
+                .with(|v| spec.kind.get(&v.thresholds(&id, preset)))
                 .map(|v| spec.kind.metric().to_display(v))
                 .unwrap_or(spec.range.0)
         }
@@ -313,16 +299,16 @@ mod tests {
 
     #[test]
     fn sliders_follow_the_preset_limits() {
-        let chat = Thresholds {
+        let chat = Limits {
             max_ttft_s: Some(10.0),
             min_decode_tok_s: Some(10.0),
-            ..Thresholds::default()
+            ..Limits::default()
         };
         let keys: Vec<&str> = sliders_for(&chat).iter().map(|s| s.key).collect();
         assert_eq!(keys, ["ttft", "speed"]);
-        let code = Thresholds {
+        let code = Limits {
             max_e2e_s: Some(2.0),
-            ..Thresholds::default()
+            ..Limits::default()
         };
         assert_eq!(sliders_for(&code)[0].key, "e2e");
         for s in SLIDERS {

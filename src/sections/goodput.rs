@@ -2,6 +2,7 @@
 //! scenario, and its charts, all recomputed from each level's per-request columns as a slider
 //! moves. A report without those columns gets a note saying why.
 
+use infermeter_report::analysis::capacity::LimitKind;
 use infermeter_report::analysis::format::with_unit;
 use infermeter_report::analysis::goodput::{report_slo, GoodputFindings};
 use infermeter_report::Slo;
@@ -13,13 +14,13 @@ use crate::charts::labelled;
 use crate::charts::registry::{GOODPUT_ATTAINMENT, GOODPUT_RATE};
 use crate::components::{HighlightCard, HighlightGrid};
 use crate::findings::goodput::{card, judged_by};
-use crate::state::{ReportContext, Scope, SloBound};
+use crate::state::{ReportContext, Scope};
 
 /// A slider of one bound (its figure gives the display unit), its label and range. Its
 /// rightmost position, one step past `max`, switches the bound off.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct BoundSlider {
-    bound: SloBound,
+    bound: LimitKind,
     label: &'static str,
     /// (min, max, step) in display units.
     range: (f64, f64, f64),
@@ -27,17 +28,17 @@ pub(crate) struct BoundSlider {
 
 pub(crate) const SLIDERS: [BoundSlider; 3] = [
     BoundSlider {
-        bound: SloBound::Ttft,
+        bound: LimitKind::Ttft,
         label: "Max TTFT",
         range: (0.1, 30.0, 0.1),
     },
     BoundSlider {
-        bound: SloBound::Tpot,
+        bound: LimitKind::Tpot,
         label: "Max time per output token",
         range: (1.0, 200.0, 1.0),
     },
     BoundSlider {
-        bound: SloBound::E2e,
+        bound: LimitKind::E2e,
         label: "Max end-to-end latency",
         range: (1.0, 300.0, 1.0),
     },
@@ -74,7 +75,7 @@ impl BoundSlider {
         };
         let shown = self.bound.metric().display_text(v);
         match self.bound {
-            SloBound::Tpot if v > 0.0 => format!("{shown} · {}", with_unit(1.0 / v, "tok/s")),
+            LimitKind::Tpot if v > 0.0 => format!("{shown} · {}", with_unit(1.0 / v, "tok/s")),
             _ => shown,
         }
     }
@@ -104,7 +105,7 @@ pub(crate) fn SloControls(prefix: &'static str) -> impl IntoView {
 pub(crate) fn Slider(spec: BoundSlider, prefix: &'static str) -> impl IntoView {
     let ctx = context();
     let base = base_slo(ctx);
-    let current = move || ctx.view.with(|v| spec.bound.get(&v.slo(base)));
+    let current = move || ctx.view.with(|v| spec.bound.get(&v.slo(base).limits));
     let on_input = move |ev| {
         if let Ok(position) = event_target_value(&ev).parse::<f64>() {
             ctx.view

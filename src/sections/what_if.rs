@@ -3,11 +3,11 @@
 //! prediction states its held-out error, and a measured level is shown as measured. Reports
 //! without a fit get a one-line note.
 
-use infermeter_engine::what_if::{most_meeting, MeanSlo};
+use infermeter_engine::what_if::most_meeting;
 use infermeter_report::analysis::format::{format_grouped, with_unit};
 use infermeter_report::analysis::goodput::report_slo;
 use infermeter_report::analysis::Metric;
-use infermeter_report::{Fit, FitMetric, LoadMode};
+use infermeter_report::{Fit, FitMetric, Limits, LoadMode};
 use leptos::prelude::*;
 
 use super::goodput::{Slider, SLIDERS};
@@ -222,9 +222,11 @@ fn Cards(question: Asked) -> impl IntoView {
                 .with(|r| r.first().map(report_slo))
                 .unwrap_or_default();
             let slo = view.with(|v| v.slo(base));
-            let mean_slo = MeanSlo {
-                max_ttft_s: slo.max_ttft_s,
-                max_tpot_s: slo.max_tpot_s,
+            // The bounds a prediction's means can be judged by (it has no E2E figure).
+            let mean_slo = Limits {
+                max_ttft_s: slo.limits.max_ttft_s,
+                max_tpot_s: slo.limits.max_tpot_s,
+                ..Limits::default()
             };
             if let Ok(engine) = q.what.engine(fit, tables()) {
                 let highest = max_load(q.highest);
@@ -235,8 +237,8 @@ fn Cards(question: Asked) -> impl IntoView {
                     Some(n) => format_grouped(f64::from(n)),
                 };
                 let bounds = [
-                    (Metric::Ttft, slo.max_ttft_s),
-                    (Metric::Tpot, slo.max_tpot_s),
+                    (Metric::Ttft, slo.limits.max_ttft_s),
+                    (Metric::Tpot, slo.limits.max_tpot_s),
                 ]
                 .into_iter()
                 .filter_map(|(m, b)| {

@@ -3,10 +3,10 @@
 
 use infermeter_report::analysis::capacity::{capacity, Bound, Capacity};
 use infermeter_report::analysis::findings::headline::indicative_note;
-use infermeter_report::analysis::goodput::{max_load_under, slo_of_thresholds};
+use infermeter_report::analysis::goodput::max_load_under;
 use infermeter_report::analysis::use_cases::CapacityTarget;
 use infermeter_report::analysis::{series_points, Metric};
-use infermeter_report::{LoadMode, DEFAULT_ATTAINMENT_TARGET};
+use infermeter_report::{LoadMode, Slo, DEFAULT_ATTAINMENT_TARGET};
 
 use crate::charts::capacity::axes_metrics;
 use crate::charts::Source;
@@ -36,7 +36,10 @@ pub fn attainment_verdict(
         .analysis
         .series(&target.scenario_id, LoadMode::Peak)?;
     let limits = view.thresholds(&target.id, target.preset);
-    let slo = slo_of_thresholds(&limits, DEFAULT_ATTAINMENT_TARGET);
+    let slo = Slo {
+        limits: limits.per_request(),
+        target: DEFAULT_ATTAINMENT_TARGET,
+    };
     let max = max_load_under(series, &slo)?;
     Some(max.attainment_sentence(LoadMode::Peak, slo.target))
 }
@@ -135,7 +138,7 @@ mod tests {
     use super::*;
     use crate::charts::test_support::*;
     use crate::findings::capacity::{card_text, figure_text};
-    use crate::state::ThresholdKind;
+    use infermeter_report::analysis::capacity::LimitKind;
     use infermeter_report::analysis::use_cases::targets;
 
     #[test]
@@ -145,8 +148,8 @@ mod tests {
             for target in targets(&report) {
                 let strict = {
                     let mut v = ViewState::default();
-                    v.set_threshold(&target.id, target.preset, ThresholdKind::Ttft, 1e-6);
-                    v.set_threshold(&target.id, target.preset, ThresholdKind::E2e, 1e-6);
+                    v.set_threshold(&target.id, target.preset, LimitKind::Ttft, 1e-6);
+                    v.set_threshold(&target.id, target.preset, LimitKind::E2e, 1e-6);
                     v
                 };
                 let cap = verdict(&s[0], &target, &strict).unwrap();

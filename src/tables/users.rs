@@ -87,7 +87,7 @@ fn table(served: &[ScenarioUsersServed]) -> UsersTable {
 mod tests {
     use super::*;
     use crate::charts::test_support::{sample, sessions_sample, with_sources};
-    use crate::state::ThresholdKind;
+    use infermeter_report::analysis::capacity::LimitKind;
     use infermeter_report::presets::use_cases;
 
     /// The session fixture: a row per use case that holds the chat's last turn, then the
@@ -111,7 +111,7 @@ mod tests {
             .find(|u| u.name == t.rows[0].name)
             .unwrap();
         let mut strict = ViewState::default();
-        strict.set_threshold(general.id, general.thresholds, ThresholdKind::Ttft, 1e-6);
+        strict.set_threshold(general.id, general.thresholds, LimitKind::Ttft, 1e-6);
         let moved = with_sources(&report, |s| users_table(&s[0], &strict));
         let (figure, _) = moved.rows[0].cells[0].clone().unwrap();
         assert_eq!(figure, "Not recommended for this use case");

@@ -121,12 +121,12 @@ pub fn parse_slo(spec: &str) -> Result<Slo, SpecError> {
     let mut slo = Slo::default();
     for (key, value) in pairs(spec)? {
         match key {
-            "ttft" => slo.max_ttft_s = Some(seconds(key, value)?),
-            "tpot" => slo.max_tpot_s = Some(seconds(key, value)?),
-            "decode" => slo.max_tpot_s = Some(1.0 / positive(key, value)?),
-            "e2e" => slo.max_e2e_s = Some(seconds(key, value)?),
+            "ttft" => slo.limits.max_ttft_s = Some(seconds(key, value)?),
+            "tpot" => slo.limits.max_tpot_s = Some(seconds(key, value)?),
+            "decode" => slo.limits.max_tpot_s = Some(1.0 / positive(key, value)?),
+            "e2e" => slo.limits.max_e2e_s = Some(seconds(key, value)?),
             "stall" | "stalls" => {
-                slo.max_stalls = Some(
+                slo.limits.max_stalls = Some(
                     value
                         .parse()
                         .map_err(|_| bad(key, value, "a whole number of stalls is expected"))?,
@@ -260,14 +260,18 @@ mod tests {
     #[test]
     fn slo_specs_read_durations_shares_and_speeds() {
         let slo = parse_slo("ttft=5s, tpot=50ms,e2e=2m,stall=0,target=99%").unwrap();
-        assert_eq!(slo.max_ttft_s, Some(5.0));
-        assert_eq!(slo.max_tpot_s, Some(0.05));
-        assert_eq!(slo.max_e2e_s, Some(120.0));
-        assert_eq!(slo.max_stalls, Some(0));
+        assert_eq!(slo.limits.max_ttft_s, Some(5.0));
+        assert_eq!(slo.limits.max_tpot_s, Some(0.05));
+        assert_eq!(slo.limits.max_e2e_s, Some(120.0));
+        assert_eq!(slo.limits.max_stalls, Some(0));
         assert_eq!(slo.target, 0.99);
         let speed = parse_slo("decode=20,ttft=0.5,target=0.9").unwrap();
         assert_eq!(
-            (speed.max_tpot_s, speed.max_ttft_s, speed.target),
+            (
+                speed.limits.max_tpot_s,
+                speed.limits.max_ttft_s,
+                speed.target
+            ),
             (Some(0.05), Some(0.5), 0.9)
         );
         assert_eq!(parse_slo("").unwrap(), Slo::default());

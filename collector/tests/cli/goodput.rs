@@ -46,9 +46,9 @@ async fn a_run_with_an_slo_keeps_every_request_and_summary_prints_goodput() {
     let recorded = report.metadata.test.slo.expect("the SLO is recorded");
     assert_eq!(
         (
-            recorded.max_ttft_s,
-            recorded.max_tpot_s,
-            recorded.max_stalls
+            recorded.limits.max_ttft_s,
+            recorded.limits.max_tpot_s,
+            recorded.limits.max_stalls
         ),
         (Some(5.0), Some(0.05), Some(0))
     );

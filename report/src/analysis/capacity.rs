@@ -10,23 +10,8 @@ use super::interpolate::MonotoneCurve;
 pub use super::load_mode::LoadUnit;
 use super::metric::Metric;
 use super::series_points;
-use crate::schema::Series;
+use crate::schema::{Limits, Series};
 use crate::stats::Stat;
-
-/// Limits a level must meet; `None` means "not checked". Times in seconds, speed in tok/s.
-/// A value exactly at a limit meets it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Thresholds {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_ttft_s: Option<f64>,
-    /// Minimum per-user decode speed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_decode_tok_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_itl_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_e2e_s: Option<f64>,
-}
 
 /// Whether a limit is an upper or a lower bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -36,23 +21,82 @@ pub enum Bound {
     AtLeast,
 }
 
-impl Thresholds {
-    /// The limits that are set, in a fixed order (the order breaches are reported in).
-    pub fn limits(&self) -> Vec<(Metric, Bound, f64)> {
-        [
-            (Metric::Ttft, Bound::AtMost, self.max_ttft_s),
-            (Metric::DecodeTokS, Bound::AtLeast, self.min_decode_tok_s),
-            (Metric::Itl, Bound::AtMost, self.max_itl_s),
-            (Metric::E2e, Bound::AtMost, self.max_e2e_s),
-        ]
-        .into_iter()
-        .filter_map(|(metric, bound, limit)| limit.map(|l| (metric, bound, l)))
-        .collect()
+/// One limit of [`Limits`] on a figure: what a check reads and a slider sets. (`max_stalls`
+/// is not among them: stalls are counted per request, and a level has no statistic of them.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LimitKind {
+    Ttft,
+    Decode,
+    Tpot,
+    Itl,
+    E2e,
+}
+
+impl LimitKind {
+    /// In the order breaches are reported in.
+    pub const ALL: [LimitKind; 5] = [
+        LimitKind::Ttft,
+        LimitKind::Decode,
+        LimitKind::Tpot,
+        LimitKind::Itl,
+        LimitKind::E2e,
+    ];
+
+    /// Its name in the viewer's URL (`uc.chat.decode=12`, `slo.tpot=0.05`).
+    pub fn key(self) -> &'static str {
+        match self {
+            LimitKind::Ttft => "ttft",
+            LimitKind::Decode => "decode",
+            LimitKind::Tpot => "tpot",
+            LimitKind::Itl => "itl",
+            LimitKind::E2e => "e2e",
+        }
     }
 
-    /// True when no limit is set.
-    pub fn is_empty(&self) -> bool {
-        self.limits().is_empty()
+    /// The figure it limits: its label, unit and direction.
+    pub fn metric(self) -> Metric {
+        match self {
+            LimitKind::Ttft => Metric::Ttft,
+            LimitKind::Decode => Metric::DecodeTokS,
+            LimitKind::Tpot => Metric::Tpot,
+            LimitKind::Itl => Metric::Itl,
+            LimitKind::E2e => Metric::E2e,
+        }
+    }
+
+    /// A minimum speed, a maximum for the rest.
+    pub fn bound(self) -> Bound {
+        match self {
+            LimitKind::Decode => Bound::AtLeast,
+            _ => Bound::AtMost,
+        }
+    }
+
+    /// Its value in `limits` (`None`: not checked).
+    pub fn get(self, limits: &Limits) -> Option<f64> {
+        let mut limits = *limits;
+        *self.slot(&mut limits)
+    }
+
+    /// Its field in `limits`.
+    pub fn slot(self, limits: &mut Limits) -> &mut Option<f64> {
+        match self {
+            LimitKind::Ttft => &mut limits.max_ttft_s,
+            LimitKind::Decode => &mut limits.min_decode_tok_s,
+            LimitKind::Tpot => &mut limits.max_tpot_s,
+            LimitKind::Itl => &mut limits.max_itl_s,
+            LimitKind::E2e => &mut limits.max_e2e_s,
+        }
+    }
+}
+
+impl Limits {
+    /// The limits a level's statistic is checked against, in [`LimitKind::ALL`]'s order.
+    pub fn limits(&self) -> Vec<(Metric, Bound, f64)> {
+        LimitKind::ALL
+            .into_iter()
+            .filter_map(|kind| Some((kind.metric(), kind.bound(), kind.get(self)?)))
+            .collect()
     }
 }
 
@@ -138,7 +182,7 @@ pub struct Capacity {
 }
 
 /// Checks every level of `series` against `thresholds`, reading `stat` of each distribution.
-pub fn capacity(series: &Series, thresholds: &Thresholds, stat: Stat) -> Capacity {
+pub fn capacity(series: &Series, thresholds: &Limits, stat: Stat) -> Capacity {
     let limits = thresholds.limits();
     let points: Vec<Vec<(u32, f64)>> = limits
         .iter()
@@ -204,7 +248,8 @@ pub fn capacity(series: &Series, thresholds: &Thresholds, stat: Stat) -> Capacit
     }
 }
 
-fn meets(value: f64, bound: Bound, limit: f64) -> bool {
+/// Whether `value` is within `limit` (a value exactly at it is).
+pub fn meets(value: f64, bound: Bound, limit: f64) -> bool {
     match bound {
         Bound::AtMost => value <= limit,
         Bound::AtLeast => value >= limit,
@@ -339,11 +384,11 @@ mod tests {
     use crate::analysis::testing::series;
     use crate::schema::LoadMode;
 
-    fn chat(ttft: f64, speed: f64) -> Thresholds {
-        Thresholds {
+    fn chat(ttft: f64, speed: f64) -> Limits {
+        Limits {
             max_ttft_s: Some(ttft),
             min_decode_tok_s: Some(speed),
-            ..Thresholds::default()
+            ..Limits::default()
         }
     }
 
@@ -477,9 +522,9 @@ mod tests {
             &[(1, 1.72 - 255.0 / 96.0 + 1.0, 96.0)],
         );
         let e2e = s.levels[0].metrics.e2e_s.unwrap().mean;
-        let limit = Thresholds {
+        let limit = Limits {
             max_e2e_s: Some(2.0),
-            ..Thresholds::default()
+            ..Limits::default()
         };
         let cap = capacity(&s, &limit, Stat::Mean);
         assert!((e2e - 2.72).abs() < 1e-9);
@@ -487,9 +532,9 @@ mod tests {
             cap.verdict_sentence(),
             "Not viable even at a single request: end-to-end latency 2.72 s exceeds 2 s."
         );
-        let within = Thresholds {
+        let within = Limits {
             max_e2e_s: Some(3.0),
-            ..Thresholds::default()
+            ..Limits::default()
         };
         assert_eq!(
             capacity(&s, &within, Stat::Mean).verdict_sentence(),
@@ -508,9 +553,9 @@ mod tests {
         for (level, e2e) in s.levels.iter_mut().zip([1.72, 2.929, 3.879]) {
             level.metrics.e2e_s = Some(crate::Distribution::constant(e2e));
         }
-        let limit = Thresholds {
+        let limit = Limits {
             max_e2e_s: Some(2.0),
-            ..Thresholds::default()
+            ..Limits::default()
         };
         let cap = capacity(&s, &limit, Stat::Mean);
         assert_eq!(
@@ -530,15 +575,15 @@ mod tests {
     #[test]
     fn itl_limits_are_described_in_milliseconds() {
         let s = series("agentic", LoadMode::Peak, &[(1, 0.5, 1.0 / 0.0758)]);
-        let limit = Thresholds {
+        let limit = Limits {
             max_itl_s: Some(0.070),
-            ..Thresholds::default()
+            ..Limits::default()
         };
         assert_eq!(
             capacity(&s, &limit, Stat::Mean).verdict_sentence(),
             "Not viable even at a single request: ITL 75.8 ms exceeds 70 ms."
         );
-        let with_ttft = Thresholds {
+        let with_ttft = Limits {
             max_ttft_s: Some(1.0),
             ..limit
         };
@@ -564,7 +609,7 @@ mod tests {
     #[test]
     fn no_thresholds_and_no_levels() {
         let s = series("chatbot", LoadMode::Peak, &[(1, 9.0, 1.0), (2, 99.0, 0.5)]);
-        let cap = capacity(&s, &Thresholds::default(), Stat::Mean);
+        let cap = capacity(&s, &Limits::default(), Stat::Mean);
         assert_eq!(cap.max_concurrency, Some(2));
         let empty = series("chatbot", LoadMode::Peak, &[]);
         let cap = capacity(&empty, &chat(1.0, 1.0), Stat::Mean);

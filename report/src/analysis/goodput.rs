@@ -11,24 +11,32 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::capacity::Thresholds;
 use super::format::{format_number, with_unit};
 use super::interpolate::MonotoneCurve;
-use crate::schema::{Level, LoadMode, Report, RequestColumns, Series, Slo, TICK_S};
+use crate::schema::{Level, Limits, LoadMode, Report, RequestColumns, Series, Slo, TICK_S};
 
 /// The SLO a reader starts from when a report records none: the first token within 5 s and
 /// at least 20 tok/s after it (50 ms per token), for 95% of requests.
 pub const DEFAULT_SLO: Slo = Slo {
-    max_ttft_s: Some(5.0),
-    max_tpot_s: Some(0.05),
-    max_e2e_s: None,
-    max_stalls: None,
+    limits: Limits {
+        max_ttft_s: Some(5.0),
+        min_decode_tok_s: None,
+        max_tpot_s: Some(0.05),
+        max_itl_s: None,
+        max_e2e_s: None,
+        max_stalls: None,
+    },
     target: crate::schema::DEFAULT_ATTAINMENT_TARGET,
 };
 
-/// The SLO to judge `report` by: the one its run recorded (`--slo`), else [`DEFAULT_SLO`].
+/// The SLO to judge `report` by: the one its run recorded (`--slo`), else [`DEFAULT_SLO`], in
+/// its per-request form ([`Limits::per_request`]), so the bounds shown are those judged.
 pub fn report_slo(report: &Report) -> Slo {
-    report.metadata.test.slo.unwrap_or(DEFAULT_SLO)
+    let slo = report.metadata.test.slo.unwrap_or(DEFAULT_SLO);
+    Slo {
+        limits: slo.limits.per_request(),
+        ..slo
+    }
 }
 
 /// z of a two-sided 95% interval.
@@ -127,11 +135,12 @@ fn ticks_bound(seconds: f64) -> f64 {
 
 impl TickBounds {
     fn of(slo: &Slo) -> TickBounds {
+        let limits = slo.limits.per_request();
         TickBounds {
-            ttft: slo.max_ttft_s.map(ticks_bound),
-            tpot: slo.max_tpot_s.map(ticks_bound),
-            e2e: slo.max_e2e_s.map(ticks_bound),
-            stalls: slo.max_stalls,
+            ttft: limits.max_ttft_s.map(ticks_bound),
+            tpot: limits.max_tpot_s.map(ticks_bound),
+            e2e: limits.max_e2e_s.map(ticks_bound),
+            stalls: limits.max_stalls,
         }
     }
 }
@@ -293,28 +302,6 @@ impl MaxLoad {
                 format!("measured; {} misses the target", format_number(failing))
             }
         }
-    }
-}
-
-/// The SLO that judges each request by a use case's thresholds, for the capacity analysis'
-/// attainment basis ("95% of requests within thresholds"): TTFT and end-to-end latency as they
-/// are; a minimum decode speed, or a maximum inter-token latency (a request's mean gap is its
-/// time per output token), as a maximum time per output token, the stricter of the two.
-pub fn slo_of_thresholds(thresholds: &Thresholds, target: f64) -> Slo {
-    let from_speed = thresholds
-        .min_decode_tok_s
-        .filter(|s| *s > 0.0)
-        .map(|s| 1.0 / s);
-    let max_tpot_s = match (from_speed, thresholds.max_itl_s) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
-    Slo {
-        max_ttft_s: thresholds.max_ttft_s,
-        max_tpot_s,
-        max_e2e_s: thresholds.max_e2e_s,
-        max_stalls: None,
-        target,
     }
 }
 
@@ -490,17 +477,18 @@ pub fn stream_smoothness(level: &Level) -> Option<StreamSmoothness> {
 
 /// The SLO in words: "TTFT ≤ 5 s, TPOT ≤ 50 ms, no stall; 95% of requests".
 pub fn slo_text(slo: &Slo) -> String {
+    let limits = slo.limits.per_request();
     let mut bounds: Vec<String> = Vec::new();
-    if let Some(t) = slo.max_ttft_s {
+    if let Some(t) = limits.max_ttft_s {
         bounds.push(format!("TTFT ≤ {}", with_unit(t, "s")));
     }
-    if let Some(t) = slo.max_tpot_s {
+    if let Some(t) = limits.max_tpot_s {
         bounds.push(format!("TPOT ≤ {}", with_unit(t * 1000.0, "ms")));
     }
-    if let Some(t) = slo.max_e2e_s {
+    if let Some(t) = limits.max_e2e_s {
         bounds.push(format!("E2E ≤ {}", with_unit(t, "s")));
     }
-    match slo.max_stalls {
+    match limits.max_stalls {
         Some(0) => bounds.push("no stall".into()),
         Some(n) => bounds.push(format!("at most {n} stalls")),
         None => {}
@@ -524,18 +512,19 @@ pub fn slo_spec(slo: &Slo) -> String {
             format!("{}s", format_number(s))
         }
     };
+    let limits = slo.limits.per_request();
     let mut parts: Vec<String> = Vec::new();
     let named = [
-        ("ttft", slo.max_ttft_s),
-        ("tpot", slo.max_tpot_s),
-        ("e2e", slo.max_e2e_s),
+        ("ttft", limits.max_ttft_s),
+        ("tpot", limits.max_tpot_s),
+        ("e2e", limits.max_e2e_s),
     ];
     for (key, bound) in named {
         if let Some(s) = bound {
             parts.push(format!("{key}={}", duration(s)));
         }
     }
-    if let Some(n) = slo.max_stalls {
+    if let Some(n) = limits.max_stalls {
         parts.push(format!("stall={n}"));
     }
     parts.push(format!("target={}%", format_number(slo.target * 100.0)));
@@ -670,9 +659,12 @@ mod tests {
 
     fn slo(ttft: Option<f64>, tpot: Option<f64>, e2e: Option<f64>) -> Slo {
         Slo {
-            max_ttft_s: ttft,
-            max_tpot_s: tpot,
-            max_e2e_s: e2e,
+            limits: Limits {
+                max_ttft_s: ttft,
+                max_tpot_s: tpot,
+                max_e2e_s: e2e,
+                ..Limits::default()
+            },
             ..Slo::default()
         }
     }
@@ -725,7 +717,10 @@ mod tests {
         let exact = attainment(&l, &slo(Some(6.0), Some(0.1), None)).unwrap();
         assert_eq!(exact.met, 3);
         let no_stall = Slo {
-            max_stalls: Some(0),
+            limits: Limits {
+                max_stalls: Some(0),
+                ..Limits::default()
+            },
             ..Slo::default()
         };
         assert_eq!(attainment(&l, &no_stall).unwrap().misses.stalls, 1);
@@ -786,9 +781,11 @@ mod tests {
 
     fn within_2s(target: f64) -> Slo {
         Slo {
-            max_ttft_s: Some(2.0),
+            limits: Limits {
+                max_ttft_s: Some(2.0),
+                ..Limits::default()
+            },
             target,
-            ..Slo::default()
         }
     }
 
@@ -918,22 +915,31 @@ mod tests {
     /// stricter; the verdict says the share and the load.
     #[test]
     fn use_case_thresholds_as_an_slo() {
-        let t = Thresholds {
+        let t = Limits {
             max_ttft_s: Some(8.0),
             min_decode_tok_s: Some(10.0),
             max_itl_s: Some(0.07),
-            max_e2e_s: None,
+            ..Limits::default()
         };
-        let s = slo_of_thresholds(&t, 0.95);
         assert_eq!(
-            (s.max_ttft_s, s.max_tpot_s, s.max_e2e_s),
-            (Some(8.0), Some(0.07), None)
+            t.per_request(),
+            Limits {
+                max_ttft_s: Some(8.0),
+                max_tpot_s: Some(0.07),
+                ..Limits::default()
+            }
         );
-        let speed_only = Thresholds {
+        let speed_only = Limits {
             max_itl_s: None,
             ..t
         };
-        assert_eq!(slo_of_thresholds(&speed_only, 0.9).max_tpot_s, Some(0.1));
+        assert_eq!(speed_only.per_request().max_tpot_s, Some(0.1));
+        // A stored TPOT bound stricter than the speed stays.
+        let tpot = Limits {
+            max_tpot_s: Some(0.05),
+            ..speed_only
+        };
+        assert_eq!(tpot.per_request().max_tpot_s, Some(0.05));
         let s = series_of(LoadMode::Peak, &[4, 8, 16], &[1.0, 1.0, 0.8]);
         let verdict = max_load_under(&s, &within_2s(0.95)).unwrap();
         assert_eq!(
@@ -946,12 +952,38 @@ mod tests {
         );
     }
 
+    /// A stored SLO keeps its keys and their order (the limits flattened, then the target);
+    /// a speed or an ITL limit in one is judged as the time per output token it means, and
+    /// shown as such.
+    #[test]
+    fn a_stored_slo_reads_and_writes_its_keys_and_folds_speed_into_tpot() {
+        let text =
+            r#"{"max_ttft_s":5.0,"max_tpot_s":0.05,"max_e2e_s":30.0,"max_stalls":0,"target":0.9}"#;
+        let stored: Slo = serde_json::from_str(text).unwrap();
+        assert_eq!(serde_json::to_string(&stored).unwrap(), text);
+        let thresholds =
+            r#"{"max_ttft_s":10.0,"min_decode_tok_s":10.0,"max_itl_s":0.07,"max_e2e_s":60.0}"#;
+        let limits: Limits = serde_json::from_str(thresholds).unwrap();
+        assert_eq!(serde_json::to_string(&limits).unwrap(), thresholds);
+        // 20 tok/s is the 50 ms TPOT of the request that streams in 25 ms only.
+        let speed: Slo = serde_json::from_str(r#"{"min_decode_tok_s":20.0}"#).unwrap();
+        assert_eq!(speed.target, 0.95);
+        let by_speed = attainment(&four_requests(), &speed).unwrap();
+        let by_tpot = attainment(&four_requests(), &slo(None, Some(0.05), None)).unwrap();
+        assert_eq!(by_speed, by_tpot);
+        assert_eq!(slo_text(&speed), "TPOT ≤ 50 ms; 95% of requests");
+        assert_eq!(slo_spec(&speed), "tpot=50ms,target=95%");
+    }
+
     #[test]
     fn slo_in_words() {
         let s = Slo {
-            max_ttft_s: Some(5.0),
-            max_tpot_s: Some(0.05),
-            max_stalls: Some(0),
+            limits: Limits {
+                max_ttft_s: Some(5.0),
+                max_tpot_s: Some(0.05),
+                max_stalls: Some(0),
+                ..Limits::default()
+            },
             ..Slo::default()
         };
         assert_eq!(

@@ -24,10 +24,10 @@ pub mod timeline;
 pub mod use_cases;
 pub mod workloads;
 
-use crate::schema::{LoadMode, Report, Scenario, Series};
+use crate::schema::{Limits, LoadMode, Report, Scenario, Series};
 use crate::stats::Stat;
 
-pub use capacity::{capacity, Capacity, Thresholds};
+pub use capacity::{capacity, Capacity};
 pub use findings::{findings, Findings, FindingsOptions};
 pub use interpolate::{Estimate, MonotoneCurve};
 pub use metric::Metric;
@@ -121,7 +121,7 @@ impl<'a> Analysis<'a> {
         &self,
         scenario_id: &str,
         mode: LoadMode,
-        thresholds: &Thresholds,
+        thresholds: &Limits,
         stat: Stat,
     ) -> Option<Capacity> {
         self.series(scenario_id, mode)
@@ -196,9 +196,9 @@ mod tests {
         assert_eq!(curve.domain(), (1.0, 4.0));
         let mid = curve.at(2.0).unwrap();
         assert!(!mid.measured && (80.0..=100.0).contains(&mid.value));
-        let limits = Thresholds {
+        let limits = Limits {
             min_decode_tok_s: Some(90.0),
-            ..Thresholds::default()
+            ..Limits::default()
         };
         let cap = a
             .capacity("chat", LoadMode::Peak, &limits, Stat::Mean)

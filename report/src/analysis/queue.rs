@@ -3,7 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::capacity::{capacity, Thresholds};
+use super::capacity::capacity;
+use crate::schema::Limits;
 use crate::schema::Series;
 use crate::stats::Stat;
 
@@ -41,9 +42,9 @@ pub fn max_safe_queue_depth(
     ttft_threshold_s: f64,
     stat: Stat,
 ) -> Option<SafeDepth> {
-    let thresholds = Thresholds {
+    let thresholds = Limits {
         max_ttft_s: Some(ttft_threshold_s),
-        ..Thresholds::default()
+        ..Limits::default()
     };
     let capacity = capacity(series, &thresholds, stat);
     let at_least = capacity.first_breach.is_none();

@@ -6,10 +6,11 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::capacity::{Capacity, Thresholds};
+use super::capacity::Capacity;
 use super::format::{context_label, format_number, with_unit};
 use super::metric::Metric;
 use crate::aggregate::Applied;
+use crate::schema::Limits;
 use crate::schema::{CacheUse, Level, LoadMode, Report, Scenario, Series, SessionShape, ThinkTime};
 use crate::stats::Stat;
 
@@ -17,7 +18,7 @@ mod served;
 mod trace;
 
 use served::scenario_users_served;
-pub use served::{caching_gains, users_served, CachingGain, Limits, ScenarioUsersServed};
+pub use served::{caching_gains, users_served, CachingGain, LimitsOf, ScenarioUsersServed};
 pub use trace::{TraceLevelFigures, TraceReplay};
 
 /// Every session scenario and trace replay of a report.
@@ -168,7 +169,7 @@ pub struct UsersServed {
     /// Use-case id, or the scenario's id for the default limits.
     pub id: String,
     pub name: String,
-    pub thresholds: Thresholds,
+    pub thresholds: Limits,
     pub cache: Option<CacheUse>,
     /// In users.
     pub capacity: Capacity,
@@ -693,9 +694,9 @@ mod tests {
     /// allowed one passes throughout (4 s), so caching adds at least the difference.
     #[test]
     fn caching_gain_where_the_defeated_series_reaches_the_limits() {
-        let limits = |_: &str, _: Thresholds| Thresholds {
+        let limits = |_: &str, _: Limits| Limits {
             max_ttft_s: Some(5.0),
-            ..Thresholds::default()
+            ..Limits::default()
         };
         assert!(caching_gains(&users_served(&session_report(), Stat::Mean, &limits)).is_empty());
         let mut r = session_report();
@@ -837,7 +838,7 @@ mod tests {
         assert_eq!(preset[0].served, s.users_served);
         let strict = users_served(&r, Stat::Mean, &|id, preset| {
             if id == "general_chatbot" {
-                Thresholds {
+                Limits {
                     max_ttft_s: Some(0.3),
                     ..preset
                 }

@@ -6,9 +6,9 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::capacity::Thresholds;
 use super::Analysis;
 use crate::presets::{use_cases, SLUGGISH_ITL_S, TTFT_BANDS};
+use crate::schema::Limits;
 use crate::schema::{CacheUse, LoadMode, Report, Series};
 
 /// A workload checked against limits: a preset use case matched to one of the report's
@@ -25,7 +25,7 @@ pub struct CapacityTarget {
     pub input_tokens: u32,
     pub output_tokens: u32,
     /// Limits before the reader moves a slider.
-    pub preset: Thresholds,
+    pub preset: Limits,
     /// True for a preset use case (listed in the use-case guidance table).
     pub is_use_case: bool,
     /// The series judged: peak (concurrent requests) or users (simultaneous users).
@@ -64,11 +64,11 @@ fn judged_series<'a>(report: &'a Report, scenario_id: &str) -> Option<&'a Series
 
 /// Limits for a report's own scenario: ITL stays out of the sluggish band and TTFT out of the
 /// frustrating one (the presets' experience bands).
-pub fn default_scenario_thresholds() -> Thresholds {
-    Thresholds {
+pub fn default_scenario_thresholds() -> Limits {
+    Limits {
         max_ttft_s: Some(TTFT_BANDS[TTFT_BANDS.len() - 1].lower),
         max_itl_s: Some(SLUGGISH_ITL_S),
-        ..Thresholds::default()
+        ..Limits::default()
     }
 }
 

@@ -146,25 +146,73 @@ pub struct TestParameters {
     pub search: Option<SearchSettings>,
 }
 
-/// A service-level objective: bounds every request must meet at once (a request that failed
-/// meets none), and the share of requests that must meet them. `None`: not checked. A value
-/// exactly at a bound meets it.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Slo {
+/// Limits a request or a level must meet: the bounds of an SLO (judged on each request,
+/// [`Limits::per_request`]) and a use case's thresholds (judged on a level's statistic).
+/// `None`: not checked. Times in seconds, speed in tok/s. A value exactly at a limit meets it.
+// One type for both, in a field order that keeps the keys of a stored SLO (ttft, tpot, e2e,
+// stalls) and of the summary's thresholds (ttft, decode, itl, e2e) in the order they were
+// written in before the two were one type.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Limits {
     /// Time to first token, seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_ttft_s: Option<f64>,
+    /// Minimum per-user decode speed, tok/s. Judged on each request as a time per output token
+    /// (`1 / speed`, folded into `max_tpot_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_decode_tok_s: Option<f64>,
     /// Time per output token after the first, seconds: `(e2e - ttft) / (output_tokens - 1)`, the
     /// inverse of the per-user decode speed. A request of one token has no such time and meets it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tpot_s: Option<f64>,
+    /// Inter-token latency, seconds. Judged on each request as its mean gap, its time per
+    /// output token (folded into `max_tpot_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_itl_s: Option<f64>,
     /// End-to-end latency, seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_e2e_s: Option<f64>,
     /// Most stalls a request may have (pauses in its stream longer than the level's
-    /// `per_request.stall_gap`); 0: none.
+    /// `per_request.stall_gap`); 0: none. Judged on each request only (a level has no stall
+    /// statistic).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_stalls: Option<u32>,
+}
+
+impl Limits {
+    /// True when no limit is set.
+    pub fn is_empty(&self) -> bool {
+        *self == Limits::default()
+    }
+
+    /// The limits as each request is judged by them: TTFT, end-to-end latency and stalls as
+    /// they are; a minimum decode speed, or a maximum inter-token latency (a request's mean gap
+    /// is its time per output token), as a maximum time per output token, the strictest of the
+    /// three. A use case's thresholds judged this way are the capacity analysis' attainment
+    /// basis ("95% of requests within thresholds").
+    pub fn per_request(&self) -> Limits {
+        let from_speed = self.min_decode_tok_s.filter(|s| *s > 0.0).map(|s| 1.0 / s);
+        let max_tpot_s = [self.max_tpot_s, from_speed, self.max_itl_s]
+            .into_iter()
+            .flatten()
+            .reduce(f64::min);
+        Limits {
+            max_tpot_s,
+            min_decode_tok_s: None,
+            max_itl_s: None,
+            ..*self
+        }
+    }
+}
+
+/// A service-level objective: limits every request must meet at once (a request that failed
+/// meets none, a minimum decode speed or a maximum ITL is judged as a time per output token),
+/// and the share of requests that must meet them.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Slo {
+    /// Flattened, so a stored SLO reads `{"max_ttft_s": 2.0, …, "target": 0.95}`.
+    #[serde(flatten)]
+    pub limits: Limits,
     /// Share of requests (0..1) that must meet every bound for a level to pass, e.g. 0.95.
     #[serde(default = "default_attainment_target")]
     pub target: f64,
@@ -180,10 +228,7 @@ fn default_attainment_target() -> f64 {
 impl Default for Slo {
     fn default() -> Self {
         Slo {
-            max_ttft_s: None,
-            max_tpot_s: None,
-            max_e2e_s: None,
-            max_stalls: None,
+            limits: Limits::default(),
             target: DEFAULT_ATTAINMENT_TARGET,
         }
     }

@@ -7,7 +7,7 @@ use infermeter_report::analysis::configuration::{
 use infermeter_report::analysis::goodput::{attainment, DEFAULT_SLO};
 use infermeter_report::analysis::labels::report_labels;
 use infermeter_report::import::{read, Input};
-use infermeter_report::{load_report, Level, LoadMode, Report, Slo, Stat, TICK_S};
+use infermeter_report::{load_report, Level, Limits, LoadMode, Report, Slo, Stat, TICK_S};
 
 use crate::data_dir;
 
@@ -132,7 +132,10 @@ fn goodput_never_exceeds_throughput() {
     assert!((a.goodput_tok_s.unwrap() - level.system_output_tok_s).abs() < 1e-9);
     // A tighter SLO: the share of the throughput from the requests meeting it.
     let tight = Slo {
-        max_ttft_s: Some(0.05),
+        limits: Limits {
+            max_ttft_s: Some(0.05),
+            ..slo.limits
+        },
         ..slo
     };
     let t = attainment(level, &tight).unwrap();
@@ -236,7 +239,10 @@ fn the_bundled_comparison_ranks_measured_limits_only() {
         .test
         .slo
         .expect("the search's SLO is recorded");
-    assert_eq!((slo.max_ttft_s, slo.max_tpot_s), (Some(2.0), Some(0.05)));
+    assert_eq!(
+        (slo.limits.max_ttft_s, slo.limits.max_tpot_s),
+        (Some(2.0), Some(0.05))
+    );
     let labels = report_labels(&reports);
     let f = findings(&reports, &labels, &ConfigurationOptions::new(slo));
     for ranking in f.rankings.iter().filter(|r| r.mode == LoadMode::Peak) {

@@ -50,8 +50,9 @@ impl Plot {
                 dash: Dash::Dashed,
             });
         }
-        // Thresholds ride on data-less series (one per y axis), all named THRESHOLD_SERIES: one
-        // legend entry shows or hides them all, and hiding a line leaves them.
+        // Threshold lines ride on data-less series (one per y axis), all named
+        // THRESHOLD_SERIES: one legend entry shows or hides them all, and hiding a line leaves
+        // them.
         series.extend(carrier_axis.into_iter().map(|a| self.threshold_series(a)));
         series.extend(self.cursor_series());
         series.extend(self.marker_series());

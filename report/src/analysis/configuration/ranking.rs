@@ -563,7 +563,7 @@ mod tests {
     use super::super::operating::series_points;
     use super::*;
     use crate::analysis::testing::{level, report, series};
-    use crate::schema::{to_ticks, RequestColumns};
+    use crate::schema::{to_ticks, Limits, RequestColumns};
     use crate::stats::Stat;
 
     /// A request column set where the first `met` of 100 requests start within 1 s and the rest
@@ -607,9 +607,11 @@ mod tests {
 
     fn ttft_within(seconds: f64, target: f64) -> Slo {
         Slo {
-            max_ttft_s: Some(seconds),
+            limits: Limits {
+                max_ttft_s: Some(seconds),
+                ..Limits::default()
+            },
             target,
-            ..Slo::default()
         }
     }
 

@@ -4,15 +4,15 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{last_turn_context, UsersServed};
-use crate::analysis::capacity::{capacity, Capacity, Thresholds};
+use crate::analysis::capacity::{capacity, Capacity};
 use crate::analysis::use_cases::default_scenario_thresholds;
 use crate::presets::use_cases;
-use crate::schema::{CacheUse, LoadMode, Report, Scenario, Series};
+use crate::schema::{CacheUse, Limits, LoadMode, Report, Scenario, Series};
 use crate::stats::Stat;
 
 /// The limits of a use case (or a scenario's defaults, by the scenario's id) as the reader set
 /// them: `(id, preset) -> limits`. The presets alone: `&|_, preset| preset`.
-pub type Limits<'a> = &'a dyn Fn(&str, Thresholds) -> Thresholds;
+pub type LimitsOf<'a> = &'a dyn Fn(&str, Limits) -> Limits;
 
 /// One session scenario's users served under limits the reader may have moved (the use-case
 /// sliders): the page's users-served table.
@@ -25,7 +25,7 @@ pub struct ScenarioUsersServed {
 }
 
 /// Users served by every session scenario with a users series, under `limits`.
-pub fn users_served(report: &Report, stat: Stat, limits: Limits) -> Vec<ScenarioUsersServed> {
+pub fn users_served(report: &Report, stat: Stat, limits: LimitsOf) -> Vec<ScenarioUsersServed> {
     report
         .scenarios
         .iter()
@@ -127,7 +127,7 @@ pub(super) fn scenario_users_served(
     series: &[&Series],
     last_turn_context_tokens: u32,
     stat: Stat,
-    limits: Limits,
+    limits: LimitsOf,
 ) -> Vec<UsersServed> {
     let mut users: Vec<&Series> = series
         .iter()
@@ -135,7 +135,7 @@ pub(super) fn scenario_users_served(
         .filter(|s| s.mode == LoadMode::Users)
         .collect();
     users.sort_by_key(|s| s.cache);
-    let presets: Vec<(String, String, Thresholds)> = use_cases()
+    let presets: Vec<(String, String, Limits)> = use_cases()
         .into_iter()
         .filter(|uc| uc.context_tokens >= last_turn_context_tokens)
         .map(|uc| (uc.id.to_string(), uc.name.to_string(), uc.thresholds))
