@@ -138,8 +138,12 @@ pub fn leading_sections() -> impl IntoView {
     }
 }
 
-/// The sections after [`leading_sections`], in the order of the published reports.
-pub fn remaining_sections() -> impl IntoView {
+/// The sections after [`leading_sections`], in the order of the published reports. `#[lazy]`:
+/// the build (scripts/assemble-viewer.mjs) moves the code only these sections run into a wasm
+/// module of its own, fetched the first time this is called (after the first paint), so the
+/// first screen waits only for its own code. Here it is an `async fn`.
+#[lazy]
+pub fn remaining_sections() -> AnyView {
     view! {
         <scenarios::ScenariosSection />
         <scenarios::GlossarySection />
@@ -156,6 +160,7 @@ pub fn remaining_sections() -> impl IntoView {
         <methodology::MethodologySection />
         <methodology::ExperienceSection />
     }
+    .into_any()
 }
 
 /// Links to every section, as in the published reports; sticky on wide screens, where the
