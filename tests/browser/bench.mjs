@@ -128,8 +128,8 @@ for (const file of shipped(distDir)) {
   if (!/(^|\/)split-[^/]*\.wasm$/.test(file)) first += gz;
   console.log(`  ${file.slice(distDir.length + 1).padEnd(48)} ${(gz / 1024).toFixed(1).padStart(7)} KB`);
 }
-console.log(`total gzip weight: ${(total / 1024).toFixed(1)} KB (target <= 700 KB); ` +
-  `before the first chart ${(first / 1024).toFixed(1)} KB, the rest on demand`);
+console.log(`total gzip weight: ${(total / 1024).toFixed(1)} KB; before the first chart ` +
+  `${(first / 1024).toFixed(1)} KB (target <= 700 KB), the rest loads on demand`);
 
 // The server runs in a process of its own (tests/browser/serve.mjs), as a real one would.
 const serverProcess = spawn(process.execPath, [new URL('./serve.mjs', import.meta.url).pathname],
