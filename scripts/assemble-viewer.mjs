@@ -28,6 +28,15 @@ const esbuild = require('esbuild');
 const [cargoWasm, out] = process.argv.slice(2);
 if (!cargoWasm || !out) throw new Error('usage: node scripts/assemble-viewer.mjs CARGO_WASM OUT_DIR');
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+// tools/wasm-split's binary (scripts/build-viewer.sh builds it natively and names it here).
+const splitTool = process.env.INFERMETER_WASM_SPLIT;
+if (!splitTool) throw new Error('set INFERMETER_WASM_SPLIT to tools/wasm-split\'s binary (scripts/build-viewer.sh does)');
+// The import module the main wasm loads the split modules through (wasm_split_cli_support's
+// default link name), and the wasm features cargo's wasm32 target enables, which the split
+// modules (no target_features section) must be optimized with.
+const splitLink = './__wasm_split.js';
+const wasmFeatures = ['--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext',
+  '--enable-mutable-globals', '--enable-reference-types', '--enable-multivalue'];
 
 const sha = (algorithm, ...parts) => {
   const hash = createHash(algorithm);
@@ -62,6 +71,30 @@ function files(dir) {
   });
 }
 
+/// The split-off wasm modules in `split` (tools/wasm-split's output beside its main module),
+/// each through wasm-opt and named by its content into `out`, and the JS that loads them on
+/// demand (`__wasm_split.js`, pointing at those names), minified and named by its content too.
+/// Returns the JS file's name.
+async function splitModules(split, out, level, params) {
+  let link = readFileSync(join(split, '__wasm_split.js'), 'utf8');
+  // The main module's export pruning does not apply: a split module exports nothing but its
+  // entry points.
+  const chunkParams = params.filter((p) => !p.startsWith('--remove-exports') && !p.startsWith('--pass-arg=remove-exports'));
+  for (const module of readdirSync(split).filter((f) => f.endsWith('.wasm') && f !== 'main.wasm')) {
+    const optimized = join(split, `opt-${module}`);
+    run('wasm-opt', [`--output=${optimized}`, `-O${level}`, join(split, module), ...wasmFeatures, ...chunkParams]);
+    const bytes = readFileSync(optimized);
+    const file = `split-${short(bytes)}.wasm`;
+    writeFileSync(join(out, file), bytes);
+    if (!link.includes(`"./${module}"`)) throw new Error(`${split}/__wasm_split.js does not load ${module}`);
+    link = link.replaceAll(`"./${module}"`, `"./${file}"`);
+  }
+  const code = await minifiedJs(link);
+  const file = `split-${short(code)}.js`;
+  writeFileSync(join(out, file), code);
+  return file;
+}
+
 mkdirSync(out, { recursive: true });
 // Comments first: a commented-out link is not built.
 let html = readFileSync(join(root, 'index.html'), 'utf8').replace(/<!--[\s\S]*?-->\s*/g, '');
@@ -82,19 +115,28 @@ for (const [tag, text] of links) {
     const name = `${bin}-${short(readFileSync(cargoWasm), level, params.join(' '), versions)}`;
     const bindgen = mkdtempSync(join(tmpdir(), 'infermeter-bindgen-'));
     try {
+      // The wasm split at its `#[lazy]` functions first (tools/wasm-split): wasm-bindgen reads the
+      // main module only and must keep the exports the split modules link to.
+      const split = join(bindgen, 'split');
+      run(splitTool, [cargoWasm, split, name]);
       // Named as the binary, then renamed, as trunk does: wasm-bindgen writes the name into
       // every import of the wasm (a hashed one made it 2.5 KB larger).
-      run('wasm-bindgen', ['--target=web', `--out-dir=${bindgen}`, `--out-name=${bin}`, '--no-typescript', cargoWasm]);
+      run('wasm-bindgen', ['--target=web', `--out-dir=${bindgen}`, `--out-name=${bin}`, '--no-typescript',
+        '--keep-lld-exports', join(split, 'main.wasm')]);
       const wasm = `${name}_bg.wasm`;
       run('wasm-opt', [`--output=${join(out, wasm)}`, `-O${level}`, join(bindgen, `${bin}_bg.wasm`), ...params]);
+      const link = await splitModules(split, out, level, params);
       const scripts = [[`${bin}.js`, `${name}.js`],
         ...files(bindgen).filter((f) => f.startsWith('snippets/') && f.endsWith('.js')).map((f) => [f, f])];
       for (const [from, script] of scripts) {
-        const code = await minifiedJs(readFileSync(join(bindgen, from), 'utf8'));
+        let code = await minifiedJs(readFileSync(join(bindgen, from), 'utf8'));
+        // Only the import: the same path names the wasm's import module, which must stay.
+        if (script === `${name}.js`) code = code.replaceAll(`from"${splitLink}"`, `from"./${link}"`);
         mkdirSync(dirname(join(out, script)), { recursive: true });
         writeFileSync(join(out, script), code);
         preloads.push(`<link rel="modulepreload" href="./${script}" crossorigin="anonymous" integrity="${integrity(code)}">`);
       }
+      preloads.push(`<link rel="modulepreload" href="./${link}" crossorigin="anonymous" integrity="${integrity(readFileSync(join(out, link)))}">`);
       preloads.push(`<link rel="preload" href="./${wasm}" crossorigin="anonymous" integrity="${integrity(readFileSync(join(out, wasm)))}" as="fetch" type="application/wasm">`);
       replacement = `<script type="module">import init from './${name}.js';await init({module_or_path:'./${wasm}'});</script>`;
     } finally {

@@ -34,7 +34,9 @@ export CARGO_PROFILE_VIEWER_INHERITS=release CARGO_PROFILE_VIEWER_OPT_LEVEL=z \
 # Fetched first, so that a fresh cache's first build names the same registry folders as the
 # builds after it (other flags would rebuild every crate of the wasm once more).
 cargo fetch --locked --target wasm32-unknown-unknown
-rustflags="--cfg erase_components"
+# The relocations let tools/wasm-split split the wasm at its `#[lazy]` functions, which
+# `infermeter_split` turns on (a build that does not split, e.g. `trunk serve`, leaves it off).
+rustflags="--cfg erase_components --cfg infermeter_split -Clink-args=--emit-relocs"
 shopt -s nullglob
 for registry in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/; do
   rustflags+=" --remap-path-prefix=${registry%/}=crates"
@@ -42,12 +44,16 @@ done
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$rustflags"
 cargo build --profile viewer --target wasm32-unknown-unknown --locked --bin infermeter-viewer
 wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/viewer/infermeter-viewer.wasm"
+# The splitting tool, for this machine (a release build shares its dependencies' builds with the
+# collector's).
+cargo build --release --locked -p infermeter-wasm-split
+export INFERMETER_WASM_SPLIT="$CARGO_TARGET_DIR/release/infermeter-wasm-split"
 
 # What the rest makes from cargo's wasm depends only on these inputs: when a viewer was built
 # from the same ones, it is reused (wasm-opt, the ECharts bundle and zopfli take a minute or
 # more on two cores). The build cache outside the clone serves a fresh clone too.
 key=$({
-  sha256sum "$wasm"
+  sha256sum "$wasm" "$INFERMETER_WASM_SPLIT"
   wasm-bindgen --version
   wasm-opt --version
   find index.html style public data tools/package.json scripts/build-viewer.sh \

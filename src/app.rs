@@ -323,28 +323,37 @@ fn reports_href(reports: Vec<String>) -> String {
 }
 
 /// The full report: every section in the order of the published reports. The sections below
-/// the first charts are built after the first paint; until then the article is `aria-busy`.
+/// the first charts are built after the first paint, from their own wasm module (fetched then:
+/// [`sections::remaining_sections`]); until they are in the page the article is `aria-busy`.
 #[component]
 fn ReportPage() -> impl IntoView {
     let painted = painted_once();
     let pending = expect_context::<ReportContext>().pending;
     // The rest of the page waits for the compared reports: it is built once, with all of them.
     let whole = move || painted.get() && pending == 0;
+    let (built, set_built) = signal(false);
     Effect::new(move |_| {
-        if painted.get() {
+        if built.get() {
             // A link to a section (`…#capacity`) lands there once the section exists.
             request_animation_frame(scroll_to_fragment);
         }
     });
+    let remaining = move || {
+        Suspend::new(async move {
+            let sections = sections::remaining_sections().await;
+            set_built.set(true);
+            sections
+        })
+    };
     view! {
-        <article class="report" data-testid="report" aria-busy=move || (!whole()).to_string()>
+        <article class="report" data-testid="report" aria-busy=move || (!built.get()).to_string()>
             {(pending > 0).then(|| view! {
                 <p class="loading" role="status" data-testid="compared-pending">
                     {format!("Reading the {pending} compared report{}…", if pending == 1 { "" } else { "s" })}
                 </p>
             })}
             {sections::leading_sections()}
-            <Show when=whole>{sections::remaining_sections}</Show>
+            <Show when=whole>{remaining}</Show>
         </article>
     }
 }

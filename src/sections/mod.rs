@@ -138,8 +138,24 @@ pub fn leading_sections() -> impl IntoView {
     }
 }
 
-/// The sections after [`leading_sections`], in the order of the published reports.
-pub fn remaining_sections() -> impl IntoView {
+/// The sections after [`leading_sections`], in the order of the published reports. `#[lazy]`
+/// in the viewer's build (scripts/build-viewer.sh sets `infermeter_split`): the code only these
+/// sections run moves into a wasm module of its own (tools/wasm-split), fetched the first time
+/// this is called (after the first paint), so the first screen waits only for its own code.
+/// Elsewhere (`trunk serve`, which does not split, and native tests) a plain `async fn`.
+#[cfg(infermeter_split)]
+#[lazy]
+pub fn remaining_sections() -> AnyView {
+    build_remaining_sections()
+}
+
+/// [`remaining_sections`] in a build that is not split.
+#[cfg(not(infermeter_split))]
+pub async fn remaining_sections() -> AnyView {
+    build_remaining_sections()
+}
+
+fn build_remaining_sections() -> AnyView {
     view! {
         <scenarios::ScenariosSection />
         <scenarios::GlossarySection />
@@ -156,6 +172,7 @@ pub fn remaining_sections() -> impl IntoView {
         <methodology::MethodologySection />
         <methodology::ExperienceSection />
     }
+    .into_any()
 }
 
 /// Links to every section, as in the published reports; sticky on wide screens, where the

@@ -6,7 +6,9 @@
 //! (`build-viewer.sh` writes them), base64 in inert `<script type="application/gzip">` elements
 //! that `export_boot.js` decompresses in the browser (a third of the raw size); the
 //! wasm-bindgen loader and its JS snippets as `data:` URLs (a page opened from disk may not load
-//! modules from other files); the reports as they were read, in
+//! modules from other files); the wasm modules split off the main one (loaded when first
+//! needed: the sections below the first screen) as gzip elements too, which `export_boot.js`
+//! turns into `blob:` URLs for the JS that loads them; the reports as they were read, in
 //! `<script type="application/json">` elements the viewer reads instead of fetching
 //! (`infermeter_report::inline`).
 
@@ -123,7 +125,12 @@ struct ViewerAssets {
     loader_url: String,
     wasm_gzip: Cow<'static, [u8]>,
     echarts_gzip: Cow<'static, [u8]>,
+    /// The wasm modules split off the main one (`split-<hash>.wasm`), gzip, by file name.
+    split_gzip: Vec<(String, Bytes)>,
 }
+
+/// A viewer file's bytes, embedded in the binary or read from a folder.
+type Bytes = Cow<'static, [u8]>;
 
 impl ViewerAssets {
     fn read(viewer: &ViewerFiles) -> Result<ViewerAssets, ExportError> {
@@ -158,6 +165,8 @@ impl ViewerAssets {
             let url = data_url("text/javascript", &require(snippet)?);
             loader_js = point_imports_at(&loader_js, &format!("./{snippet}"), &url);
         }
+        let split_gzip;
+        (loader_js, split_gzip) = inline_split_modules(loader_js, &loader, &paths, &require)?;
         if let Some(left) = relative_import(&loader_js) {
             return Err(incomplete(&format!(
                 "file for the loader's import of {left}"
@@ -173,6 +182,7 @@ impl ViewerAssets {
             loader_url: data_url("text/javascript", loader_js.as_bytes()),
             wasm_gzip: require(&format!("{wasm}.gz"))?,
             echarts_gzip: require("vendor/echarts.min.js.gz")?,
+            split_gzip,
         })
     }
 
@@ -215,6 +225,13 @@ impl ViewerAssets {
             page.push_str(&BASE64.encode(bytes.as_ref()));
             page.push_str("</script>\n");
         }
+        for (i, (name, bytes)) in self.split_gzip.iter().enumerate() {
+            page.push_str(&format!(
+                "<script type=\"application/gzip\" id=\"infermeter-split-{i}\" data-split=\"{name}\">"
+            ));
+            page.push_str(&BASE64.encode(bytes.as_ref()));
+            page.push_str("</script>\n");
+        }
         page.push_str("<script type=\"module\">\n");
         page.push_str(&include_str!("export_boot.js").replace("__LOADER_URL__", &self.loader_url));
         page.push_str(concat!(
@@ -226,6 +243,55 @@ impl ViewerAssets {
         ));
         page
     }
+}
+
+/// The loader's import of the JS that loads the wasm modules split off the main one
+/// (scripts/assemble-viewer.mjs names it `split-<hash>.js`, the modules `split-<hash>.wasm`)
+/// pointed at a `data:` URL of that JS, rewritten for a page without a server: each module's
+/// address is the `blob:` URL `export_boot.js` makes from the page's gzip copy, and `initSync`
+/// comes through a global (a `data:` module cannot import the loader that imports it; it is
+/// called only when a split module loads, after the loader has run). Returns the loader and the
+/// modules' gzip copies by file name.
+fn inline_split_modules(
+    mut loader_js: String,
+    loader: &str,
+    paths: &[String],
+    require: &dyn Fn(&str) -> Result<Bytes, ExportError>,
+) -> Result<(String, Vec<(String, Bytes)>), ExportError> {
+    let split = |suffix: &str| -> Vec<&String> {
+        paths
+            .iter()
+            .filter(|p| !p.contains('/') && p.starts_with("split-") && p.ends_with(suffix))
+            .collect()
+    };
+    let mut modules = Vec::new();
+    for link in split(".js") {
+        let mut link_js = String::from_utf8_lossy(&require(link)?).into_owned();
+        for module in split(".wasm") {
+            link_js = link_js.replace(
+                &format!("\"./{module}\""),
+                &format!("globalThis.infermeterSplitUrls[\"{module}\"]"),
+            );
+            modules.push((module.clone(), require(&format!("{module}.gz"))?));
+        }
+        let shim = "export const initSync=(...a)=>globalThis.infermeterInitSync(...a);";
+        link_js = point_imports_at(
+            &link_js,
+            &format!("./{loader}"),
+            &data_url("text/javascript", shim.as_bytes()),
+        );
+        if let Some(left) =
+            relative_import(&link_js).or(link_js.contains("\"./").then_some(link.as_str()))
+        {
+            return Err(ExportError::Incomplete {
+                viewer: format!("{link} (the loader of the split-off wasm modules)"),
+                what: format!("file for its reference to {left}"),
+            });
+        }
+        let url = data_url("text/javascript", link_js.as_bytes());
+        loader_js = point_imports_at(&loader_js, &format!("./{link}"), &url);
+    }
+    Ok((loader_js, modules))
 }
 
 /// Report JSON that cannot end its `<script>` element or start a comment in it: `<` occurs in
@@ -345,6 +411,7 @@ mod tests {
             loader_url: "data:text/javascript;base64,AA".into(),
             wasm_gzip: Cow::Borrowed(b"wasm"),
             echarts_gzip: Cow::Borrowed(b"echarts"),
+            split_gzip: vec![("split-0.wasm".into(), Cow::Borrowed(b"split"))],
         };
         let file = ReportFile {
             name: "1-a.json".into(),
@@ -355,8 +422,8 @@ mod tests {
         assert!(!page.contains("<img"), "{page}");
         assert!(!page.contains("<!--"), "{page}");
         // Each element the export opens is closed by its own tag, none by the report's.
-        assert_eq!(page.matches("<script").count(), 4);
-        assert_eq!(page.matches("</script>").count(), 4);
+        assert_eq!(page.matches("<script").count(), 5);
+        assert_eq!(page.matches("</script>").count(), 5);
         assert!(
             page.contains("<title>&lt;img src=x onerror=alert(1)&gt;"),
             "{page}"

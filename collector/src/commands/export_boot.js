@@ -27,9 +27,20 @@ globalThis.infermeterEchartsReady = inflate('infermeter-echarts').text().then((c
 // Each chart says so when it fails; this only keeps it from being an uncaught error.
 globalThis.infermeterEchartsReady.catch(() => {});
 
+// The wasm modules split off the main one (the sections below the first screen), as blob: URLs
+// for the JS that loads them when first needed (collector/src/commands/export.rs rewrites it).
+globalThis.infermeterSplitUrls = {};
+const splits = Promise.all([...document.querySelectorAll('script[data-split]')].map(async (element) => {
+  const bytes = await inflate(element.id).arrayBuffer();
+  globalThis.infermeterSplitUrls[element.dataset.split] =
+    URL.createObjectURL(new Blob([bytes], { type: 'application/wasm' }));
+}));
+
 try {
-  const { default: init } = await import('__LOADER_URL__');
-  await init({ module_or_path: await inflate('infermeter-wasm').arrayBuffer() });
+  const { default: init, initSync } = await import('__LOADER_URL__');
+  globalThis.infermeterInitSync = initSync;
+  const [wasm] = await Promise.all([inflate('infermeter-wasm').arrayBuffer(), splits]);
+  await init({ module_or_path: wasm });
 } catch (error) {
   fail(String(error?.message ?? error));
 }
