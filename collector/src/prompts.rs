@@ -2,8 +2,11 @@
 //! them (`text`), one request body per scenario stamped with unique ids (`plan`), prompt files
 //! (`source`) and the prompts a scenario draws from one or cuts to drawn lengths (`pool`,
 //! `cut`), multi-turn conversations (`conversation`), replayed traces (`trace`) and agentic jobs
-//! (`jobs`: trees of agents that fork and join).
+//! (`jobs`: trees of agents that fork and join), read from cc-traces (`cc_traces`).
 
+// Read by the agents load mode, built next (#46).
+#[allow(dead_code)]
+pub mod cc_traces;
 pub mod conversation;
 pub mod cut;
 pub mod filler;
