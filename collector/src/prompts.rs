@@ -4,14 +4,10 @@
 //! `cut`), multi-turn conversations (`conversation`), replayed traces (`trace`) and agentic jobs
 //! (`jobs`: trees of agents that fork and join), read from cc-traces (`cc_traces`).
 
-// Read by the agents load mode, built next (#46).
-#[allow(dead_code)]
 pub mod cc_traces;
 pub mod conversation;
 pub mod cut;
 pub mod filler;
-// Read and played by the agents load mode and its readers, built next (#46).
-#[allow(dead_code)]
 pub mod jobs;
 pub mod plan;
 pub mod pool;

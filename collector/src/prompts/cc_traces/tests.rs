@@ -70,8 +70,10 @@ fn subagents_become_children_spawned_after_the_preceding_call_and_joined_by_the_
             // agent_002 inside it, joined by its call 1
             (Some(1), 2, Some(0), Some(1), 1),
             (Some(0), 1, Some(0), Some(1), 1),
-            // async_launched and last: the background
-            (Some(0), 1, Some(2), None, 2),
+            // async_launched: the root's call 2 does not wait for it
+            (Some(0), 1, Some(1), None, 2),
+            // no call follows it: the background
+            (Some(0), 1, Some(2), None, 1),
         ]
     );
     let root = &job.agents[0];
