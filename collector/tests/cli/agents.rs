@@ -279,3 +279,88 @@ async fn a_broken_trace_is_refused_before_anything_is_sent() {
         "nothing was sent"
     );
 }
+
+/// Acceptance: the fixture's jobs at 1, 4 and 16 at once. Each job's wall time splits into
+/// engine, tools and think, and waiting for children, summing to it within 1%; and the
+/// report's per-job figures (wall time, engine time on the root lane, calls) and each level's
+/// completed jobs are what the raw records say, recomputed here from their send and end times.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_jobs_time_splits_into_engine_tools_and_children_at_every_level() {
+    let _timing = timing_sensitive().await;
+    let (sim, _profiles) = sim_64().await;
+    let dir = out_dir("agents-levels");
+    let suite = small_suite(
+        &dir,
+        &format!(
+            "name = \"agents\"\nwarmup = 0\n[agents]\nsource = {:?}\nlevels = [1, 4, 16]\njobs = 16\nspeed = 10.0\n",
+            fixture()
+        ),
+    );
+    let report_path = dir.join("report.json");
+    let args = run_args(
+        &sim.base_url(),
+        suite.to_str().unwrap(),
+        &report_path,
+        &["--quiet"],
+    );
+    let out = infermeter(&args, &[]).await;
+    assert!(out.status.success(), "{}", text(&out));
+    let report: infermeter_report::Report =
+        infermeter_report::load_report(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
+    let records = read_records(&report_path);
+    let series = (report.series.iter())
+        .find(|s| s.mode == LoadMode::Agents)
+        .unwrap();
+    let levels: Vec<u32> = series.levels.iter().map(|l| l.concurrency).collect();
+    assert_eq!(levels, [1, 4, 16]);
+    for level in &series.levels {
+        let agents = level
+            .agents
+            .as_ref()
+            .expect("an agents level has job figures");
+        assert_eq!(agents.jobs.len(), 16, "@{}", level.concurrency);
+        let mine: Vec<&RequestRecord> = (records.iter())
+            .filter(|r| r.concurrency == level.concurrency && !r.warmup)
+            .collect();
+        for job in &agents.jobs {
+            let sum = job.engine_s + job.tools_s + job.children_s;
+            assert!((sum - job.wall_s).abs() <= 0.01 * job.wall_s, "{job:?}");
+            let calls: Vec<&&RequestRecord> = (mine.iter())
+                .filter(|r| r.agent.is_some_and(|a| a.job == job.job))
+                .collect();
+            let end = |r: &RequestRecord| r.sent_s + r.e2e_s.unwrap();
+            let root: Vec<&&&RequestRecord> = calls
+                .iter()
+                .filter(|r| r.agent.unwrap().agent == 0)
+                .collect();
+            let first = root
+                .iter()
+                .find(|r| r.agent.unwrap().call == 0)
+                .unwrap()
+                .sent_s;
+            let last = calls.iter().map(|r| end(r)).fold(0.0, f64::max);
+            let engine: f64 = root.iter().map(|r| end(r) - r.sent_s).sum();
+            assert_eq!(job.calls as usize, calls.len());
+            assert!((job.wall_s - (last - first)).abs() < 1e-9, "{job:?}");
+            assert!((job.engine_s - engine).abs() < 1e-9, "{job:?}");
+            assert!(
+                job.children_s > 0.0,
+                "every job waits for its subagents: {job:?}"
+            );
+        }
+        let completed = agents.jobs.iter().filter(|j| j.ok).count();
+        assert_eq!(completed, 16, "@{}", level.concurrency);
+        let per_hour = 16.0 / (level.duration_s / 3600.0);
+        assert!((agents.jobs_per_hour - per_hour).abs() < 1e-6 * per_hour);
+    }
+    // More jobs at once finish the same work sooner.
+    let span = |l: &infermeter_report::Level| {
+        let jobs = &l.agents.as_ref().unwrap().jobs;
+        let start = jobs.iter().map(|j| j.start_s).fold(f64::INFINITY, f64::min);
+        jobs.iter()
+            .map(|j| j.start_s + j.wall_s)
+            .fold(0.0, f64::max)
+            - start
+    };
+    assert!(span(&series.levels[2]) < span(&series.levels[0]));
+}
