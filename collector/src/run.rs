@@ -468,7 +468,8 @@ impl Run {
         let trace_lengths = replayed.map(TracePlan::lengths);
         let expected = Expected {
             scenario,
-            prompt_caching: self.config.suite.prompt_caching,
+            // An agentic job's calls share their prefixes by design.
+            prompt_caching: self.config.suite.prompt_caching || scenario.agents.is_some(),
             cache,
             trace_lengths: trace_lengths.as_deref(),
         };

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use infermeter_report::aggregate::{Applied, Window};
-use infermeter_report::{AgentCall, LoadMode, Outcome};
+use infermeter_report::{AgentCall, AskedLengths, LoadMode, Outcome};
 use tokio::sync::{mpsc, watch};
 
 use super::conversations::{drive, wait_until, AbortOnDrop, Task, LEVEL_RUNS};
@@ -274,7 +274,13 @@ impl Player<'_> {
             scheduled: due.min(exchange.sent),
             input_tokens: Some(call.input_tokens),
             session: None,
-            asked: None,
+            // Each call asks its own lengths: its checks compare with these, not the means.
+            asked: Some(AskedLengths {
+                input_tokens: call.input_tokens,
+                output_tokens: call.output_tokens,
+                natural: false,
+                prompt: None,
+            }),
             agent: Some(AgentCall {
                 job: play,
                 agent: a as u32,

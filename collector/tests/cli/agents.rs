@@ -313,7 +313,18 @@ async fn a_jobs_time_splits_into_engine_tools_and_children_at_every_level() {
         .unwrap();
     let levels: Vec<u32> = series.levels.iter().map(|l| l.concurrency).collect();
     assert_eq!(levels, [1, 4, 16]);
-    for level in &series.levels {
+    let summary = infermeter(&["summary", report_path.to_str().unwrap(), "--json"], &[]).await;
+    assert!(summary.status.success(), "{}", text(&summary));
+    let printed: Value = serde_json::from_slice(&summary.stdout).unwrap();
+    let printed = &printed["reports"][0]["findings"]["agents"][0];
+    let said = infermeter(&["summary", report_path.to_str().unwrap()], &[]).await;
+    let said = text(&said);
+    assert!(
+        said.contains("Agents @16 jobs") && said.contains("Agents capacity"),
+        "{said}"
+    );
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    for (n, level) in series.levels.iter().enumerate() {
         let agents = level
             .agents
             .as_ref()
@@ -351,6 +362,33 @@ async fn a_jobs_time_splits_into_engine_tools_and_children_at_every_level() {
         let completed = agents.jobs.iter().filter(|j| j.ok).count();
         assert_eq!(completed, 16, "@{}", level.concurrency);
         let per_hour = 16.0 / (level.duration_s / 3600.0);
+        // The summary's median job completion time, from the records' send and end times.
+        let mut walls: Vec<f64> = (0..16u64)
+            .map(|job| {
+                let calls: Vec<&&RequestRecord> = (mine.iter())
+                    .filter(|r| r.agent.is_some_and(|a| a.job == job))
+                    .collect();
+                let first = (calls.iter())
+                    .find(|r| r.agent.is_some_and(|a| a.agent == 0 && a.call == 0))
+                    .unwrap()
+                    .sent_s;
+                calls
+                    .iter()
+                    .map(|r| r.sent_s + r.e2e_s.unwrap())
+                    .fold(0.0, f64::max)
+                    - first
+            })
+            .collect();
+        walls.sort_by(f64::total_cmp);
+        let median = (walls[7] + walls[8]) / 2.0;
+        let printed_p50 = printed["levels"][n]["completion_s"]["p50"]
+            .as_f64()
+            .unwrap();
+        assert!(
+            (printed_p50 - median).abs() < 1e-9,
+            "{printed_p50} {median}"
+        );
+        assert_eq!(printed["levels"][n]["completed"], 16);
         assert!((agents.jobs_per_hour - per_hour).abs() < 1e-6 * per_hour);
     }
     // More jobs at once finish the same work sooner.

@@ -7,7 +7,8 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::schema::{to_ticks, AgentSource, Level, LoadMode, Report, RequestColumns};
+use super::format::format_number;
+use crate::schema::{to_ticks, AgentSource, Level, LoadMode, Report, RequestColumns, Slo};
 use crate::stats::Distribution;
 
 /// What an agentic job must meet: its completion time and each of its calls' TTFT, by a share
@@ -31,6 +32,103 @@ impl Default for JobSlo {
             max_ttft_s: Some(2.0),
             target: 0.95,
         }
+    }
+}
+
+impl JobSlo {
+    /// The default job SLO, with the TTFT bound and target of a request SLO where one is given.
+    pub fn with_request_slo(slo: Option<&Slo>) -> JobSlo {
+        let default = JobSlo::default();
+        match slo {
+            Some(s) => JobSlo {
+                max_ttft_s: s.max_ttft_s.or(default.max_ttft_s),
+                target: s.target,
+                ..default
+            },
+            None => default,
+        }
+    }
+
+    /// "95% of jobs within 600 s and 95% of calls' TTFT within 2 s".
+    pub fn text(&self) -> String {
+        let share = format_number(self.target * 100.0);
+        let mut parts = Vec::new();
+        if let Some(s) = self.max_job_s {
+            parts.push(format!("{share}% of jobs within {} s", format_number(s)));
+        }
+        if let Some(s) = self.max_ttft_s {
+            parts.push(format!(
+                "{share}% of calls' TTFT within {} s",
+                format_number(s)
+            ));
+        }
+        parts.join(" and ")
+    }
+}
+
+impl AgentsFindings {
+    /// The summary's lines: a label and its text, one per level and one for the capacity.
+    pub fn lines(&self) -> Vec<(String, String)> {
+        let s = &self.source;
+        let mut lines = vec![(
+            format!("Agents: {}", self.scenario),
+            format!(
+                "{} job{} from {} ({}), {} calls, subagents {} deep, waits: {}",
+                s.jobs,
+                if s.jobs == 1 { "" } else { "s" },
+                s.source,
+                s.format,
+                s.calls,
+                s.max_depth,
+                s.timing
+            ),
+        )];
+        for l in &self.levels {
+            let n = l.jobs_at_once;
+            let jobs = if n == 1 { "job" } else { "jobs" };
+            lines.push((format!("Agents @{n} {jobs}"), l.text()));
+        }
+        let capacity = match self.capacity_jobs {
+            Some(n) => format!(
+                "{n} concurrent jobs (the most tested meeting {})",
+                self.slo.text()
+            ),
+            None => format!("none of the levels tested meets {}", self.slo.text()),
+        };
+        lines.push(("Agents capacity".into(), capacity));
+        lines
+    }
+}
+
+impl AgentsLevelFigures {
+    /// "16/16 jobs done, p50 12.3 s, p95 20.1 s, 9 calls/job, 410 jobs/h; time: engine 40%,
+    /// tools 35%, children 25%; cache hit by depth: 0 80%, 1 60%".
+    pub fn text(&self) -> String {
+        let pct = |x: f64| format!("{}%", format_number(x * 100.0));
+        let seconds = |d: Option<&Distribution>, p: fn(&Distribution) -> Option<f64>| {
+            d.and_then(p)
+                .map_or("–".into(), |v| format!("{} s", format_number(v)))
+        };
+        let completion = self.completion_s.as_ref();
+        let per_gpu = self
+            .jobs_per_gpu_hour
+            .map_or(String::new(), |g| format!(" ({}/GPU)", format_number(g)));
+        let cache: Vec<String> = (self.cache_by_depth.iter())
+            .map(|(d, r)| format!("{d} {}", pct(*r)))
+            .collect();
+        format!(
+            "{}/{} jobs done, p50 {}, p95 {}, {} calls/job, {} jobs/h{per_gpu}; time: engine {}, tools {}, children {}; cache hit by depth: {}",
+            self.completed,
+            self.jobs,
+            seconds(completion, |d| Some(d.p50)),
+            seconds(completion, |d| d.p95),
+            self.calls_per_job.map_or("–".into(), |d| format_number(d.mean)),
+            format_number(self.jobs_per_hour),
+            pct(self.engine_share),
+            pct(self.tools_share),
+            pct(self.children_share),
+            if cache.is_empty() { "–".into() } else { cache.join(", ") },
+        )
     }
 }
 
