@@ -323,7 +323,7 @@ async fn a_jobs_time_splits_into_engine_tools_and_children_at_every_level() {
         said.contains("Agents @16 jobs") && said.contains("Agents capacity"),
         "{said}"
     );
-    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert_only_lag_warnings(&report);
     for (n, level) in series.levels.iter().enumerate() {
         let agents = level
             .agents
