@@ -323,7 +323,12 @@ async fn a_jobs_time_splits_into_engine_tools_and_children_at_every_level() {
         said.contains("Agents @16 jobs") && said.contains("Agents capacity"),
         "{said}"
     );
-    assert_only_lag_warnings(&report);
+    // Each call's lengths and cache hits are as asked (a busy machine's timing warnings aside).
+    let checks = ["length", "cached"];
+    let wrong: Vec<&String> = (report.warnings.iter())
+        .filter(|w| checks.iter().any(|c| w.contains(c)))
+        .collect();
+    assert!(wrong.is_empty(), "{wrong:?}");
     for (n, level) in series.levels.iter().enumerate() {
         let agents = level
             .agents
