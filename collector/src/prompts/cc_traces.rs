@@ -201,18 +201,7 @@ fn walk(
                 agents[me].calls.push(call);
             }
             Some("subagent") => {
-                let child = agents.len();
-                agents.push(Agent {
-                    parent: Some(me),
-                    depth: agents[me].depth + 1,
-                    spawned_after: agents[me].calls.len().checked_sub(1),
-                    joined_by: None,
-                    calls: Vec::new(),
-                });
-                let inner = entry
-                    .get("requests")
-                    .ok_or_else(|| bad("is a subagent without `requests`".into()))?;
-                let child_end = walk(inner, &format!("{here}.requests"), child, t, timing, agents)?;
+                let (child, child_end) = subagent(entry, &here, me, t, timing, agents)?;
                 end_s = end_s.max(child_end);
                 let background =
                     entry.get("status").and_then(Value::as_str) == Some("async_launched");
@@ -232,6 +221,34 @@ fn walk(
         return Err((path.to_string(), "holds subagents but no call".into()));
     }
     Ok(end_s)
+}
+
+/// The subagent `entry` (at `here`) of agent `me`, spawned `t` seconds into the trace, read
+/// into a child and its own children: the child's index and when its tree's last reply came.
+fn subagent(
+    entry: &Value,
+    here: &str,
+    me: usize,
+    t: f64,
+    timing: Timing,
+    agents: &mut Vec<Agent>,
+) -> Result<(usize, f64), Bad> {
+    let child = agents.len();
+    agents.push(Agent {
+        parent: Some(me),
+        depth: agents[me].depth + 1,
+        spawned_after: agents[me].calls.len().checked_sub(1),
+        joined_by: None,
+        calls: Vec::new(),
+    });
+    let inner = entry.get("requests").ok_or_else(|| {
+        (
+            here.to_string(),
+            "is a subagent without `requests`".to_string(),
+        )
+    })?;
+    let end = walk(inner, &format!("{here}.requests"), child, t, timing, agents)?;
+    Ok((child, end))
 }
 
 /// A call entry, sent `t` seconds into the trace, after what it waits for came at `ready_s`.

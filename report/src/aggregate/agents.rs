@@ -189,3 +189,74 @@ fn critical_path(spans: &[Span], last: &[Option<Span>]) -> Vec<Span> {
     path.reverse();
     path
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aggregate::Window;
+    use crate::schema::LoadMode;
+
+    /// A call of agent `agent` (child of `parent`), sent at `sent`, ending at `end`.
+    fn call(
+        agent: u32,
+        parent: Option<u32>,
+        n: u32,
+        joins: (Option<u32>, Option<u32>),
+        sent: f64,
+        end: f64,
+    ) -> RequestRecord {
+        RequestRecord {
+            sent_s: sent,
+            e2e_s: Some(end - sent),
+            input_tokens: Some(100),
+            cached_tokens: Some(if agent == 0 { 0 } else { 64 }),
+            agent: Some(AgentCall {
+                job: 0,
+                agent,
+                parent,
+                depth: u32::from(parent.is_some()),
+                call: n,
+                spawned_after: joins.0,
+                joined_by: joins.1,
+            }),
+            ..RequestRecord::ok("agents", LoadMode::Agents, 0)
+        }
+    }
+
+    /// The root's call 0 (0–1 s) spawns a child (1–2 s) that its call 1 (2.5–3 s) joins, and
+    /// call 1 spawns a background child (3–4 s).
+    #[test]
+    fn a_jobs_wall_time_splits_on_the_root_lane_and_its_critical_path_runs_through_its_children() {
+        let records = [
+            call(0, None, 0, (None, None), 0.0, 1.0),
+            call(1, Some(0), 0, (Some(0), Some(1)), 1.0, 2.0),
+            call(0, None, 1, (None, None), 2.5, 3.0),
+            call(2, Some(0), 0, (Some(1), None), 3.0, 4.0),
+        ];
+        let window = Window {
+            start_s: 0.0,
+            end_s: 3600.0,
+        };
+        let level = agents_level(&[Trial {
+            records: &records,
+            window,
+        }])
+        .unwrap();
+        let [job] = &level.jobs[..] else { panic!() };
+        assert_eq!(
+            (job.wall_s, job.engine_s, job.children_s, job.tools_s),
+            (4.0, 1.5, 2.0, 0.5)
+        );
+        assert_eq!(job.critical_path, [(0, 0), (1, 0), (0, 1), (2, 0)]);
+        assert_eq!(job.critical_engine_s, 3.5);
+        assert_eq!(
+            (job.calls, job.agents, job.max_depth, job.ok),
+            (4, 3, 1, true)
+        );
+        assert_eq!(level.jobs_per_hour, 1.0);
+        let depths: Vec<(u32, u64, u64)> = (level.cache_by_depth.iter())
+            .map(|d| (d.depth, d.prompt_tokens, d.cached_tokens))
+            .collect();
+        assert_eq!(depths, [(0, 200, 0), (1, 200, 128)]);
+    }
+}
