@@ -183,3 +183,66 @@ impl Suite {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::load::plan;
+    use crate::suite::Suite;
+    use infermeter_report::LoadMode;
+    use std::path::Path;
+
+    /// An `[agents]` section over the repository's cc-traces fixture.
+    fn suite(section: &str) -> Result<Suite, String> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cc-traces");
+        let text = format!("name = \"a\"\n[agents]\nsource = \"subagents.json\"\n{section}");
+        let suite = Suite::parse(&text, "a.toml", &dir).map_err(|e| e.to_string())?;
+        suite.check().map_err(|e| e.to_string())?;
+        Ok(suite)
+    }
+
+    #[test]
+    fn an_agents_section_plans_a_level_per_number_of_jobs_on_its_own_scenario() {
+        let s = suite("levels = [1, 4, 16]\nspeed = 2.0\nmax_wait_s = 0.1\n").unwrap();
+        let [scenario] = &s.scenarios[..] else {
+            panic!()
+        };
+        let source = scenario.agents.as_ref().unwrap();
+        assert_eq!(
+            (source.jobs, source.agents, source.calls, source.max_depth),
+            (1, 6, 10, 2)
+        );
+        assert!(!scenario.is_single());
+        let levels = plan(&s, &[]);
+        let labels: Vec<(LoadMode, u32)> = levels
+            .iter()
+            .map(|l| (l.mode(), l.record_label()))
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                (LoadMode::Agents, 1),
+                (LoadMode::Agents, 4),
+                (LoadMode::Agents, 16)
+            ]
+        );
+        assert_eq!(levels[2].load.expected_requests(), Some(16 * 10));
+        let spec = s.agents.as_ref().unwrap();
+        assert_eq!(spec.wait_s(150.0), 0.075);
+        assert_eq!(spec.wait_s(5000.0), 0.1);
+        let quick = s.quick();
+        assert_eq!(quick.agents.unwrap().levels, [1, 16]);
+    }
+
+    #[test]
+    fn a_broken_section_is_refused_naming_what_to_fix() {
+        let err = suite("levels = [4, 1]\n").unwrap_err();
+        assert!(err.contains("[agents] levels must be increasing"), "{err}");
+        let err = suite("levels = [1]\nspeed = 0.0\n").unwrap_err();
+        assert!(err.contains("speed must be a positive number"), "{err}");
+        let err = suite("levels = [1]\nformat = \"bailian\"\n").unwrap_err();
+        assert!(
+            err.contains("format \"bailian\" is not one infermeter reads"),
+            "{err}"
+        );
+    }
+}
