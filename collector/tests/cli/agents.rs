@@ -407,3 +407,61 @@ async fn a_jobs_time_splits_into_engine_tools_and_children_at_every_level() {
     };
     assert!(span(&series.levels[2]) < span(&series.levels[0]));
 }
+
+/// Sharded, an agents level deals its slots out: two shards of 2 jobs at once, 4 plays, merge
+/// into the single run's jobs, each job's calls all on one shard.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_shards_deal_out_the_jobs_and_merge_into_every_job() {
+    let _timing = timing_sensitive().await;
+    let (sim, _profiles) = sim_64().await;
+    let dir = out_dir("agents-shards");
+    let suite = small_suite(
+        &dir,
+        &format!(
+            "name = \"agents\"\nwarmup = 0\n[agents]\nsource = {:?}\nlevels = [2]\njobs = 4\nspeed = 10.0\n",
+            fixture()
+        ),
+    );
+    let steps = ["--level-seconds", "4", "--drain-seconds", "2"];
+    let shards =
+        crate::shards::run_shards(&sim.base_url(), suite.to_str().unwrap(), &dir, 2, &steps).await;
+    let merged = dir.join("merged.json");
+    let mut args = vec!["merge".to_string()];
+    args.extend(shards.iter().map(|f| f.to_str().unwrap().to_string()));
+    args.extend(["-o".into(), merged.to_str().unwrap().into()]);
+    let out = infermeter(&args, &[]).await;
+    assert!(out.status.success(), "{}", text(&out));
+    let report: infermeter_report::Report =
+        infermeter_report::load_report(&std::fs::read_to_string(&merged).unwrap()).unwrap();
+    let level = &report
+        .series
+        .iter()
+        .find(|s| s.mode == LoadMode::Agents)
+        .unwrap()
+        .levels[0];
+    assert_eq!(level.concurrency, 2);
+    let jobs = &level.agents.as_ref().unwrap().jobs;
+    let numbers: Vec<u64> = jobs
+        .iter()
+        .map(|j| j.job)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(numbers, [0, 1, 2, 3]);
+    assert!(jobs.iter().all(|j| j.ok && j.calls == 10));
+    let records = read_records(&merged);
+    let mut shard_of = HashMap::new();
+    for r in &records {
+        let job = r.agent.unwrap().job;
+        assert_eq!(
+            *shard_of.entry(job).or_insert(r.shard),
+            r.shard,
+            "job {job} on two shards"
+        );
+    }
+    assert_eq!(
+        shard_of.values().collect::<HashSet<_>>().len(),
+        2,
+        "both shards played jobs"
+    );
+}
