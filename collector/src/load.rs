@@ -8,6 +8,7 @@
 //! its suite section (`suite.rs`), its `LoadMode` variant in the report schema and its words
 //! (report/src/analysis/load_mode.rs) (docs/architecture.md has the checklist).
 
+mod agents;
 mod burst;
 mod conversations;
 pub mod dispatch;
@@ -37,6 +38,7 @@ use tokio::sync::watch;
 use crate::http::arrival::ClockCounts;
 use crate::http::driver::Driver;
 use crate::prompts::conversation::SessionPlan;
+use crate::prompts::trace::BlockWords;
 use crate::prompts::Prepared;
 use crate::suite::Suite;
 pub use shard::{MergedLoad, MergedWindow, Merging, Part, Sharded};
@@ -118,6 +120,7 @@ fn levels_of(mode: LoadMode, suite: &Suite, scenario: usize) -> Vec<Arc<dyn Load
         LoadMode::Users => boxed(users::Users::plan(suite, scenario)),
         LoadMode::Sessions => boxed(sessions::SessionArrivals::plan(suite, scenario)),
         LoadMode::Trace => boxed(trace::Replay::plan(suite, scenario)),
+        LoadMode::Agents => boxed(agents::Agents::plan(suite, scenario)),
     }
 }
 
@@ -131,6 +134,7 @@ pub fn merging(mode: LoadMode) -> Merging {
         LoadMode::Users => users::Users::merging(),
         LoadMode::Sessions => sessions::SessionArrivals::merging(),
         LoadMode::Trace => trace::Replay::merging(),
+        LoadMode::Agents => agents::Agents::merging(),
     }
 }
 
@@ -239,6 +243,8 @@ pub struct LevelContext<'a> {
     /// The conversation texts of the suite's session scenarios, which users and
     /// session-arrivals levels (each planned with its scenario) hold their sessions in.
     pub conversations: &'a SessionPlan,
+    /// The words the prompt blocks of agentic jobs are written in (a run with `[agents]`).
+    pub block_words: Option<&'a BlockWords>,
     /// The level's cache use, written into its records.
     pub cache: Option<CacheUse>,
     pub on_record: &'a (dyn Fn(&RequestRecord) + Sync),

@@ -14,6 +14,7 @@ pub mod shard;
 pub mod stop;
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use infermeter_report::aggregate::Expected;
@@ -35,7 +36,7 @@ use crate::output::{self, OutputError, Start};
 use crate::prompts::conversation::{SessionError, SessionPlan};
 use crate::prompts::plan::{PromptError, PromptPlan};
 use crate::prompts::text::{Tokenizer, TokenizerError};
-use crate::prompts::trace::{TraceError, TracePlan};
+use crate::prompts::trace::{BlockWords, TraceError, TracePlan};
 pub use config::{About, ConfigError, RunConfig, ServerConfig, ShardConfig};
 use measured::Measured;
 use power::{PowerError, PowerSampler};
@@ -127,6 +128,8 @@ struct Requests {
     prompts: PromptPlan,
     sessions: SessionPlan,
     trace: Option<TracePlan>,
+    /// The words of agentic jobs' prompt blocks (a suite with `[agents]`).
+    block_words: Option<Arc<BlockWords>>,
 }
 
 impl Requests {
@@ -143,21 +146,26 @@ impl Requests {
         let prompts =
             PromptPlan::new(driver, suite, tokenizer, server.api, run_nonce, context).await?;
         let sessions = SessionPlan::new(&prompts, suite).await?;
-        let trace = match suite.loaded_trace.clone() {
-            Some(trace) => {
+        let block_words = match suite.loaded_trace.is_some() || suite.loaded_jobs.is_some() {
+            true => {
                 let overhead = prompts
                     .overhead()
                     .await
                     .map_err(PromptError::CalibrationPrompt)?;
                 let nonce = u64::from(run_nonce);
-                Some(TracePlan::new(trace, prompts.tokenizer(), overhead, nonce).await?)
+                let words = BlockWords::new(prompts.tokenizer(), overhead, nonce).await?;
+                Some(Arc::new(words))
             }
-            None => None,
+            false => None,
         };
+        let trace = (suite.loaded_trace.clone())
+            .zip(block_words.clone())
+            .map(|(trace, words)| TracePlan::new(trace, words));
         Ok(Requests {
             prompts,
             sessions,
             trace,
+            block_words,
         })
     }
 
@@ -460,7 +468,8 @@ impl Run {
         let trace_lengths = replayed.map(TracePlan::lengths);
         let expected = Expected {
             scenario,
-            prompt_caching: self.config.suite.prompt_caching,
+            // An agentic job's calls share their prefixes by design.
+            prompt_caching: self.config.suite.prompt_caching || scenario.agents.is_some(),
             cache,
             trace_lengths: trace_lengths.as_deref(),
         };
@@ -527,6 +536,7 @@ impl Run {
                 trial,
                 prepare: &prepare,
                 conversations: &requests.sessions,
+                block_words: requests.block_words.as_deref(),
                 cache: planned.cache(),
                 on_record: &on_record,
                 stop: self.stop.receiver(),
@@ -583,6 +593,7 @@ impl Run {
                     cache: None,
                     shard: self.shard.as_ref().map(|s| s.part.index),
                     asked: prepared.asked,
+                    agent: None,
                 },
             );
             if record.outcome != Outcome::Ok {

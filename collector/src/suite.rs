@@ -1,7 +1,8 @@
 //! Suites: which scenarios run under which load modes at which levels. Built-in suites take
 //! their scenario shapes from `infermeter_report::presets`; custom suites come from TOML.
-//! Sessions and traces: [`workloads`].
+//! Sessions and traces: [`workloads`]; agentic jobs: [`agents`].
 
+pub mod agents;
 mod scenarios;
 pub mod spec;
 mod workloads;
@@ -14,11 +15,14 @@ use infermeter_report::presets::{
 use infermeter_report::{Arrivals, Scenario, Slo};
 use serde::Deserialize;
 
+use crate::prompts::jobs::JobSet;
 use crate::prompts::source::{PromptFile, PromptSpec, SourceError};
 use crate::prompts::trace::Trace;
 use crate::suite::spec::{parse_slo, SearchSpec, SpecError};
+use agents::AgentsSpec;
 pub use scenarios::ScenarioPrompts;
 use scenarios::ScenarioTable;
+use std::sync::Arc;
 pub use workloads::{SessionRatePlan, TraceSpec, UsersPlan};
 
 /// A complete run plan.
@@ -61,6 +65,12 @@ pub struct Suite {
     /// The `[trace]` as read from its file.
     #[serde(skip)]
     pub loaded_trace: Option<Trace>,
+    /// Agentic jobs at numbers of concurrent jobs.
+    #[serde(default)]
+    pub agents: Option<AgentsSpec>,
+    /// The `[agents]` jobs as read from their source.
+    #[serde(skip)]
+    pub loaded_jobs: Option<Arc<JobSet>>,
     /// Search mode: probe levels until the SLO breaks instead of running a fixed list.
     #[serde(default)]
     pub search: Option<SearchPlan>,
@@ -232,7 +242,7 @@ impl Suite {
         self.sources.resize(self.scenarios.len(), None);
         let mut used = 0;
         for (i, scenario) in self.scenarios.iter_mut().enumerate() {
-            if scenario.session.is_some() || scenario.trace.is_some() || self.sources[i].is_some() {
+            if !scenario.is_single() || self.sources[i].is_some() {
                 continue;
             }
             let table = ScenarioTable::of(scenario, &prompts);
@@ -277,6 +287,8 @@ impl Suite {
             session_rate: None,
             trace: None,
             loaded_trace: None,
+            agents: None,
+            loaded_jobs: None,
         }
     }
 
@@ -296,6 +308,7 @@ impl Suite {
             trace: None,
             prompts: None,
             lengths: None,
+            agents: None,
         };
         Suite {
             name: "llama-cpu".into(),
@@ -323,13 +336,15 @@ impl Suite {
             session_rate: None,
             trace: None,
             loaded_trace: None,
+            agents: None,
+            loaded_jobs: None,
         }
     }
 
     fn check(&self) -> Result<(), SuiteError> {
         let bad = |msg: String| Err(SuiteError::Invalid(self.name.clone(), msg));
         if self.scenarios.is_empty() {
-            return bad("defines no [[scenario]], [[session]] or [trace]".into());
+            return bad("defines no [[scenario]], [[session]], [trace] or [agents]".into());
         }
         if let Err(message) = self.check_scenarios() {
             return bad(message);
@@ -376,10 +391,7 @@ impl Suite {
             || self.burst.is_some()
             || self.rate.is_some()
             || self.search.is_some();
-        let plain = self
-            .scenarios
-            .iter()
-            .any(|s| s.session.is_none() && s.trace.is_none());
+        let plain = self.scenarios.iter().any(Scenario::is_single);
         if plain && !single {
             return bad(
                 "defines no load mode for its [[scenario]]: add [peak], [burst], [rate] or [search]"
@@ -390,6 +402,9 @@ impl Suite {
             return bad(
                 "defines [peak], [burst], [rate] or [search] but no [[scenario]] for them".into(),
             );
+        }
+        if let Some(Err(message)) = self.agents.as_ref().map(AgentsSpec::check) {
+            return bad(message);
         }
         if let Err(message) = self.check_workloads() {
             return bad(message);
@@ -421,8 +436,7 @@ impl Suite {
     /// Whether scenario `scenario` sends single requests (the peak, burst and rate modes'),
     /// rather than conversations or a trace's lines.
     pub fn is_single(&self, scenario: usize) -> bool {
-        let s = &self.scenarios[scenario];
-        s.session.is_none() && s.trace.is_none()
+        self.scenarios[scenario].is_single()
     }
 
     /// A smoke-run version: same token lengths, fewer levels, fewer and shorter requests.

@@ -1,5 +1,7 @@
 //! Integration tests of the `infermeter` binary against the simulator over loopback.
 
+#[path = "cli/agents.rs"]
+mod agents;
 #[path = "cli/bench_client.rs"]
 mod bench_client;
 #[path = "cli/binaries.rs"]

@@ -10,9 +10,11 @@ use crate::schema::{
 };
 use crate::stats::{confidence_interval_95, percentile_sorted, Distribution};
 
+mod agents;
 mod expected;
 mod workload;
 
+pub use agents::agents_level;
 pub use expected::{warnings, Expected};
 pub use workload::{prompt_cache, session_level, timeline, DEFAULT_SLICE_S};
 
@@ -124,6 +126,7 @@ fn level(concurrency: u32, request_rate: Option<f64>, trials: &[Trial<'_>]) -> L
         prompt_cache: prompt_cache(measured.iter().copied()),
         sessions: session_level(&all),
         trace: None,
+        agents: agents_level(trials),
         timeline: None,
         per_request: Some(request_columns(trials)),
     }

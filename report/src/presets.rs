@@ -28,6 +28,7 @@ impl ScenarioPreset {
             trace: None,
             prompts: None,
             lengths: None,
+            agents: None,
         }
     }
 }
@@ -124,6 +125,7 @@ pub fn chat_session() -> Scenario {
         trace: None,
         prompts: None,
         lengths: None,
+        agents: None,
     }
 }
 

@@ -7,6 +7,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+mod agents;
 mod configuration;
 mod fit;
 mod metadata;
@@ -16,6 +17,7 @@ mod record;
 mod series;
 mod workload;
 
+pub use agents::*;
 pub use configuration::*;
 pub use fit::*;
 pub use metadata::*;
@@ -45,7 +47,9 @@ pub use workload::*;
 /// configuration (#37).
 /// 1.4.0 (optional, so older reports stay valid): `Measurement::prompt_tokens`, which tokenizer
 /// counted the prompts' tokens and whether its counts are exact (#43).
-pub const SCHEMA_VERSION: &str = "1.4.0";
+/// 1.5.0 (optional, so older reports stay valid): the `agents` load mode and
+/// `RequestRecord::agent`, each call's job, agent, parent, depth and call index (#46).
+pub const SCHEMA_VERSION: &str = "1.5.0";
 
 /// One benchmark run: what was measured, on what, and every measured level.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

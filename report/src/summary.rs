@@ -12,8 +12,9 @@ use crate::analysis::Findings;
 /// versioned shape (`format`, `reports[]` with each report's findings, `configuration`); the
 /// unversioned output before it was one report's findings alone. 1.1.0: a ranking row's
 /// `standing` (only limits found are ranked), `measure_further` and `mode`, a scenario
-/// ranking's `verdict`, a series' `cache`, and the options' `measured_only`.
-pub const SUMMARY_FORMAT: &str = "1.1.0";
+/// ranking's `verdict`, a series' `cache`, and the options' `measured_only`. 1.2.0: a
+/// report's `findings.agents`, the figures of its agentic jobs (absent without them).
+pub const SUMMARY_FORMAT: &str = "1.2.0";
 
 /// `infermeter summary --json`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]

@@ -36,7 +36,7 @@ fn capacity_words(capacity: &Capacity, kind: &str, use_case: &str) -> String {
             let approx = if e.interpolated { "≈ " } else { "" };
             let kind = match capacity.unit {
                 LoadUnit::Requests => kind,
-                LoadUnit::Users => "",
+                LoadUnit::Users | LoadUnit::Jobs => "",
             };
             if e.concurrency == 1 {
                 format!("{approx}1 {noun}")

@@ -194,6 +194,9 @@ fn summary(report: &Report, args: &SummaryArgs) -> String {
     for (label, text) in f.sessions.lines() {
         lines.push(labelled(&label, &text));
     }
+    for (label, text) in f.agents.iter().flat_map(|a| a.lines()) {
+        lines.push(labelled(&label, &text));
+    }
     let served = users_served(report, args.stat, &|_, preset| preset);
     for gain in caching_gains(&served) {
         lines.push(labelled("Caching adds", &gain.sentence()));

@@ -18,8 +18,9 @@ use super::LevelContext;
 use crate::prompts::conversation::{Conversation, SessionPlan};
 use crate::prompts::think::Thinker;
 
-/// Numbers every level run (and trial) of the process, so no two share a user's messages.
-static LEVEL_RUNS: AtomicU64 = AtomicU64::new(0);
+/// Numbers every level run (and trial) of the process, so no two share a user's messages (nor
+/// an agentic job's blocks).
+pub(super) static LEVEL_RUNS: AtomicU64 = AtomicU64::new(0);
 
 /// One user's (or arriving session's) sessions, run as one task of the level.
 pub type Task<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
@@ -72,16 +73,7 @@ impl<'c> Conversations<'c> {
     /// the client's lateness as the user's); the instant it fired, or `None` when a stop came
     /// first.
     async fn wait_until(&self, due: Instant) -> Option<Instant> {
-        let mut stop = self.ctx.stop.clone();
-        if *stop.borrow() {
-            return None;
-        }
-        let go = self.dispatcher.at(due);
-        tokio::select! {
-            biased;
-            _ = stop.wait_for(|s| *s) => None,
-            fired = go => Some(fired.unwrap_or_else(|_| Instant::now())),
-        }
+        wait_until(&self.dispatcher, &self.ctx.stop, due).await
     }
 
     /// Runs session `session` from its first turn, due at `first_due`; true when every turn
@@ -132,6 +124,7 @@ impl<'c> Conversations<'c> {
             input_tokens: prepared.input_tokens,
             session: prepared.session,
             asked: prepared.asked,
+            agent: None,
             exchange,
         });
         if ok {
@@ -154,47 +147,79 @@ impl<'c> Conversations<'c> {
         tasks: Vec<Task<'_>>,
         from_schedule: bool,
     ) -> bool {
-        let mut receiver = self
+        let receiver = self
             .receiver
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take()
             .expect("a level is driven once");
-        let mut tasks: FuturesUnordered<Task> = tasks.into_iter().collect();
-        let mut stop: watch::Receiver<bool> = self.ctx.stop.clone();
-        let mut deadline: Option<tokio::time::Instant> = None;
-        loop {
-            if deadline.is_none() && *stop.borrow() {
-                deadline = Some(tokio::time::Instant::now() + self.ctx.grace);
-            }
-            let far = tokio::time::Instant::now() + Duration::from_secs(86_400 * 365);
-            tokio::select! {
-                biased;
-                Some(done) = receiver.recv() => rec.record(done, true, from_schedule),
-                _ = stop.wait_for(|s| *s), if deadline.is_none() => continue,
-                _ = tokio::time::sleep_until(deadline.unwrap_or(far)), if deadline.is_some() => break,
-                next = tasks.next(), if !tasks.is_empty() => {
-                    if next.is_none() { continue; }
-                }
-                else => break,
-            }
-            if tasks.is_empty() {
-                // Every task is done: record what they sent last, then stop.
-                while let Ok(done) = receiver.try_recv() {
-                    rec.record(done, true, from_schedule);
-                }
-                break;
-            }
-        }
-        deadline.is_some()
+        drive(self.ctx, receiver, rec, tasks, from_schedule).await
     }
 }
 
+/// Waits for `due` on `dispatcher`'s clock; the instant it fired, or `None` when a stop came
+/// first.
+pub(super) async fn wait_until(
+    dispatcher: &Dispatcher,
+    stop: &watch::Receiver<bool>,
+    due: Instant,
+) -> Option<Instant> {
+    let mut stop = stop.clone();
+    if *stop.borrow() {
+        return None;
+    }
+    let go = dispatcher.at(due);
+    tokio::select! {
+        biased;
+        _ = stop.wait_for(|s| *s) => None,
+        fired = go => Some(fired.unwrap_or_else(|_| Instant::now())),
+    }
+}
+
+/// Polls a level's tasks and records each request they finish (sent on `receiver`) as it
+/// comes, until every task is done, or a stop arrives: then in-flight requests get the grace
+/// period and the rest are cut. Returns whether a stop was seen.
+pub(super) async fn drive(
+    ctx: &LevelContext<'_>,
+    mut receiver: mpsc::UnboundedReceiver<Done>,
+    rec: &mut Recorder<'_, '_>,
+    tasks: Vec<Task<'_>>,
+    from_schedule: bool,
+) -> bool {
+    let mut tasks: FuturesUnordered<Task> = tasks.into_iter().collect();
+    let mut stop: watch::Receiver<bool> = ctx.stop.clone();
+    let mut deadline: Option<tokio::time::Instant> = None;
+    loop {
+        if deadline.is_none() && *stop.borrow() {
+            deadline = Some(tokio::time::Instant::now() + ctx.grace);
+        }
+        let far = tokio::time::Instant::now() + Duration::from_secs(86_400 * 365);
+        tokio::select! {
+            biased;
+            Some(done) = receiver.recv() => rec.record(done, true, from_schedule),
+            _ = stop.wait_for(|s| *s), if deadline.is_none() => continue,
+            _ = tokio::time::sleep_until(deadline.unwrap_or(far)), if deadline.is_some() => break,
+            next = tasks.next(), if !tasks.is_empty() => {
+                if next.is_none() { continue; }
+            }
+            else => break,
+        }
+        if tasks.is_empty() {
+            // Every task is done: record what they sent last, then stop.
+            while let Ok(done) = receiver.try_recv() {
+                rec.record(done, true, from_schedule);
+            }
+            break;
+        }
+    }
+    deadline.is_some()
+}
+
 /// A request's task, aborted if the session waiting for it is dropped (a stop's grace ran out).
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+pub(super) struct AbortOnDrop<T>(pub(super) tokio::task::JoinHandle<T>);
 
 impl<T> AbortOnDrop<T> {
-    async fn wait(mut self) -> Result<T, tokio::task::JoinError> {
+    pub(super) async fn wait(mut self) -> Result<T, tokio::task::JoinError> {
         (&mut self.0).await
     }
 }

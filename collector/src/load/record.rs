@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use infermeter_report::aggregate::Window;
 use infermeter_report::{
-    AskedLengths, CacheUse, ChunkArrival, LoadMode, Outcome, RequestRecord, SessionTurn,
+    AgentCall, AskedLengths, CacheUse, ChunkArrival, LoadMode, Outcome, RequestRecord, SessionTurn,
     TokenSource,
 };
 use tokio::sync::oneshot;
@@ -44,6 +44,8 @@ pub struct Stamp<'a> {
     pub shard: Option<u32>,
     /// What the request asked, where its scenario draws prompts or lengths.
     pub asked: Option<AskedLengths>,
+    /// Its place in its agentic job (agents mode).
+    pub agent: Option<AgentCall>,
 }
 
 /// The record of one exchange.
@@ -88,6 +90,7 @@ pub fn to_record(ex: Exchange, stamp: Stamp<'_>) -> RequestRecord {
         response_id: ex.response_id,
         shard: stamp.shard,
         asked: stamp.asked,
+        agent: stamp.agent,
     }
 }
 
@@ -111,6 +114,7 @@ pub struct Done {
     pub input_tokens: Option<u32>,
     pub session: Option<SessionTurn>,
     pub asked: Option<AskedLengths>,
+    pub agent: Option<AgentCall>,
     pub exchange: Exchange,
 }
 
@@ -154,6 +158,7 @@ pub fn spawn_on_signal(
             input_tokens: prepared.input_tokens,
             session: prepared.session,
             asked: prepared.asked,
+            agent: None,
             exchange,
         }
     });
@@ -227,6 +232,7 @@ impl<'a, 'b> Recorder<'a, 'b> {
                 cache: ctx.cache,
                 shard: ctx.part.map(|p| p.index),
                 asked: done.asked,
+                agent: done.agent,
             },
         );
         (ctx.on_record)(&record);

@@ -329,7 +329,7 @@ async fn select(
     let mut selections = Vec::with_capacity(suite.scenarios.len());
     for (i, s) in suite.scenarios.iter().enumerate() {
         let source = suite.source(i);
-        let single = s.session.is_none() && s.trace.is_none();
+        let single = s.is_single();
         selections.push(match single && needs_pool(s, source) {
             true => Some(Selection::choose(builder, s, source, context).await?),
             false => None,

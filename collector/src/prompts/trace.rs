@@ -21,6 +21,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use infermeter_report::{Scenario, SessionTurn, TraceSource};
@@ -222,6 +223,7 @@ impl Trace {
             trace: Some(self.source.clone()),
             prompts: None,
             lengths: None,
+            agents: None,
         }
     }
 
@@ -306,8 +308,9 @@ fn unique_blocks(line: usize, input_tokens: u32) -> Vec<u64> {
         .collect()
 }
 
-/// A block id of `owner`'s (a session, a line) block `block`, apart from a file's own ids.
-pub(super) fn derived(owner: u64, block: u64) -> u64 {
+/// A block id derived from `owner` (a session, a line, an agentic job) and `block`, apart from
+/// a file's own ids and from every other owner's.
+pub fn derived(owner: u64, block: u64) -> u64 {
     DERIVED | (mix(owner ^ block.wrapping_mul(0x9E37_79B9_7F4A_7C15)) >> 1)
 }
 
@@ -329,47 +332,16 @@ fn shared_block_ratio(lines: &[TraceLine]) -> f64 {
     }
 }
 
-/// A trace ready to send: its lines, the words its blocks are written in, and what the server
-/// adds to a prompt's text (a chat template, a BOS).
+/// A trace ready to send: its lines and the words its blocks are written in.
 pub struct TracePlan {
     trace: Trace,
-    words: Vec<&'static str>,
-    overhead: u32,
-    nonce: u64,
+    words: Arc<BlockWords>,
 }
 
 impl TracePlan {
-    /// Finds the words `tokenizer` counts as one token each (also in a row), and the tokens
-    /// the server adds around a prompt (`overhead`, learnt by the prompt plan).
-    pub async fn new(
-        trace: Trace,
-        tokenizer: &Tokenizer,
-        overhead: u32,
-        nonce: u64,
-    ) -> Result<TracePlan, TraceError> {
-        let empty = tokenizer.count_text("").await.unwrap_or(0);
-        let mut words = Vec::new();
-        for &word in WORDS {
-            let run = format!(" {word}").repeat(8);
-            if tokenizer.count_text(&run).await?.saturating_sub(empty) == 8 {
-                words.push(word);
-            }
-        }
-        if words.len() < MIN_WORDS {
-            return Err(TraceError::Words);
-        }
-        let plan = TracePlan {
-            trace,
-            words,
-            overhead,
-            nonce,
-        };
-        // A whole block of mixed words must count a token per word too.
-        let block = plan.block_text(0, 1, BLOCK_TOKENS as usize);
-        if tokenizer.count_text(&block).await?.saturating_sub(empty) != BLOCK_TOKENS {
-            tracing::warn!("the tokenizer merges the trace's block words; prompt lengths and shared blocks will be off by a few tokens");
-        }
-        Ok(plan)
+    /// The trace's lines in `words`.
+    pub fn new(trace: Trace, words: Arc<BlockWords>) -> TracePlan {
+        TracePlan { trace, words }
     }
 
     /// Each line's (input, output) tokens, by line: what its request was asked.
@@ -382,25 +354,11 @@ impl TracePlan {
     }
 
     /// The request of line `index`, its blocks' texts salted with `salt` (the level run), so
-    /// each replay starts with a cold cache. What the server adds (`overhead`) comes off the
-    /// last block, which real traces leave to each line alone: the shared blocks stay whole.
+    /// each replay starts with a cold cache.
     pub fn prepare(&self, driver: &Driver, index: u64, salt: u64) -> Prepared {
         let line = &self.trace.lines[index as usize];
-        let words = line.input_tokens.saturating_sub(self.overhead).max(1) as usize;
-        let mut text = String::with_capacity(words * 7);
-        let mut left = words;
-        for &block in &line.blocks {
-            if left == 0 {
-                break;
-            }
-            let n = left.min(BLOCK_TOKENS as usize);
-            text.push_str(&self.block_text(block, salt, n));
-            left -= n;
-        }
-        // Fewer blocks than the length needs: the rest is the line's own.
-        if left > 0 {
-            text.push_str(&self.block_text(derived(u64::MAX - index, 1 << 40), salt, left));
-        }
+        let own = derived(u64::MAX - index, 1 << 40);
+        let text = (self.words).prompt(&line.blocks, BLOCK_TOKENS, line.input_tokens, own, salt);
         let body = driver.messages_body(&[ChatMessage::user(text)], line.output_tokens, true);
         Prepared {
             body,
@@ -408,6 +366,79 @@ impl TracePlan {
             session: line.session,
             asked: None,
         }
+    }
+}
+
+/// The words prompt blocks are written in (each one token to the run's tokenizer), what the
+/// server adds to a prompt's text (a chat template, a BOS) and the run's nonce: a trace's and
+/// agentic jobs' prompts are built from them, block by block.
+pub struct BlockWords {
+    words: Vec<&'static str>,
+    overhead: u32,
+    nonce: u64,
+}
+
+impl BlockWords {
+    /// Finds the words `tokenizer` counts as one token each (also in a row), and the tokens
+    /// the server adds around a prompt (`overhead`, learnt by the prompt plan).
+    pub async fn new(
+        tokenizer: &Tokenizer,
+        overhead: u32,
+        nonce: u64,
+    ) -> Result<BlockWords, TraceError> {
+        let empty = tokenizer.count_text("").await.unwrap_or(0);
+        let mut words = Vec::new();
+        for &word in WORDS {
+            let run = format!(" {word}").repeat(8);
+            if tokenizer.count_text(&run).await?.saturating_sub(empty) == 8 {
+                words.push(word);
+            }
+        }
+        if words.len() < MIN_WORDS {
+            return Err(TraceError::Words);
+        }
+        let plan = BlockWords {
+            words,
+            overhead,
+            nonce,
+        };
+        // A whole block of mixed words must count a token per word too.
+        let block = plan.block_text(0, 1, BLOCK_TOKENS as usize);
+        if tokenizer.count_text(&block).await?.saturating_sub(empty) != BLOCK_TOKENS {
+            tracing::warn!("the tokenizer merges the trace's block words; prompt lengths and shared blocks will be off by a few tokens");
+        }
+        Ok(plan)
+    }
+
+    /// A prompt of `input_tokens` tokens as the server counts them: the first words of each of
+    /// `blocks` (blocks of `block_tokens` words), salted with `salt` (the level run, so each
+    /// replay starts with a cold cache), then block `own`'s where the blocks run short. What
+    /// the server adds (`overhead`) comes off the last block, which real traces leave to each
+    /// request alone: the shared blocks stay whole.
+    pub fn prompt(
+        &self,
+        blocks: &[u64],
+        block_tokens: u32,
+        input_tokens: u32,
+        own: u64,
+        salt: u64,
+    ) -> String {
+        let words = input_tokens.saturating_sub(self.overhead).max(1) as usize;
+        let mut text = String::with_capacity(words * 7);
+        let mut left = words;
+        for &block in blocks {
+            if left == 0 {
+                break;
+            }
+            let n = left.min(block_tokens as usize);
+            text.push_str(&self.block_text(block, salt, n));
+            left -= n;
+        }
+        // Fewer blocks than the length needs: the rest is the request's own.
+        if left > 0 {
+            text.push_str(&self.block_text(own, salt, left));
+        }
+        text
     }
 
     /// The first `n` words of block `block`'s text.

@@ -161,6 +161,7 @@ impl ScenarioTable {
             trace: None,
             prompts: prompts.map(source),
             lengths: (!fixed).then_some(plan),
+            agents: None,
         })
     }
 }

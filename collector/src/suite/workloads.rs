@@ -47,6 +47,7 @@ impl SessionTable {
             trace: None,
             prompts: None,
             lengths: None,
+            agents: None,
         }
     }
 }
@@ -134,6 +135,8 @@ impl Suite {
             session_rate: None,
             trace: None,
             loaded_trace: None,
+            agents: None,
+            loaded_jobs: None,
             search: None,
         }
     }
@@ -158,6 +161,8 @@ impl Suite {
                 speeds,
             }),
             loaded_trace: None,
+            agents: None,
+            loaded_jobs: None,
             search: None,
         };
         suite.read_workloads(Path::new("."))?;
@@ -188,7 +193,7 @@ impl Suite {
             self.scenarios.push(trace.scenario());
             self.loaded_trace = Some(trace);
         }
-        Ok(())
+        self.read_agents(dir)
     }
 
     /// Why the session and trace parts cannot run, if they cannot.
@@ -249,6 +254,13 @@ impl Suite {
     /// The smoke run's sessions: the first, middle and last user counts, one session each,
     /// two session rates for at most 3 s, think times of at most a half-second mean.
     pub(super) fn quick_workloads(&mut self) {
+        if let Some(a) = &mut self.agents {
+            let levels = &a.levels;
+            let mut kept = vec![levels[0], levels[levels.len() - 1]];
+            kept.dedup();
+            a.levels = kept;
+            a.max_wait_s = Some(a.max_wait_s.map_or(QUICK_THINK_S, |c| c.min(QUICK_THINK_S)));
+        }
         if let Some(u) = &mut self.users {
             let levels = &u.levels;
             let mut kept = vec![

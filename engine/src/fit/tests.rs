@@ -32,6 +32,7 @@ fn simulated_report(profile: &Profile, model: &str, gpu: &str) -> Report {
             trace: None,
             prompts: None,
             lengths: None,
+            agents: None,
         });
         for (mode, loads) in [
             (LoadMode::Peak, vec![1, 4, 16]),

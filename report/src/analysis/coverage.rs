@@ -158,6 +158,7 @@ mod tests {
             trace: None,
             prompts: None,
             lengths: None,
+            agents: None,
         });
         report.series.push(series("huge", LoadMode::Peak, &[]));
         assert_eq!(coverage(&report), c);

@@ -42,6 +42,8 @@ impl LoadMode {
                 Some(speed) => format!("{}× speed", format_number(speed)),
                 None => format!("{n} in flight"),
             },
+            LoadMode::Agents if n == 1 => "1 job".into(),
+            LoadMode::Agents => format!("{n} jobs"),
         }
     }
 
@@ -63,6 +65,8 @@ impl LoadMode {
             (LoadMode::Users, false) => "users",
             (LoadMode::Sessions, _) => "sessions/s",
             (LoadMode::Trace, _) => "× trace speed",
+            (LoadMode::Agents, true) => "concurrent job",
+            (LoadMode::Agents, false) => "concurrent jobs",
         }
     }
 
@@ -76,6 +80,7 @@ impl LoadMode {
             LoadMode::Users => "max simultaneous users meeting the SLO",
             LoadMode::Sessions => "max session rate meeting the SLO",
             LoadMode::Trace => "max trace speed meeting the SLO",
+            LoadMode::Agents => "max concurrent jobs meeting the SLO",
         }
     }
 
@@ -86,11 +91,12 @@ impl LoadMode {
         self != LoadMode::Burst
     }
 
-    /// What a capacity of this mode counts: users in users mode, requests in flight in every
-    /// other.
+    /// What a capacity of this mode counts: users in users mode, jobs in agents mode, requests
+    /// in flight in every other.
     pub fn capacity_unit(self) -> LoadUnit {
         match self {
             LoadMode::Users => LoadUnit::Users,
+            LoadMode::Agents => LoadUnit::Jobs,
             _ => LoadUnit::Requests,
         }
     }
@@ -110,7 +116,7 @@ impl LoadMode {
     /// lacks it (an open-loop level without its rate).
     pub fn tested_value(self, level: &Level) -> Option<f64> {
         match self {
-            LoadMode::Peak | LoadMode::Burst | LoadMode::Users => {
+            LoadMode::Peak | LoadMode::Burst | LoadMode::Users | LoadMode::Agents => {
                 Some(f64::from(level.concurrency))
             }
             LoadMode::Rate => level.request_rate,
@@ -135,7 +141,7 @@ impl LoadMode {
             }
             LoadMode::Burst => Some(format!("queue depth {} (burst)", range.text(count))),
             LoadMode::Rate => Some(format!("{} requests/s (rate)", range.text(format_number))),
-            LoadMode::Users | LoadMode::Sessions | LoadMode::Trace => None,
+            LoadMode::Users | LoadMode::Sessions | LoadMode::Trace | LoadMode::Agents => None,
         }
     }
 
@@ -143,6 +149,7 @@ impl LoadMode {
     pub fn question_load(self, n: u32) -> String {
         match self {
             LoadMode::Burst => format!("queue depth {n}"),
+            LoadMode::Agents => format!("{n} concurrent jobs"),
             _ => format!("{n} users"),
         }
     }
@@ -156,6 +163,8 @@ pub enum LoadUnit {
     #[default]
     Requests,
     Users,
+    /// Agentic jobs at once (agents mode).
+    Jobs,
 }
 
 impl LoadUnit {
@@ -164,6 +173,7 @@ impl LoadUnit {
         match self {
             LoadUnit::Requests => "a single request",
             LoadUnit::Users => "a single user",
+            LoadUnit::Jobs => "a single job",
         }
     }
 
@@ -172,6 +182,7 @@ impl LoadUnit {
         match self {
             LoadUnit::Requests => "concurrent requests",
             LoadUnit::Users => "simultaneous users",
+            LoadUnit::Jobs => "concurrent jobs",
         }
     }
 
@@ -180,6 +191,7 @@ impl LoadUnit {
         match self {
             LoadUnit::Requests => "request",
             LoadUnit::Users => "user",
+            LoadUnit::Jobs => "job",
         }
     }
 }
@@ -223,6 +235,8 @@ mod tests {
         assert_eq!(said(LoadMode::Trace, trace), "4× speed");
         // Users and trace levels are never "concurrent" requests.
         assert_eq!(said(LoadMode::Trace, at(9)), "9 in flight");
+        assert_eq!(said(LoadMode::Agents, at(1)), "1 job");
+        assert_eq!(said(LoadMode::Agents, at(16)), "16 jobs");
     }
 
     #[test]
@@ -245,5 +259,7 @@ mod tests {
         );
         assert_eq!(LoadMode::Burst.question_load(8), "queue depth 8");
         assert_eq!(LoadMode::Peak.question_load(8), "8 users");
+        assert_eq!(LoadMode::Agents.capacity_unit().plural(), "concurrent jobs");
+        assert_eq!(LoadMode::Agents.unit(4.0), "concurrent jobs");
     }
 }

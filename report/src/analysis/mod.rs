@@ -3,6 +3,7 @@
 //! [`configuration`] decision across compared reports (with their short [`labels`]). The
 //! collector and the viewer both read reports through these functions.
 
+pub mod agents;
 pub mod capacity;
 pub mod configuration;
 pub mod cost;

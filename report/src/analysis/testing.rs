@@ -60,6 +60,7 @@ pub(crate) fn report(ids: &[&str], series: Vec<Series>) -> Report {
                 trace: None,
                 prompts: None,
                 lengths: None,
+                agents: None,
             })
             .collect(),
         series,

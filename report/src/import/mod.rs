@@ -496,6 +496,7 @@ fn scenario_of(tool: &str, input_tokens: f64, output_tokens: f64) -> Scenario {
         trace: None,
         prompts: None,
         lengths: None,
+        agents: None,
     }
 }
 

@@ -4,6 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::agents::AgentCall;
 use super::outcome::{Outcome, Retried};
 use super::prompts::AskedLengths;
 use super::series::LoadMode;
@@ -80,6 +81,10 @@ pub struct RequestRecord {
     /// What it was asked, where its scenario has a prompt file or drawn lengths (since 1.3.0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub asked: Option<AskedLengths>,
+    /// Its place in its agentic job: job, agent, parent, depth, call (agents mode, since
+    /// 1.5.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentCall>,
 }
 
 /// A run whose load came from several client processes, each sending its share of every level
@@ -234,6 +239,7 @@ impl RequestRecord {
             retried: None,
             shard: None,
             asked: None,
+            agent: None,
         }
     }
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::agents::{AgentSource, AgentsLevel};
 use super::outcome::ErrorKind;
 use super::prompts::{LengthPlan, PromptSource};
 use super::workload::{
@@ -41,6 +42,18 @@ pub struct Scenario {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", serde(deserialize_with = "unread"))]
     pub lengths: Option<LengthPlan>,
+    /// Agentic jobs (agents mode, since 1.5.0): `input_tokens` and `output_tokens` are the
+    /// means of their calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<AgentSource>,
+}
+
+impl Scenario {
+    /// Whether it sends single requests (the peak, burst and rate modes'), rather than
+    /// conversations, a trace's lines or agentic jobs.
+    pub fn is_single(&self) -> bool {
+        self.session.is_none() && self.trace.is_none() && self.agents.is_none()
+    }
 }
 
 /// Skips a field the viewer never reads (wasm32 only): the viewer shows a prompt file's and a
@@ -73,17 +86,21 @@ pub enum LoadMode {
     /// A recorded trace replayed open-loop at a speed; `concurrency` is the most requests in
     /// flight.
     Trace,
+    /// N agentic jobs at once, each a tree of agents whose calls fork into subagents and join;
+    /// a job holds its slot until its whole tree is done. `concurrency` is the number of jobs.
+    Agents,
 }
 
 impl LoadMode {
     /// Every mode, in the order a scenario's levels are planned and listed.
-    pub const ALL: [LoadMode; 6] = [
+    pub const ALL: [LoadMode; 7] = [
         LoadMode::Peak,
         LoadMode::Burst,
         LoadMode::Rate,
         LoadMode::Users,
         LoadMode::Sessions,
         LoadMode::Trace,
+        LoadMode::Agents,
     ];
 
     /// Whether the mode is an open loop (rate, session arrivals, trace replay): its levels'
@@ -102,6 +119,7 @@ impl LoadMode {
             LoadMode::Users => "users",
             LoadMode::Sessions => "sessions",
             LoadMode::Trace => "trace",
+            LoadMode::Agents => "agents",
         }
     }
 }
@@ -169,6 +187,9 @@ pub struct Level {
     /// Trace mode: the replay's speed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceLevel>,
+    /// Agents mode: its jobs' figures (since 1.5.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<AgentsLevel>,
     /// The level in fixed time slices.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline: Option<Timeline>,
@@ -205,6 +226,7 @@ impl Level {
             prompt_cache: None,
             sessions: None,
             trace: None,
+            agents: None,
             timeline: None,
             per_request: None,
         }

@@ -61,7 +61,7 @@ async fn generate(
         }
         return r;
     }
-    match prepare(&s, &body, kind, fault, conn.0) {
+    match prepare(&s, &body, kind, fault, conn.0, arrived.into_std()) {
         Ok((job, spec, stream)) => run_job(s, job, spec, stream, arrived).await,
         Err(r) => *r,
     }
@@ -147,6 +147,7 @@ async fn whole_response(
                     }
                 }
                 if finished {
+                    job.completed();
                     break;
                 }
             }

@@ -39,6 +39,8 @@ pub(super) struct Job {
     pub(super) fault: Fault,
     pub(super) emit_timestamps: bool,
     pub(super) fd: RawFd,
+    /// When its HTTP request arrived.
+    pub(super) received: std::time::Instant,
 }
 
 impl Job {
@@ -68,7 +70,14 @@ impl Job {
             cached_tokens: cached,
             completion_tokens: self.output_tokens,
             reasoning_tokens: self.reasoning_tokens,
+            received_s: self.log.seconds(self.received),
+            completed_s: None,
         });
+    }
+
+    /// The engine produced the request's last token.
+    pub(super) fn completed(&self) {
+        self.log.completed(&self.id);
     }
 
     pub(super) fn usage(&self, completion: u32, cached: u32) -> Value {

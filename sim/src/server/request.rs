@@ -28,6 +28,7 @@ pub(super) fn prepare(
     kind: Kind,
     fault: Fault,
     fd: RawFd,
+    received: std::time::Instant,
 ) -> Result<(Job, SeqSpec, bool), Rejection> {
     let v = parse_json(body)?;
     check_model(s, &v)?;
@@ -76,6 +77,7 @@ pub(super) fn prepare(
         fault,
         emit_timestamps: s.emit_timestamps,
         fd,
+        received,
     };
     let spec = SeqSpec {
         prompt_tokens: prompt,

@@ -149,6 +149,7 @@ impl SseStream {
         let finish = finished.then_some(self.job.finish_reason);
         self.flush_pending(index + 1, finish, split);
         if finished {
+            self.job.completed();
             if self.job.include_usage {
                 let job = &self.job;
                 let u = job.chunk(json!([]), Some(job.usage(job.output_tokens, self.cached)));

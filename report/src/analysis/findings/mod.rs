@@ -16,6 +16,7 @@ pub mod throughput;
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::agents::{agents_findings, AgentsFindings, JobSlo};
 use super::cost::DEFAULT_USD_PER_KWH;
 use super::format::context_phrase;
 use super::goodput::{self, GoodputFindings};
@@ -375,6 +376,10 @@ pub struct Findings {
     pub goodput: Option<GoodputFindings>,
     /// Multi-turn sessions and trace replays: users served, TTFT by turn, caching's effect.
     pub sessions: SessionFindings,
+    /// Agentic jobs (agents mode), under the default job SLO with `options.slo`'s TTFT bound
+    /// where it has one (since summary format 1.2.0; absent for reports without).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<AgentsFindings>,
 }
 
 /// Computes every figure of `report` under `options`.
@@ -391,6 +396,7 @@ pub fn findings(report: &Report, options: &FindingsOptions) -> Findings {
         use_cases: targets(report),
         goodput: options.slo.map(|slo| goodput::findings(report, &slo)),
         sessions: SessionFindings::of(report, stat),
+        agents: agents_findings(report, &JobSlo::with_request_slo(options.slo.as_ref())),
     }
 }
 

@@ -1,0 +1,248 @@
+//! `[agents]`: agentic jobs (trees of agents whose calls fork into subagents and join) played at
+//! numbers of concurrent jobs. [`AgentsSpec::read_jobs`] is the one place a suite's agentic
+//! source becomes a [`JobSet`]: each reader or generator is one arm of it.
+
+use std::path::{Path, PathBuf};
+
+use infermeter_report::{AgentSource, Scenario};
+use serde::Deserialize;
+
+use super::{Suite, SuiteError};
+use crate::prompts::cc_traces::{self, Timing};
+use crate::prompts::jobs::JobSet;
+
+/// `[agents]` as a suite writes it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentsSpec {
+    /// Where the jobs come from: a trace file or a folder of them, relative to the suite file.
+    pub source: PathBuf,
+    /// The source's format: "cc-traces" (Weka / SemiAnalysis, the default).
+    #[serde(default = "cc_traces_format")]
+    pub format: String,
+    /// Concurrent jobs, one level each: a job holds its slot until its whole tree is done.
+    pub levels: Vec<u32>,
+    /// Jobs each level plays, dealt out to its slots in turn; default: every job of the set
+    /// once, and at least one per slot (the set repeats, each play with prompts of its own).
+    #[serde(default)]
+    pub jobs: Option<u32>,
+    /// What a call waits before it is sent, after what it waits for: the gap the trace
+    /// recorded ("trace"), its think time ("think") or nothing ("none").
+    #[serde(default)]
+    pub timing: AgentTiming,
+    /// Waits are divided by this (2: twice as fast as recorded).
+    #[serde(default = "unit")]
+    pub speed: f64,
+    /// The longest wait, seconds (a trace's coffee breaks); none: as recorded.
+    #[serde(default)]
+    pub max_wait_s: Option<f64>,
+}
+
+/// What a call waits before it is sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentTiming {
+    #[default]
+    Trace,
+    Think,
+    None,
+}
+
+impl AgentTiming {
+    pub fn label(self) -> &'static str {
+        match self {
+            AgentTiming::Trace => "trace",
+            AgentTiming::Think => "think",
+            AgentTiming::None => "none",
+        }
+    }
+}
+
+fn cc_traces_format() -> String {
+    "cc-traces".into()
+}
+
+fn unit() -> f64 {
+    1.0
+}
+
+impl AgentsSpec {
+    /// The jobs the source describes, each checked, before anything is sent: the seam where
+    /// each agentic source (a trace format, the generator) plugs in.
+    pub fn read_jobs(&self) -> Result<JobSet, String> {
+        let timing = match self.timing {
+            AgentTiming::Think => Timing::ThinkOnly,
+            AgentTiming::Trace | AgentTiming::None => Timing::Trace,
+        };
+        let set = match self.format.as_str() {
+            "cc-traces" => cc_traces::read(&self.source, timing).map_err(|e| e.to_string())?,
+            other => {
+                return Err(format!(
+                    "[agents] format \"{other}\" is not one infermeter reads: \"cc-traces\""
+                ))
+            }
+        };
+        for job in &set.jobs {
+            job.check().map_err(|e| e.to_string())?;
+        }
+        Ok(set)
+    }
+
+    /// The wait before a call that the source says waits `wait_ms`, as this spec plays it.
+    pub fn wait_s(&self, wait_ms: f64) -> f64 {
+        let s = match self.timing {
+            AgentTiming::None => 0.0,
+            _ => wait_ms / 1e3 / self.speed,
+        };
+        self.max_wait_s.map_or(s, |cap| s.min(cap))
+    }
+
+    /// Why the section cannot run, if it cannot.
+    pub(super) fn check(&self) -> Result<(), String> {
+        let speed_ok = self.speed.is_finite() && self.speed > 0.0;
+        let cap_ok = self.max_wait_s.is_none_or(|c| c.is_finite() && c >= 0.0);
+        if !super::workloads::increasing(&self.levels) || self.jobs == Some(0) {
+            return Err(
+                "[agents] levels must be increasing and at least 1, jobs at least 1".into(),
+            );
+        }
+        if !speed_ok || !cap_ok {
+            return Err("[agents] speed must be a positive number, max_wait_s non-negative".into());
+        }
+        Ok(())
+    }
+
+    /// The scenario the jobs run as: their calls' mean lengths and where they came from.
+    pub fn scenario(&self, set: &JobSet) -> Scenario {
+        let calls: Vec<_> = set
+            .jobs
+            .iter()
+            .flat_map(|j| j.agents.iter().flat_map(|a| &a.calls))
+            .collect();
+        let n = calls.len().max(1) as f64;
+        let mean = |f: fn(&crate::prompts::jobs::Call) -> u32| {
+            (calls.iter().map(|c| f64::from(f(c))).sum::<f64>() / n).round() as u32
+        };
+        let name = file_name(&self.source);
+        let agents: usize = set.jobs.iter().map(|j| j.agents.len()).sum();
+        let max_depth = (set.jobs.iter().flat_map(|j| &j.agents))
+            .map(|a| a.depth)
+            .max()
+            .unwrap_or(0);
+        Scenario {
+            id: "agents".into(),
+            name: format!("Agents {name}"),
+            description: format!(
+                "{} agentic jobs ({} calls, subagents {max_depth} deep) from {name} ({} format); lengths are the calls' means.",
+                set.jobs.len(),
+                calls.len(),
+                self.format
+            ),
+            input_tokens: mean(|c| c.input_tokens).max(1),
+            output_tokens: mean(|c| c.output_tokens).max(1),
+            session: None,
+            trace: None,
+            prompts: None,
+            lengths: None,
+            agents: Some(AgentSource {
+                source: name,
+                format: self.format.clone(),
+                jobs: set.jobs.len() as u64,
+                agents: agents as u64,
+                calls: calls.len() as u64,
+                max_depth,
+                block_tokens: set.block_tokens,
+                timing: self.timing.label().into(),
+            }),
+        }
+    }
+}
+
+/// A path's last part, as the report names a source.
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    )
+}
+
+impl Suite {
+    /// Reads the `[agents]` source (relative to `dir`) and adds its scenario.
+    pub(super) fn read_agents(&mut self, dir: &Path) -> Result<(), SuiteError> {
+        let Some(spec) = &mut self.agents else {
+            return Ok(());
+        };
+        if spec.source.is_relative() {
+            spec.source = dir.join(&spec.source);
+        }
+        let set = spec
+            .read_jobs()
+            .map_err(|e| SuiteError::Invalid(self.name.clone(), e))?;
+        self.scenarios.push(spec.scenario(&set));
+        self.loaded_jobs = Some(std::sync::Arc::new(set));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::load::plan;
+    use crate::suite::Suite;
+    use infermeter_report::LoadMode;
+    use std::path::Path;
+
+    /// An `[agents]` section over the repository's cc-traces fixture.
+    fn suite(section: &str) -> Result<Suite, String> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cc-traces");
+        let text = format!("name = \"a\"\n[agents]\nsource = \"subagents.json\"\n{section}");
+        let suite = Suite::parse(&text, "a.toml", &dir).map_err(|e| e.to_string())?;
+        suite.check().map_err(|e| e.to_string())?;
+        Ok(suite)
+    }
+
+    #[test]
+    fn an_agents_section_plans_a_level_per_number_of_jobs_on_its_own_scenario() {
+        let s = suite("levels = [1, 4, 16]\nspeed = 2.0\nmax_wait_s = 0.1\n").unwrap();
+        let [scenario] = &s.scenarios[..] else {
+            panic!()
+        };
+        let source = scenario.agents.as_ref().unwrap();
+        assert_eq!(
+            (source.jobs, source.agents, source.calls, source.max_depth),
+            (1, 6, 10, 2)
+        );
+        assert!(!scenario.is_single());
+        let levels = plan(&s, &[]);
+        let labels: Vec<(LoadMode, u32)> = levels
+            .iter()
+            .map(|l| (l.mode(), l.record_label()))
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                (LoadMode::Agents, 1),
+                (LoadMode::Agents, 4),
+                (LoadMode::Agents, 16)
+            ]
+        );
+        assert_eq!(levels[2].load.expected_requests(), Some(16 * 10));
+        let spec = s.agents.as_ref().unwrap();
+        assert_eq!(spec.wait_s(150.0), 0.075);
+        assert_eq!(spec.wait_s(5000.0), 0.1);
+        let quick = s.quick();
+        assert_eq!(quick.agents.unwrap().levels, [1, 16]);
+    }
+
+    #[test]
+    fn a_broken_section_is_refused_naming_what_to_fix() {
+        let err = suite("levels = [4, 1]\n").unwrap_err();
+        assert!(err.contains("[agents] levels must be increasing"), "{err}");
+        let err = suite("levels = [1]\nspeed = 0.0\n").unwrap_err();
+        assert!(err.contains("speed must be a positive number"), "{err}");
+        let err = suite("levels = [1]\nformat = \"bailian\"\n").unwrap_err();
+        assert!(
+            err.contains("format \"bailian\" is not one infermeter reads"),
+            "{err}"
+        );
+    }
+}

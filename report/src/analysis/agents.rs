@@ -1,0 +1,250 @@
+//! Figures of agentic jobs (agents mode): per level, job completion times, calls per job, where
+//! a job's time went (engine, tools and think, waiting for children), jobs per hour, the
+//! prefix cache's hits by agent depth; and the capacity in concurrent jobs under an SLO on job
+//! completion time and per-call TTFT. `infermeter summary` (and the viewer) word these; the
+//! figures of each job come from its level's records at assembly (`aggregate::agents_level`).
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::format::format_number;
+use crate::schema::{to_ticks, AgentSource, Level, LoadMode, Report, RequestColumns, Slo};
+use crate::stats::Distribution;
+
+/// What an agentic job must meet: its completion time and each of its calls' TTFT, by a share
+/// of the jobs (and of the calls).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+pub struct JobSlo {
+    /// Longest job completion time, seconds; none: not checked.
+    pub max_job_s: Option<f64>,
+    /// Longest TTFT of a call, seconds; none: not checked.
+    pub max_ttft_s: Option<f64>,
+    /// Share of jobs, and of calls, that must meet their bound (0..1).
+    pub target: f64,
+}
+
+impl Default for JobSlo {
+    /// A job within 10 minutes, a call's first token within 2 s, 95% of the time: an agent's
+    /// user waits for the task, and for each step to show progress.
+    fn default() -> Self {
+        JobSlo {
+            max_job_s: Some(600.0),
+            max_ttft_s: Some(2.0),
+            target: 0.95,
+        }
+    }
+}
+
+impl JobSlo {
+    /// The default job SLO, with the TTFT bound and target of a request SLO where one is given.
+    pub fn with_request_slo(slo: Option<&Slo>) -> JobSlo {
+        let default = JobSlo::default();
+        match slo {
+            Some(s) => JobSlo {
+                max_ttft_s: s.max_ttft_s.or(default.max_ttft_s),
+                target: s.target,
+                ..default
+            },
+            None => default,
+        }
+    }
+
+    /// "95% of jobs within 600 s and 95% of calls' TTFT within 2 s".
+    pub fn text(&self) -> String {
+        let share = format_number(self.target * 100.0);
+        let mut parts = Vec::new();
+        if let Some(s) = self.max_job_s {
+            parts.push(format!("{share}% of jobs within {} s", format_number(s)));
+        }
+        if let Some(s) = self.max_ttft_s {
+            parts.push(format!(
+                "{share}% of calls' TTFT within {} s",
+                format_number(s)
+            ));
+        }
+        parts.join(" and ")
+    }
+}
+
+impl AgentsFindings {
+    /// The summary's lines: a label and its text, one per level and one for the capacity.
+    pub fn lines(&self) -> Vec<(String, String)> {
+        let s = &self.source;
+        let mut lines = vec![(
+            format!("Agents: {}", self.scenario),
+            format!(
+                "{} job{} from {} ({}), {} calls, subagents {} deep, waits: {}",
+                s.jobs,
+                if s.jobs == 1 { "" } else { "s" },
+                s.source,
+                s.format,
+                s.calls,
+                s.max_depth,
+                s.timing
+            ),
+        )];
+        for l in &self.levels {
+            let n = l.jobs_at_once;
+            let jobs = if n == 1 { "job" } else { "jobs" };
+            lines.push((format!("Agents @{n} {jobs}"), l.text()));
+        }
+        let capacity = match self.capacity_jobs {
+            Some(n) => format!(
+                "{n} concurrent jobs (the most tested meeting {})",
+                self.slo.text()
+            ),
+            None => format!("none of the levels tested meets {}", self.slo.text()),
+        };
+        lines.push(("Agents capacity".into(), capacity));
+        lines
+    }
+}
+
+impl AgentsLevelFigures {
+    /// "16/16 jobs done, p50 12.3 s, p95 20.1 s, 9 calls/job, 410 jobs/h; time: engine 40%,
+    /// tools 35%, children 25%; cache hit by depth: 0 80%, 1 60%".
+    pub fn text(&self) -> String {
+        let pct = |x: f64| format!("{}%", format_number(x * 100.0));
+        let seconds = |d: Option<&Distribution>, p: fn(&Distribution) -> Option<f64>| {
+            d.and_then(p)
+                .map_or("–".into(), |v| format!("{} s", format_number(v)))
+        };
+        let completion = self.completion_s.as_ref();
+        let per_gpu = self
+            .jobs_per_gpu_hour
+            .map_or(String::new(), |g| format!(" ({}/GPU)", format_number(g)));
+        let cache: Vec<String> = (self.cache_by_depth.iter())
+            .map(|(d, r)| format!("{d} {}", pct(*r)))
+            .collect();
+        format!(
+            "{}/{} jobs done, p50 {}, p95 {}, {} calls/job, {} jobs/h{per_gpu}; time: engine {}, tools {}, children {}; cache hit by depth: {}",
+            self.completed,
+            self.jobs,
+            seconds(completion, |d| Some(d.p50)),
+            seconds(completion, |d| d.p95),
+            self.calls_per_job.map_or("–".into(), |d| format_number(d.mean)),
+            format_number(self.jobs_per_hour),
+            pct(self.engine_share),
+            pct(self.tools_share),
+            pct(self.children_share),
+            if cache.is_empty() { "–".into() } else { cache.join(", ") },
+        )
+    }
+}
+
+/// An agents scenario's series: its levels' figures and its capacity.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct AgentsFindings {
+    pub scenario: String,
+    pub source: AgentSource,
+    pub slo: JobSlo,
+    /// One per level, by concurrent jobs.
+    pub levels: Vec<AgentsLevelFigures>,
+    /// The most concurrent jobs tested whose level, and every level below it, met the SLO;
+    /// none when the first did not. A tested level, not interpolated.
+    pub capacity_jobs: Option<u32>,
+}
+
+/// One level's figures over its jobs.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct AgentsLevelFigures {
+    pub jobs_at_once: u32,
+    pub jobs: u64,
+    /// Jobs whose calls all succeeded.
+    pub completed: u64,
+    pub completion_s: Option<Distribution>,
+    pub calls_per_job: Option<Distribution>,
+    pub jobs_per_hour: f64,
+    /// Jobs per hour per GPU, where the report knows its GPUs.
+    pub jobs_per_gpu_hour: Option<f64>,
+    /// Shares of the completed jobs' wall time (summed over them) on the root agent's lane:
+    /// engine, tools and think, waiting for children. They sum to 1.
+    pub engine_share: f64,
+    pub tools_share: f64,
+    pub children_share: f64,
+    /// Share of the critical path's time spent in calls, over the completed jobs.
+    pub critical_engine_share: f64,
+    /// Cached over prompt tokens by depth: `(depth, ratio)`.
+    pub cache_by_depth: Vec<(u32, f64)>,
+    /// Shares meeting the SLO's bounds, and whether both reach its target.
+    pub jobs_meeting: f64,
+    pub calls_meeting: f64,
+    pub meets: bool,
+}
+
+/// Every agents scenario of `report` with its figures under `slo`.
+pub fn agents_findings(report: &Report, slo: &JobSlo) -> Vec<AgentsFindings> {
+    let gpus = Some(report.metadata.hardware.gpu_count).filter(|&n| n > 0);
+    (report.scenarios.iter())
+        .filter_map(|s| {
+            let source = s.agents.clone()?;
+            let series = (report.series.iter())
+                .find(|x| x.scenario == s.id && x.mode == LoadMode::Agents)?;
+            let levels: Vec<AgentsLevelFigures> = (series.levels.iter())
+                .filter_map(|l| level_figures(l, slo, gpus))
+                .collect();
+            let capacity_jobs = levels
+                .iter()
+                .take_while(|l| l.meets)
+                .last()
+                .map(|l| l.jobs_at_once);
+            Some(AgentsFindings {
+                scenario: s.id.clone(),
+                source,
+                slo: *slo,
+                levels,
+                capacity_jobs,
+            })
+        })
+        .collect()
+}
+
+/// A level's figures; `None` for a level without agents figures.
+pub fn level_figures(level: &Level, slo: &JobSlo, gpus: Option<u32>) -> Option<AgentsLevelFigures> {
+    let a = level.agents.as_ref()?;
+    let done: Vec<_> = a.jobs.iter().filter(|j| j.ok).collect();
+    let total = |f: fn(&crate::schema::JobFigures) -> f64| done.iter().map(|j| f(j)).sum::<f64>();
+    let wall = total(|j| j.wall_s);
+    let share = |x: f64| if wall > 0.0 { x / wall } else { 0.0 };
+    let jobs_meeting = match (slo.max_job_s, a.jobs.len()) {
+        (_, 0) => 0.0,
+        (None, n) => done.len() as f64 / n as f64,
+        (Some(max), n) => done.iter().filter(|j| j.wall_s <= max).count() as f64 / n as f64,
+    };
+    let calls_meeting = level
+        .per_request
+        .as_ref()
+        .map_or(1.0, |c| ttft_share(c, slo.max_ttft_s));
+    Some(AgentsLevelFigures {
+        jobs_at_once: level.concurrency,
+        jobs: a.jobs.len() as u64,
+        completed: done.len() as u64,
+        completion_s: a.completion_s,
+        calls_per_job: a.calls_per_job,
+        jobs_per_hour: a.jobs_per_hour,
+        jobs_per_gpu_hour: gpus.map(|n| a.jobs_per_hour / f64::from(n)),
+        engine_share: share(total(|j| j.engine_s)),
+        tools_share: share(total(|j| j.tools_s)),
+        children_share: share(total(|j| j.children_s)),
+        critical_engine_share: share(total(|j| j.critical_engine_s)),
+        cache_by_depth: (a.cache_by_depth.iter())
+            .filter(|d| d.prompt_tokens > 0)
+            .map(|d| (d.depth, d.cached_tokens as f64 / d.prompt_tokens as f64))
+            .collect(),
+        jobs_meeting,
+        calls_meeting,
+        meets: jobs_meeting >= slo.target && calls_meeting >= slo.target,
+    })
+}
+
+/// Share of a level's calls that completed with their first token within `max_ttft_s`.
+fn ttft_share(columns: &RequestColumns, max_ttft_s: Option<f64>) -> f64 {
+    if columns.is_empty() {
+        return 0.0;
+    }
+    let bound = max_ttft_s.map_or(u32::MAX, to_ticks);
+    let met = (columns.status.iter().zip(&columns.ttft))
+        .filter(|(s, t)| **s == RequestColumns::OK && **t <= bound)
+        .count();
+    met as f64 / columns.len() as f64
+}
