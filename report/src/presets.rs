@@ -162,10 +162,8 @@ const fn limits(
     Limits {
         max_ttft_s,
         min_decode_tok_s,
-        max_tpot_s: None,
-        max_itl_s: None,
         max_e2e_s,
-        max_stalls: None,
+        ..Limits::NONE
     }
 }
 

@@ -133,7 +133,8 @@ pub struct RunArgs {
     pub metrics_url: Option<String>,
     /// Service-level objective, recorded in the report: what search mode aims at and what
     /// `summary` and the viewer judge goodput by, e.g. `ttft=5s,tpot=50ms,e2e=30s,stall=0`
-    /// (`decode=20` for 20 tok/s; `target=95%` is the share of requests that must meet it).
+    /// (`decode=20` for 20 tok/s; `job=10m` bounds an agentic job's completion time; `target=95%`
+    /// is the share of requests, and of jobs, that must meet it).
     #[arg(long, value_name = "SPEC", value_parser = parse_slo)]
     pub slo: Option<Slo>,
     /// Search mode: instead of the suite's levels, find the highest concurrency at which the

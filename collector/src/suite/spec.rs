@@ -21,7 +21,7 @@ pub enum SpecError {
     },
 }
 
-const SLO_KEYS: &str = "ttft, tpot, decode, e2e, stall, target";
+const SLO_KEYS: &str = "ttft, tpot, decode, e2e, stall, job, target";
 const SEARCH_KEYS: &str = "mode, min, max, resolution";
 
 /// The `key=value` pairs of `spec`, in order; an empty spec has none.
@@ -116,7 +116,8 @@ fn resolution(key: &str, value: &str) -> Result<f64, SpecError> {
 }
 
 /// Reads an SLO: `ttft`, `tpot` and `e2e` durations, `decode` (tok/s, another way to give
-/// TPOT), `stall` (most stalls per request, 0 for none) and `target` (default 95%).
+/// TPOT), `stall` (most stalls per request, 0 for none), `job` (an agentic job's completion
+/// time) and `target` (default 95%).
 pub fn parse_slo(spec: &str) -> Result<Slo, SpecError> {
     let mut slo = Slo::default();
     for (key, value) in pairs(spec)? {
@@ -125,6 +126,7 @@ pub fn parse_slo(spec: &str) -> Result<Slo, SpecError> {
             "tpot" => slo.limits.max_tpot_s = Some(seconds(key, value)?),
             "decode" => slo.limits.max_tpot_s = Some(1.0 / positive(key, value)?),
             "e2e" => slo.limits.max_e2e_s = Some(seconds(key, value)?),
+            "job" => slo.limits.max_job_s = Some(seconds(key, value)?),
             "stall" | "stalls" => {
                 slo.limits.max_stalls = Some(
                     value
@@ -275,6 +277,11 @@ mod tests {
             (Some(0.05), Some(0.5), 0.9)
         );
         assert_eq!(parse_slo("").unwrap(), Slo::default());
+        let job = parse_slo("job=5m,ttft=1s").unwrap();
+        assert_eq!(
+            (job.limits.max_job_s, job.limits.max_ttft_s),
+            (Some(300.0), Some(1.0))
+        );
     }
 
     #[test]

@@ -8,62 +8,55 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::format::format_number;
-use crate::schema::{to_ticks, AgentSource, Level, LoadMode, Report, RequestColumns, Slo};
+use crate::schema::{to_ticks, AgentSource, Level, Limits, LoadMode, Report, RequestColumns, Slo};
 use crate::stats::Distribution;
 
 /// What an agentic job must meet: its completion time and each of its calls' TTFT, by a share
 /// of the jobs (and of the calls).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
-pub struct JobSlo {
-    /// Longest job completion time, seconds; none: not checked.
-    pub max_job_s: Option<f64>,
-    /// Longest TTFT of a call, seconds; none: not checked.
-    pub max_ttft_s: Option<f64>,
-    /// Share of jobs, and of calls, that must meet their bound (0..1).
-    pub target: f64,
-}
+/// A job within 10 minutes, a call's first token within 2 s, 95% of the time: an agent's user
+/// waits for the task, and for each step to show progress.
+pub const DEFAULT_JOB_SLO: Slo = Slo {
+    limits: Limits {
+        max_ttft_s: Some(2.0),
+        max_job_s: Some(600.0),
+        ..Limits::NONE
+    },
+    target: 0.95,
+};
 
-impl Default for JobSlo {
-    /// A job within 10 minutes, a call's first token within 2 s, 95% of the time: an agent's
-    /// user waits for the task, and for each step to show progress.
-    fn default() -> Self {
-        JobSlo {
-            max_job_s: Some(600.0),
-            max_ttft_s: Some(2.0),
-            target: 0.95,
-        }
-    }
-}
-
-impl JobSlo {
-    /// The default job SLO, with the TTFT bound and target of a request SLO where one is given.
-    pub fn with_request_slo(slo: Option<&Slo>) -> JobSlo {
-        let default = JobSlo::default();
-        match slo {
-            Some(s) => JobSlo {
-                max_ttft_s: s.max_ttft_s.or(default.max_ttft_s),
-                target: s.target,
-                ..default
+/// The SLO agents levels are judged by: the job bound of `slo` (else 600 s), its TTFT bound
+/// (else 2 s) and its target, where a request SLO is given; the default otherwise. A job
+/// passes within its completion-time bound, a call within its TTFT bound; a level meets the SLO
+/// when the target share of its jobs, and of its calls, pass.
+pub fn job_slo(slo: Option<&Slo>) -> Slo {
+    let default = DEFAULT_JOB_SLO;
+    match slo {
+        Some(s) => Slo {
+            limits: Limits {
+                max_ttft_s: s.limits.max_ttft_s.or(default.limits.max_ttft_s),
+                max_job_s: s.limits.max_job_s.or(default.limits.max_job_s),
+                ..Limits::default()
             },
-            None => default,
-        }
+            target: s.target,
+        },
+        None => default,
     }
+}
 
-    /// "95% of jobs within 600 s and 95% of calls' TTFT within 2 s".
-    pub fn text(&self) -> String {
-        let share = format_number(self.target * 100.0);
-        let mut parts = Vec::new();
-        if let Some(s) = self.max_job_s {
-            parts.push(format!("{share}% of jobs within {} s", format_number(s)));
-        }
-        if let Some(s) = self.max_ttft_s {
-            parts.push(format!(
-                "{share}% of calls' TTFT within {} s",
-                format_number(s)
-            ));
-        }
-        parts.join(" and ")
+/// How a job SLO reads: "95% of jobs within 600 s and 95% of calls' TTFT within 2 s".
+pub fn job_slo_text(slo: &Slo) -> String {
+    let share = format_number(slo.target * 100.0);
+    let mut parts = Vec::new();
+    if let Some(s) = slo.limits.max_job_s {
+        parts.push(format!("{share}% of jobs within {} s", format_number(s)));
     }
+    if let Some(s) = slo.limits.max_ttft_s {
+        parts.push(format!(
+            "{share}% of calls' TTFT within {} s",
+            format_number(s)
+        ));
+    }
+    parts.join(" and ")
 }
 
 impl AgentsFindings {
@@ -91,9 +84,12 @@ impl AgentsFindings {
         let capacity = match self.capacity_jobs {
             Some(n) => format!(
                 "{n} concurrent jobs (the most tested meeting {})",
-                self.slo.text()
+                job_slo_text(&self.slo)
             ),
-            None => format!("none of the levels tested meets {}", self.slo.text()),
+            None => format!(
+                "none of the levels tested meets {}",
+                job_slo_text(&self.slo)
+            ),
         };
         lines.push(("Agents capacity".into(), capacity));
         lines
@@ -137,7 +133,7 @@ impl AgentsLevelFigures {
 pub struct AgentsFindings {
     pub scenario: String,
     pub source: AgentSource,
-    pub slo: JobSlo,
+    pub slo: Slo,
     /// One per level, by concurrent jobs.
     pub levels: Vec<AgentsLevelFigures>,
     /// The most concurrent jobs tested whose level, and every level below it, met the SLO;
@@ -173,7 +169,7 @@ pub struct AgentsLevelFigures {
 }
 
 /// Every agents scenario of `report` with its figures under `slo`.
-pub fn agents_findings(report: &Report, slo: &JobSlo) -> Vec<AgentsFindings> {
+pub fn agents_findings(report: &Report, slo: &Slo) -> Vec<AgentsFindings> {
     let gpus = Some(report.metadata.hardware.gpu_count).filter(|&n| n > 0);
     (report.scenarios.iter())
         .filter_map(|s| {
@@ -200,13 +196,13 @@ pub fn agents_findings(report: &Report, slo: &JobSlo) -> Vec<AgentsFindings> {
 }
 
 /// A level's figures; `None` for a level without agents figures.
-pub fn level_figures(level: &Level, slo: &JobSlo, gpus: Option<u32>) -> Option<AgentsLevelFigures> {
+pub fn level_figures(level: &Level, slo: &Slo, gpus: Option<u32>) -> Option<AgentsLevelFigures> {
     let a = level.agents.as_ref()?;
     let done: Vec<_> = a.jobs.iter().filter(|j| j.ok).collect();
     let total = |f: fn(&crate::schema::JobFigures) -> f64| done.iter().map(|j| f(j)).sum::<f64>();
     let wall = total(|j| j.wall_s);
     let share = |x: f64| if wall > 0.0 { x / wall } else { 0.0 };
-    let jobs_meeting = match (slo.max_job_s, a.jobs.len()) {
+    let jobs_meeting = match (slo.limits.max_job_s, a.jobs.len()) {
         (_, 0) => 0.0,
         (None, n) => done.len() as f64 / n as f64,
         (Some(max), n) => done.iter().filter(|j| j.wall_s <= max).count() as f64 / n as f64,
@@ -214,7 +210,7 @@ pub fn level_figures(level: &Level, slo: &JobSlo, gpus: Option<u32>) -> Option<A
     let calls_meeting = level
         .per_request
         .as_ref()
-        .map_or(1.0, |c| ttft_share(c, slo.max_ttft_s));
+        .map_or(1.0, |c| ttft_share(c, slo.limits.max_ttft_s));
     Some(AgentsLevelFigures {
         jobs_at_once: level.concurrency,
         jobs: a.jobs.len() as u64,

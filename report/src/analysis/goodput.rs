@@ -20,11 +20,8 @@ use crate::schema::{Level, Limits, LoadMode, Report, RequestColumns, Series, Slo
 pub const DEFAULT_SLO: Slo = Slo {
     limits: Limits {
         max_ttft_s: Some(5.0),
-        min_decode_tok_s: None,
         max_tpot_s: Some(0.05),
-        max_itl_s: None,
-        max_e2e_s: None,
-        max_stalls: None,
+        ..Limits::NONE
     },
     target: crate::schema::DEFAULT_ATTAINMENT_TARGET,
 };

@@ -177,9 +177,24 @@ pub struct Limits {
     /// statistic).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_stalls: Option<u32>,
+    /// An agentic job's completion time, seconds: from its start until its whole tree of agents
+    /// is done. Judged on each job only (agents levels); a request has no such time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_job_s: Option<f64>,
 }
 
 impl Limits {
+    /// No limit set (`Default`, usable in constants: `Limits { max_ttft_s: …, ..Limits::NONE }`).
+    pub const NONE: Limits = Limits {
+        max_ttft_s: None,
+        min_decode_tok_s: None,
+        max_tpot_s: None,
+        max_itl_s: None,
+        max_e2e_s: None,
+        max_stalls: None,
+        max_job_s: None,
+    };
+
     /// True when no limit is set.
     pub fn is_empty(&self) -> bool {
         *self == Limits::default()

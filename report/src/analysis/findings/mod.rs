@@ -16,7 +16,7 @@ pub mod throughput;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::agents::{agents_findings, AgentsFindings, JobSlo};
+use super::agents::{agents_findings, job_slo, AgentsFindings};
 use super::cost::DEFAULT_USD_PER_KWH;
 use super::format::context_phrase;
 use super::goodput::{self, GoodputFindings};
@@ -396,7 +396,7 @@ pub fn findings(report: &Report, options: &FindingsOptions) -> Findings {
         use_cases: targets(report),
         goodput: options.slo.map(|slo| goodput::findings(report, &slo)),
         sessions: SessionFindings::of(report, stat),
-        agents: agents_findings(report, &JobSlo::with_request_slo(options.slo.as_ref())),
+        agents: agents_findings(report, &job_slo(options.slo.as_ref())),
     }
 }
 
