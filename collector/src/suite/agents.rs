@@ -1,6 +1,7 @@
 //! `[agents]`: agentic jobs (trees of agents whose calls fork into subagents and join) played at
 //! numbers of concurrent jobs. [`AgentsSpec::read_jobs`] is the one place a suite's agentic
-//! source becomes a [`JobSet`]: each reader or generator is one arm of it.
+//! source becomes a [`JobSet`]: each reader or generator is one arm of it (cc-traces and
+//! Bailian traces from `source`, or jobs generated from `[agents.generate]`).
 
 use std::path::{Path, PathBuf};
 
@@ -8,22 +9,37 @@ use infermeter_report::{AgentSource, Scenario};
 use serde::Deserialize;
 
 use super::{Suite, SuiteError};
+use crate::prompts::agent_gen::{self, AgentSpec};
+use crate::prompts::bailian::read_bailian;
 use crate::prompts::cc_traces::{self, Timing};
 use crate::prompts::jobs::JobSet;
+
+/// Jobs generated when `[agents]` gives no `jobs`.
+const DEFAULT_GENERATED_JOBS: u32 = 16;
 
 /// `[agents]` as a suite writes it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AgentsSpec {
-    /// Where the jobs come from: a trace file or a folder of them, relative to the suite file.
-    pub source: PathBuf,
-    /// The source's format: "cc-traces" (Weka / SemiAnalysis, the default).
-    #[serde(default = "cc_traces_format")]
-    pub format: String,
+    /// Where the jobs come from: a trace file or a folder of them, relative to the suite file;
+    /// none: they are generated (`[agents.generate]`).
+    #[serde(default)]
+    pub source: Option<PathBuf>,
+    /// The source's format: "cc-traces" (Weka / SemiAnalysis, the default with a `source`),
+    /// "bailian" (Alibaba Bailian-style JSONL) or "generated" (the default without one).
+    #[serde(default)]
+    pub format: Option<String>,
+    /// The generator's knobs (`format = "generated"`); defaults where absent.
+    #[serde(default)]
+    pub generate: Option<AgentSpec>,
+    /// The generator's seed: the same seed, knobs and `jobs` give the same jobs.
+    #[serde(default)]
+    pub seed: u64,
     /// Concurrent jobs, one level each: a job holds its slot until its whole tree is done.
     pub levels: Vec<u32>,
     /// Jobs each level plays, dealt out to its slots in turn; default: every job of the set
     /// once, and at least one per slot (the set repeats, each play with prompts of its own).
+    /// Generated jobs: how many are generated (default 16).
     #[serde(default)]
     pub jobs: Option<u32>,
     /// What a call waits before it is sent, after what it waits for: the gap the trace
@@ -58,10 +74,6 @@ impl AgentTiming {
     }
 }
 
-fn cc_traces_format() -> String {
-    "cc-traces".into()
-}
-
 fn unit() -> f64 {
     1.0
 }
@@ -74,18 +86,48 @@ impl AgentsSpec {
             AgentTiming::Think => Timing::ThinkOnly,
             AgentTiming::Trace | AgentTiming::None => Timing::Trace,
         };
-        let set = match self.format.as_str() {
-            "cc-traces" => cc_traces::read(&self.source, timing).map_err(|e| e.to_string())?,
-            other => {
+        let set = match (self.format(), &self.source) {
+            ("cc-traces", Some(path)) => cc_traces::read(path, timing).map_err(|e| e.to_string())?,
+            ("bailian", Some(path)) => read_bailian(path).map_err(|e| e.to_string())?,
+            ("generated", None) => {
+                let spec = self.generate.clone().unwrap_or_default();
+                let jobs = self.jobs.unwrap_or(DEFAULT_GENERATED_JOBS) as usize;
+                agent_gen::generate(&spec, self.seed, jobs)?
+            }
+            ("generated", Some(path)) => {
                 return Err(format!(
-                    "[agents] format \"{other}\" is not one infermeter reads: \"cc-traces\""
+                    "[agents] generates its jobs but also names source = \"{}\": drop source, or give its format (\"cc-traces\" or \"bailian\")",
+                    path.display()
+                ))
+            }
+            ("cc-traces" | "bailian", None) => {
+                return Err(format!(
+                    "[agents] format \"{}\" reads a trace: give source = \"<file or folder>\"",
+                    self.format()
+                ))
+            }
+            (other, _) => {
+                return Err(format!(
+                    "[agents] format \"{other}\" is not one infermeter reads: \"cc-traces\", \"bailian\" or \"generated\""
                 ))
             }
         };
+        if self.generate.is_some() && self.source.is_some() {
+            return Err("[agents.generate] is for generated jobs: drop it, or drop source".into());
+        }
         for job in &set.jobs {
             job.check().map_err(|e| e.to_string())?;
         }
         Ok(set)
+    }
+
+    /// The format of the source: as given, else cc-traces for a `source`, generated without.
+    pub fn format(&self) -> &str {
+        match (&self.format, &self.source) {
+            (Some(f), _) => f,
+            (None, Some(_)) => "cc-traces",
+            (None, None) => "generated",
+        }
     }
 
     /// The wait before a call that the source says waits `wait_ms`, as this spec plays it.
@@ -123,7 +165,10 @@ impl AgentsSpec {
         let mean = |f: fn(&crate::prompts::jobs::Call) -> u32| {
             (calls.iter().map(|c| f64::from(f(c))).sum::<f64>() / n).round() as u32
         };
-        let name = file_name(&self.source);
+        let name = self
+            .source
+            .as_deref()
+            .map_or_else(|| "the generator".to_string(), file_name);
         let agents: usize = set.jobs.iter().map(|j| j.agents.len()).sum();
         let max_depth = (set.jobs.iter().flat_map(|j| &j.agents))
             .map(|a| a.depth)
@@ -136,7 +181,7 @@ impl AgentsSpec {
                 "{} agentic jobs ({} calls, subagents {max_depth} deep) from {name} ({} format); lengths are the calls' means.",
                 set.jobs.len(),
                 calls.len(),
-                self.format
+                self.format()
             ),
             input_tokens: mean(|c| c.input_tokens).max(1),
             output_tokens: mean(|c| c.output_tokens).max(1),
@@ -146,7 +191,7 @@ impl AgentsSpec {
             lengths: None,
             agents: Some(AgentSource {
                 source: name,
-                format: self.format.clone(),
+                format: self.format().to_string(),
                 jobs: set.jobs.len() as u64,
                 agents: agents as u64,
                 calls: calls.len() as u64,
@@ -172,8 +217,8 @@ impl Suite {
         let Some(spec) = &mut self.agents else {
             return Ok(());
         };
-        if spec.source.is_relative() {
-            spec.source = dir.join(&spec.source);
+        if let Some(source) = spec.source.as_mut().filter(|s| s.is_relative()) {
+            *source = dir.join(&*source);
         }
         let set = spec
             .read_jobs()
@@ -239,10 +284,38 @@ mod tests {
         assert!(err.contains("[agents] levels must be increasing"), "{err}");
         let err = suite("levels = [1]\nspeed = 0.0\n").unwrap_err();
         assert!(err.contains("speed must be a positive number"), "{err}");
-        let err = suite("levels = [1]\nformat = \"bailian\"\n").unwrap_err();
+        let err = suite("levels = [1]\nformat = \"mooncake\"\n").unwrap_err();
         assert!(
-            err.contains("format \"bailian\" is not one infermeter reads"),
+            err.contains("format \"mooncake\" is not one infermeter reads"),
             "{err}"
         );
+        let err = suite("levels = [1]\nformat = \"generated\"\n").unwrap_err();
+        assert!(err.contains("drop source"), "{err}");
+        // A cc-traces file read as Bailian JSONL: refused, naming the file.
+        let err = suite("levels = [1]\nformat = \"bailian\"\n").unwrap_err();
+        assert!(err.contains("subagents.json"), "{err}");
+    }
+
+    #[test]
+    fn without_a_source_the_jobs_are_generated_from_the_seed() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let text = "name = \"g\"\n[agents]\nlevels = [2]\njobs = 5\nseed = 9\n\
+            [agents.generate]\nturns = 2\nspawn_chance = 1.0\nsubagents = 1\nmax_depth = 1\n";
+        let parse = || Suite::parse(text, "g.toml", dir).unwrap();
+        let s = parse();
+        s.check().unwrap();
+        let source = s.scenarios[0].agents.as_ref().unwrap();
+        assert_eq!((source.format.as_str(), source.jobs), ("generated", 5));
+        // Root: 2 calls, the first spawning one subagent of 2 calls.
+        assert_eq!((source.agents, source.calls, source.max_depth), (10, 20, 1));
+        assert_eq!(s.loaded_jobs, parse().loaded_jobs);
+        let err = Suite::parse(
+            &text.replace("[agents]\n", "[agents]\nformat = \"cc-traces\"\n"),
+            "g.toml",
+            dir,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("give source"), "{err}");
     }
 }

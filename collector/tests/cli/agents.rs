@@ -286,14 +286,30 @@ async fn a_broken_trace_is_refused_before_anything_is_sent() {
 /// completed jobs are what the raw records say, recomputed here from their send and end times.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_jobs_time_splits_into_engine_tools_and_children_at_every_level() {
+    let section = format!("source = {:?}\nspeed = 10.0\n", fixture());
+    splits_at_1_4_16("agents-levels", &section).await;
+}
+
+/// The same of 16 generated jobs (each call spawning two subagents, joined), seeded.
+#[tokio::test(flavor = "multi_thread")]
+async fn generated_jobs_split_their_time_at_every_level() {
+    let section = "seed = 3\n[agents.generate]\nturns = 3\nspawn_chance = 1.0\nsubagents = 2\n\
+        max_depth = 1\nmax_agents = 5\nsystem_prompt_tokens = 256\ntask_tokens = 64\n\
+        tool_output_tokens = 64\noutput_tokens = 16\n\
+        tool_wait = { distribution = 'fixed', seconds = 0.02 }\n";
+    splits_at_1_4_16("agents-generated", section).await;
+}
+
+/// Runs `[agents]` (`levels = [1, 4, 16]`, 16 jobs, then `section`) and checks each job's split
+/// and the summary's per-level figures against the raw records.
+async fn splits_at_1_4_16(name: &str, section: &str) {
     let _timing = timing_sensitive().await;
     let (sim, _profiles) = sim_64().await;
-    let dir = out_dir("agents-levels");
+    let dir = out_dir(name);
     let suite = small_suite(
         &dir,
         &format!(
-            "name = \"agents\"\nwarmup = 0\n[agents]\nsource = {:?}\nlevels = [1, 4, 16]\njobs = 16\nspeed = 10.0\n",
-            fixture()
+            "name = \"agents\"\nwarmup = 0\n[agents]\nlevels = [1, 4, 16]\njobs = 16\n{section}"
         ),
     );
     let report_path = dir.join("report.json");
