@@ -15,8 +15,8 @@ use super::plot::Plot;
 use infermeter_report::lengths::LevelLengths;
 
 use super::{
-    capacity, choice, deep_dive, fastest, goodput, lengths, power, scale_up, throughput, users,
-    what_if, Source,
+    agents, capacity, choice, deep_dive, fastest, goodput, lengths, power, scale_up, throughput,
+    users, what_if, Source,
 };
 use crate::findings::{self as words, Finding};
 use crate::state::{Scope, ViewState};
@@ -371,7 +371,25 @@ pub const WHAT_IF_CHARTS: [&Chart; 4] = [
 ];
 
 /// Every chart with a fixed id, in page order.
-pub const CHARTS: [&Chart; 33] = [
+pub const AGENTS_COMPLETION: Chart = Chart {
+    id: "agents.completion",
+    title: "Job Completion Time by Concurrent Jobs",
+    intro: "An agent's user waits for the whole task, not one call: how long a job takes from its first call to its last reply, its subagents included, as more jobs share the engine.",
+    caption: "Job completion time (s) at each number of concurrent jobs, one line per agents scenario.",
+    plot: agents::completion,
+    finding: None,
+};
+
+pub const AGENTS_LANES: Chart = Chart {
+    id: "agents.lanes",
+    title: "One Job, Agent by Agent",
+    intro: "The job of median completion time at the most concurrent jobs tested, one lane per agent: each bar is a call from its send to its last token, the gaps between bars are tool and think time or waits for subagents. Dotted links show where a subagent was spawned and where its parent's next call joined it. Hover a call for its agent, depth and tokens.",
+    caption: "Seconds since the job's first call; the root agent on top, subagents below in the order they started.",
+    plot: agents::lanes,
+    finding: None,
+};
+
+pub const CHARTS: [&Chart; 35] = [
     &CHOICE_FRONTIER,
     &FASTEST_DECODE,
     &FASTEST_ITL,
@@ -401,6 +419,8 @@ pub const CHARTS: [&Chart; 33] = [
     &USERS_TTFT_BY_USERS,
     &USERS_CACHE_HITS,
     &USERS_TIMELINE,
+    &AGENTS_COMPLETION,
+    &AGENTS_LANES,
     &WHAT_IF_TTFT,
     &WHAT_IF_ITL,
     &WHAT_IF_DECODE,
