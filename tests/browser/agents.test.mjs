@@ -101,6 +101,19 @@ describe('agents section', () => {
     assertClean(problems);
   });
 
+  test('the bundled agentic report shows its jobs as swim lanes', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl('data/reports/sim-agents.json'));
+    await chartsDrawn(page);
+    await page.getByTestId('section-agents').scrollIntoViewIfNeeded();
+    const completion = await drawnSeries(page, 'agents.completion');
+    assert.deepEqual(completion[0].data.map((p) => p[0]), [1, 2, 4, 8]);
+    const lanes = await drawnSeries(page, 'agents.lanes');
+    assert.ok(lanes.some((s) => s.name.includes('depth 1')), 'a subagent drawn');
+    assert.equal(await page.getByTestId('time-split').count(), 4);
+    assertClean(problems);
+  });
+
   test('a report without agents shows no agents section and no contents entry', async () => {
     const { page, problems } = await newPage(browser);
     await page.goto(reportUrl(SAMPLE));
