@@ -7,6 +7,7 @@
 //! The capacity analysis adds one chart per use case of the main report,
 //! `capacity.<use case>` ([`capacity_id`], [`capacity_title`]).
 
+use infermeter_report::analysis::agents::has_agents;
 use infermeter_report::analysis::sessions::SessionFindings;
 use infermeter_report::analysis::use_cases::{targets, CapacityTarget};
 
@@ -389,6 +390,9 @@ pub const AGENTS_LANES: Chart = Chart {
     finding: None,
 };
 
+/// The Agents section's charts: listed only for reports with agentic jobs.
+const AGENTS_CHARTS: [&str; 2] = [AGENTS_COMPLETION.id, AGENTS_LANES.id];
+
 pub const CHARTS: [&Chart; 35] = [
     &CHOICE_FRONTIER,
     &FASTEST_DECODE,
@@ -499,7 +503,8 @@ pub fn title_of(id: &str, sources: &[Source]) -> Option<String> {
 }
 
 /// Every chart the reports can show, `(id, title)`: [`CHARTS`] (the Users section's only when
-/// a report has sessions or traces, the length charts only when it has varied lengths, the
+/// a report has sessions or traces, the Agents section's only when one has agentic jobs, the
+/// length charts only when it has varied lengths, the
 /// What-if section's only when the main report has a fit) then one capacity chart per use case
 /// of the main report.
 pub fn chart_list(sources: &[Source]) -> Vec<(String, String)> {
@@ -512,9 +517,11 @@ pub fn chart_list(sources: &[Source]) -> Vec<(String, String)> {
     let varied = sources
         .iter()
         .any(|s| LevelLengths::exist_in(s.analysis.report()));
+    let agents = (sources.iter()).any(|s| has_agents(s.analysis.report()));
     let fixed = CHARTS
         .iter()
         .filter(|c| sessions || !USERS_CHARTS.contains(&c.id))
+        .filter(|c| agents || !AGENTS_CHARTS.contains(&c.id))
         .filter(|c| fitted || !WHAT_IF_CHARTS.iter().any(|w| w.id == c.id))
         .filter(|c| varied || !LENGTH_CHARTS.iter().any(|l| l.id == c.id))
         .map(|c| (c.id.to_string(), c.title.to_string()));
@@ -529,7 +536,9 @@ pub fn chart_list(sources: &[Source]) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::charts::test_support::{assert_written_once, sample, sessions_sample, with_sources};
+    use crate::charts::test_support::{
+        agents_sample, assert_written_once, sample, sessions_sample, with_sources,
+    };
 
     /// Each chart is named in one place: its id and title are written once in the viewer's
     /// source (here), so a section, the embed route and the chart list cannot drift apart.
@@ -548,10 +557,15 @@ mod tests {
         let report = sample();
         let list = with_sources(&report, chart_list);
         let use_cases = targets(&report);
-        // The sample has no sessions and fixed lengths: no Users or length charts.
+        // The sample has no sessions, no agents and fixed lengths: no Users, Agents or length
+        // charts.
         assert_eq!(
             list.len(),
-            CHARTS.len() - USERS_CHARTS.len() - WHAT_IF_CHARTS.len() - LENGTH_CHARTS.len()
+            CHARTS.len()
+                - USERS_CHARTS.len()
+                - AGENTS_CHARTS.len()
+                - WHAT_IF_CHARTS.len()
+                - LENGTH_CHARTS.len()
                 + use_cases.len()
         );
         let sessions = sessions_sample();
@@ -559,8 +573,13 @@ mod tests {
         assert!(USERS_CHARTS
             .iter()
             .all(|id| with_users.iter().any(|(listed, _)| listed == id)));
+        let with_agents = with_sources(&agents_sample(), chart_list);
+        assert!(AGENTS_CHARTS
+            .iter()
+            .all(|id| with_agents.iter().any(|(listed, _)| listed == id)));
         let fixed = CHARTS.iter().filter(|c| {
             !USERS_CHARTS.contains(&c.id)
+                && !AGENTS_CHARTS.contains(&c.id)
                 && !WHAT_IF_CHARTS.iter().any(|w| w.id == c.id)
                 && !c.id.starts_with("lengths.")
         });
