@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the small traces bundled for tests and tries, deterministically (seeded).
 
-    python3 data/traces/make_traces.py     # rewrites the two .jsonl files next to it
+    python3 data/traces/make_traces.py     # rewrites the .jsonl files and sample-agents/
 
 sample-mooncake.jsonl: Mooncake's format (timestamp ms, input_length, output_length, hash_ids
 of 512-token blocks). 240 requests over about 40 seconds: most reuse the leading blocks of one
@@ -12,6 +12,12 @@ every line that has it, as in the real traces where only full blocks are hashed.
 sample-sessions.jsonl: the generic format (session_id, turn, timestamp, input_length,
 output_length): 12 conversations of 4 turns, each turn's input the previous turn's plus the
 answer and a new message.
+
+sample-agents/: agentic jobs in the shape of Weka / SemiAnalysis cc-traces (one trace, one job,
+per file; blocks of 64 tokens): 8 coding-agent jobs, each a root agent of 3 to 5 turns whose
+context grows turn by turn over a shared system prompt; after some turns it spawns 1 to 3
+subagents that run in parallel (sharing the system prompt's blocks, a few spawning one of their
+own) and its next turn joins them; tool waits of 0.3 to 1.5 s between a reply and the next call.
 """
 
 import json
@@ -76,6 +82,63 @@ def sessions(rng):
     return lines
 
 
+CC_BLOCK = 64
+
+
+def agent_calls(rng, t, turns, system, next_id, depth, model):
+    """One agent's `requests` from time `t`: its calls, each after the previous reply and a tool
+    wait, some followed by subagents its next call joins. Returns the entries and the time its
+    last reply (or its children's) came."""
+    entries = []
+    context = list(system)
+    end = t
+    for turn in range(turns):
+        context = context + next_id(rng.randint(2, 6))
+        out = rng.randint(40, 240)
+        api = round(0.3 + out * 0.012, 3)
+        entries.append({
+            "t": round(t, 3), "type": "s", "model": model,
+            "in": CC_BLOCK * len(context) - rng.randint(1, 40), "out": out,
+            "hash_ids": list(context), "stop": "tool_use" if turn < turns - 1 else "end_turn",
+            "api_time": api, "think_time": 0.0,
+        })
+        end = t + api
+        t = end + rng.uniform(0.3, 1.5)
+        spawn = turn < turns - 1 and depth < 2 and rng.random() < (0.6 if depth == 0 else 0.3)
+        if spawn:
+            joined = t
+            for k in range(rng.randint(1, 3 if depth == 0 else 1)):
+                child, child_end = agent_calls(rng, t + 0.05 * k, rng.randint(1, 3), system,
+                                               next_id, depth + 1, "claude-haiku")
+                entries.append({
+                    "t": round(t, 3), "type": "subagent", "agent_id": f"agent_{next_id(1)[0]:04d}",
+                    "subagent_type": "Explore", "status": "completed", "models": ["claude-haiku"],
+                    "requests": child,
+                })
+                joined = max(joined, child_end)
+            t = joined + rng.uniform(0.1, 0.4)
+            # The joined answers join the parent's context.
+            context = context + next_id(rng.randint(1, 3))
+    return entries, end
+
+
+def agents(rng):
+    jobs = []
+    for j in range(8):
+        ids = iter(range(1, 1_000_000))
+
+        def next_id(n):
+            return [next(ids) for _ in range(n)]
+
+        system = next_id(rng.randint(16, 32))
+        requests, _ = agent_calls(rng, 0.0, rng.randint(3, 5), system, next_id, 0, "claude-opus")
+        jobs.append({
+            "id": f"sample-agent-{j:02d}", "models": ["claude-opus", "claude-haiku"],
+            "block_size": CC_BLOCK, "hash_id_scope": "local", "requests": requests,
+        })
+    return jobs
+
+
 def write(name, lines):
     with open(os.path.join(HERE, name), "w") as f:
         for line in lines:
@@ -84,3 +147,8 @@ def write(name, lines):
 
 write("sample-mooncake.jsonl", mooncake(random.Random(25)))
 write("sample-sessions.jsonl", sessions(random.Random(26)))
+os.makedirs(os.path.join(HERE, "sample-agents"), exist_ok=True)
+for job in agents(random.Random(27)):
+    with open(os.path.join(HERE, "sample-agents", job["id"] + ".json"), "w") as f:
+        json.dump(job, f, indent=1)
+        f.write("\n")

@@ -2,6 +2,7 @@
 //! [`option::ChartOption`] of charming types (and CSV) by [`plot`]. No signals, no DOM: every
 //! chart is tested natively. Each chart is named once, in [`registry`].
 
+pub mod agents;
 pub mod capacity;
 pub mod choice;
 pub mod deep_dive;
@@ -195,10 +196,10 @@ mod tests {
     #[test]
     fn every_fixed_chart_renders_from_the_samples() {
         let (report, sessions) = (sample(), sessions_sample());
-        let (fitted, lengths) = (fitted_sample(), lengths_sample());
+        let (fitted, lengths, agents) = (fitted_sample(), lengths_sample(), agents_sample());
         for chart in CHARTS {
             let id = chart.id;
-            let drawn = [&report, &sessions, &fitted, &lengths].map(|r| {
+            let drawn = [&report, &sessions, &fitted, &lengths, &agents].map(|r| {
                 with_sources(r, |s| {
                     let plot = plot_by_id(id, s, &ViewState::default()).unwrap();
                     let csv = chart_csv(id, s, &ViewState::default()).unwrap();
@@ -208,13 +209,15 @@ mod tests {
                 })
             });
             // The sample has no sessions: the Users charts show nothing there. Only the lengths
-            // fixture's requests had lengths of their own.
+            // fixture's requests had lengths of their own, only the agents fixture ran jobs.
             if id.starts_with("users.") {
                 assert_eq!(drawn[..2], [false, true], "{id}");
             } else if id.starts_with("what_if.") {
-                assert_eq!(drawn, [false, false, true, false], "{id}");
+                assert_eq!(drawn[..4], [false, false, true, false], "{id}");
             } else if id.starts_with("lengths.") {
-                assert_eq!(drawn, [false, false, false, true], "{id}");
+                assert_eq!(drawn[..4], [false, false, false, true], "{id}");
+            } else if id.starts_with("agents.") {
+                assert_eq!(drawn, [false, false, false, false, true], "{id}");
             } else {
                 assert!(drawn[0], "{id} has no data");
             }

@@ -39,6 +39,10 @@ pub enum XAxis {
     RequestOutput,
     /// Tokens of a request, input or output (length histograms): linear.
     RequestTokens,
+    /// Agentic jobs in flight at once (agents mode): a doubling sweep, log2.
+    Jobs,
+    /// Seconds since a job's first call (its swim lanes): linear.
+    JobSeconds,
 }
 
 impl XAxis {
@@ -55,6 +59,8 @@ impl XAxis {
             XAxis::RequestInput => "Input tokens of the request",
             XAxis::RequestOutput => "Output tokens of the request",
             XAxis::RequestTokens => "Tokens per request",
+            XAxis::Jobs => "Concurrent jobs",
+            XAxis::JobSeconds => "Seconds since the job started",
         }
     }
 
@@ -70,6 +76,7 @@ impl XAxis {
                 | XAxis::RequestInput
                 | XAxis::RequestOutput
                 | XAxis::RequestTokens
+                | XAxis::JobSeconds
         )
     }
 
@@ -117,6 +124,12 @@ pub enum LineKind {
     /// Points alone, unjoined: one per request. Each point's tooltip text is its `notes`
     /// entry (the value with its unit and what the request was).
     Points,
+    /// One call of a swim lane: a thick bar between its two points (send, last token), each
+    /// naming the call in an item tooltip ([`Line::details`]). Calls of one agent share a name,
+    /// hence a colour and one legend entry.
+    Lane,
+    /// An arrow between lanes (a spawn or a join): thin, dotted, without symbols, silent.
+    Link,
 }
 
 /// One series: display name (raw text, escaped when rendered), y axis index, points in display

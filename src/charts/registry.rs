@@ -7,6 +7,7 @@
 //! The capacity analysis adds one chart per use case of the main report,
 //! `capacity.<use case>` ([`capacity_id`], [`capacity_title`]).
 
+use infermeter_report::analysis::agents::has_agents;
 use infermeter_report::analysis::sessions::SessionFindings;
 use infermeter_report::analysis::use_cases::{targets, CapacityTarget};
 
@@ -15,8 +16,8 @@ use super::plot::Plot;
 use infermeter_report::lengths::LevelLengths;
 
 use super::{
-    capacity, choice, deep_dive, fastest, goodput, lengths, power, scale_up, throughput, users,
-    what_if, Source,
+    agents, capacity, choice, deep_dive, fastest, goodput, lengths, power, scale_up, throughput,
+    users, what_if, Source,
 };
 use crate::findings::{self as words, Finding};
 use crate::state::{Scope, ViewState};
@@ -371,7 +372,28 @@ pub const WHAT_IF_CHARTS: [&Chart; 4] = [
 ];
 
 /// Every chart with a fixed id, in page order.
-pub const CHARTS: [&Chart; 33] = [
+pub const AGENTS_COMPLETION: Chart = Chart {
+    id: "agents.completion",
+    title: "Job Completion Time by Concurrent Jobs",
+    intro: "An agent's user waits for the whole task, not one call: how long a job takes from its first call to its last reply, its subagents included, as more jobs share the engine.",
+    caption: "Job completion time (s) at each number of concurrent jobs, one line per agents scenario.",
+    plot: agents::completion,
+    finding: None,
+};
+
+pub const AGENTS_LANES: Chart = Chart {
+    id: "agents.lanes",
+    title: "One Job, Agent by Agent",
+    intro: "The job of median completion time at the most concurrent jobs tested, one lane per agent: each bar is a call from its send to its last token, the gaps between bars are tool and think time or waits for subagents. Dotted links show where a subagent was spawned and where its parent's next call joined it. Hover a call for its agent, depth and tokens.",
+    caption: "Seconds since the job's first call; the root agent on top, subagents below in the order they started.",
+    plot: agents::lanes,
+    finding: None,
+};
+
+/// The Agents section's charts: listed only for reports with agentic jobs.
+const AGENTS_CHARTS: [&str; 2] = [AGENTS_COMPLETION.id, AGENTS_LANES.id];
+
+pub const CHARTS: [&Chart; 35] = [
     &CHOICE_FRONTIER,
     &FASTEST_DECODE,
     &FASTEST_ITL,
@@ -401,6 +423,8 @@ pub const CHARTS: [&Chart; 33] = [
     &USERS_TTFT_BY_USERS,
     &USERS_CACHE_HITS,
     &USERS_TIMELINE,
+    &AGENTS_COMPLETION,
+    &AGENTS_LANES,
     &WHAT_IF_TTFT,
     &WHAT_IF_ITL,
     &WHAT_IF_DECODE,
@@ -479,7 +503,8 @@ pub fn title_of(id: &str, sources: &[Source]) -> Option<String> {
 }
 
 /// Every chart the reports can show, `(id, title)`: [`CHARTS`] (the Users section's only when
-/// a report has sessions or traces, the length charts only when it has varied lengths, the
+/// a report has sessions or traces, the Agents section's only when one has agentic jobs, the
+/// length charts only when it has varied lengths, the
 /// What-if section's only when the main report has a fit) then one capacity chart per use case
 /// of the main report.
 pub fn chart_list(sources: &[Source]) -> Vec<(String, String)> {
@@ -492,9 +517,11 @@ pub fn chart_list(sources: &[Source]) -> Vec<(String, String)> {
     let varied = sources
         .iter()
         .any(|s| LevelLengths::exist_in(s.analysis.report()));
+    let agents = (sources.iter()).any(|s| has_agents(s.analysis.report()));
     let fixed = CHARTS
         .iter()
         .filter(|c| sessions || !USERS_CHARTS.contains(&c.id))
+        .filter(|c| agents || !AGENTS_CHARTS.contains(&c.id))
         .filter(|c| fitted || !WHAT_IF_CHARTS.iter().any(|w| w.id == c.id))
         .filter(|c| varied || !LENGTH_CHARTS.iter().any(|l| l.id == c.id))
         .map(|c| (c.id.to_string(), c.title.to_string()));
@@ -509,7 +536,9 @@ pub fn chart_list(sources: &[Source]) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::charts::test_support::{assert_written_once, sample, sessions_sample, with_sources};
+    use crate::charts::test_support::{
+        agents_sample, assert_written_once, sample, sessions_sample, with_sources,
+    };
 
     /// Each chart is named in one place: its id and title are written once in the viewer's
     /// source (here), so a section, the embed route and the chart list cannot drift apart.
@@ -528,10 +557,15 @@ mod tests {
         let report = sample();
         let list = with_sources(&report, chart_list);
         let use_cases = targets(&report);
-        // The sample has no sessions and fixed lengths: no Users or length charts.
+        // The sample has no sessions, no agents and fixed lengths: no Users, Agents or length
+        // charts.
         assert_eq!(
             list.len(),
-            CHARTS.len() - USERS_CHARTS.len() - WHAT_IF_CHARTS.len() - LENGTH_CHARTS.len()
+            CHARTS.len()
+                - USERS_CHARTS.len()
+                - AGENTS_CHARTS.len()
+                - WHAT_IF_CHARTS.len()
+                - LENGTH_CHARTS.len()
                 + use_cases.len()
         );
         let sessions = sessions_sample();
@@ -539,8 +573,13 @@ mod tests {
         assert!(USERS_CHARTS
             .iter()
             .all(|id| with_users.iter().any(|(listed, _)| listed == id)));
+        let with_agents = with_sources(&agents_sample(), chart_list);
+        assert!(AGENTS_CHARTS
+            .iter()
+            .all(|id| with_agents.iter().any(|(listed, _)| listed == id)));
         let fixed = CHARTS.iter().filter(|c| {
             !USERS_CHARTS.contains(&c.id)
+                && !AGENTS_CHARTS.contains(&c.id)
                 && !WHAT_IF_CHARTS.iter().any(|w| w.id == c.id)
                 && !c.id.starts_with("lengths.")
         });

@@ -39,6 +39,13 @@ pub fn lengths_sample() -> Report {
         .expect("the lengths fixture loads")
 }
 
+/// The browser tests' agentic report: the collector's cc-traces fixture at 1, 4 and 8
+/// concurrent jobs on the simulator (tests/browser/fixtures/make-agents.sh).
+pub fn agents_sample() -> Report {
+    load_report(include_str!("../../tests/browser/fixtures/agents.json"))
+        .expect("the agents fixture loads")
+}
+
 /// Runs `f` with the sources of one report.
 pub fn with_sources<T>(report: &Report, f: impl FnOnce(&[Source]) -> T) -> T {
     let reports = std::slice::from_ref(report);

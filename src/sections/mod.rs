@@ -12,6 +12,7 @@ use crate::components::{measure_sticky_bars, ChartView};
 use crate::findings::{for_each_report, Finding, Findings};
 use crate::state::{ReportContext, Scope, ViewState};
 
+pub mod agents;
 pub mod capacity;
 pub mod choice;
 pub mod deep_dive;
@@ -71,6 +72,10 @@ pub const USERS: SectionInfo = SectionInfo {
     id: "users",
     title: "Users, Sessions and Caching",
 };
+pub const AGENTS: SectionInfo = SectionInfo {
+    id: "agents",
+    title: "Agentic Jobs",
+};
 pub const WHAT_IF: SectionInfo = SectionInfo {
     id: "what-if",
     title: "What If: Beyond the Measured Levels",
@@ -97,7 +102,7 @@ pub const EXPERIENCE: SectionInfo = SectionInfo {
 };
 
 /// The sections the table of contents links to, in page order.
-const TOC: [&SectionInfo; 15] = [
+const TOC: [&SectionInfo; 16] = [
     &CHOICE,
     &SCENARIOS,
     &GLOSSARY,
@@ -107,6 +112,7 @@ const TOC: [&SectionInfo; 15] = [
     &CAPACITY,
     &GOODPUT,
     &USERS,
+    &AGENTS,
     &WHAT_IF,
     &DEEP_DIVE,
     &MEASUREMENTS,
@@ -165,6 +171,7 @@ fn build_remaining_sections() -> AnyView {
         <capacity::CapacitySection />
         <goodput::GoodputSection />
         <users::UsersSection />
+        <agents::AgentsSection />
         <what_if::WhatIfSection />
         <deep_dive::DeepDiveSection />
         <measurements::MeasurementsSection />
@@ -176,18 +183,19 @@ fn build_remaining_sections() -> AnyView {
 }
 
 /// Links to every section, as in the published reports; sticky on wide screens, where the
-/// sections land below it (`measure_sticky_bars`). The Users section is linked only when it is
-/// shown.
+/// sections land below it (`measure_sticky_bars`). The Users and Agents sections are linked
+/// only when they are shown.
 #[component]
 fn TableOfContents() -> impl IntoView {
     let ctx = context();
     let with_users = users::has_sessions(ctx);
+    let with_agents = agents::shows_agents(ctx);
     let contents = NodeRef::new();
     measure_sticky_bars(contents);
     view! {
         <nav class="toc" data-testid="toc" aria-label="Contents" node_ref=contents>
             <ol>
-                {TOC.iter().filter(|s| s.id != USERS.id || with_users).map(|s| view! {
+                {TOC.iter().filter(|s| (s.id != USERS.id || with_users) && (s.id != AGENTS.id || with_agents)).map(|s| view! {
                     <li><a href=format!("#{}", s.id)>{s.title}</a></li>
                 }).collect_view()}
             </ol>

@@ -382,6 +382,7 @@ async fn splits_at_1_4_16(name: &str, section: &str) {
         }
         let completed = agents.jobs.iter().filter(|j| j.ok).count();
         assert_eq!(completed, 16, "@{}", level.concurrency);
+        assert_sample_job_is_the_median_as_recorded(level, &mine);
         let per_hour = 16.0 / (level.duration_s / 3600.0);
         // The summary's median job completion time, from the records' send and end times.
         let mut walls: Vec<f64> = (0..16u64)
@@ -480,4 +481,80 @@ async fn two_shards_deal_out_the_jobs_and_merge_into_every_job() {
         2,
         "both shards played jobs"
     );
+}
+
+/// The level's sample job (the viewer's swim lanes) is its job of median wall time, the lower
+/// middle one, recomputed from the records' send and end times; its calls are that job's
+/// records, timed from its first send; and the lanes' spawns and joins link each child to its
+/// parent's calls as the records place them, a child's first send after its spawn and the
+/// joining call's send after the child's last reply.
+fn assert_sample_job_is_the_median_as_recorded(
+    level: &infermeter_report::Level,
+    mine: &[&RequestRecord],
+) {
+    let end = |r: &RequestRecord| r.sent_s + r.e2e_s.unwrap();
+    let mut walls: Vec<(f64, u64)> = Vec::new();
+    let mut jobs: Vec<u64> = mine.iter().filter_map(|r| r.agent.map(|a| a.job)).collect();
+    jobs.sort_unstable();
+    jobs.dedup();
+    for job in jobs {
+        let calls: Vec<&&RequestRecord> = (mine.iter())
+            .filter(|r| r.agent.is_some_and(|a| a.job == job))
+            .collect();
+        let first = calls.iter().map(|r| r.sent_s).fold(f64::INFINITY, f64::min);
+        let last = calls.iter().map(|r| end(r)).fold(0.0, f64::max);
+        walls.push((last - first, job));
+    }
+    walls.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (wall, median) = walls[(walls.len() - 1) / 2];
+    let sample = level
+        .agents
+        .as_ref()
+        .unwrap()
+        .sample_job
+        .as_ref()
+        .expect("a sample job");
+    assert_eq!(sample.job, median, "@{}", level.concurrency);
+    assert!((sample.wall_s - wall).abs() < 1e-9);
+    let calls: Vec<&&RequestRecord> = (mine.iter())
+        .filter(|r| r.agent.is_some_and(|a| a.job == median))
+        .collect();
+    assert_eq!(sample.calls.len(), calls.len());
+    let first = calls.iter().map(|r| r.sent_s).fold(f64::INFINITY, f64::min);
+    for c in &sample.calls {
+        let r = calls
+            .iter()
+            .find(|r| r.agent == Some(c.place))
+            .expect("a recorded call");
+        assert!((c.sent_s - (r.sent_s - first)).abs() < 1e-9, "{c:?}");
+        assert!((c.end_s - (end(r) - first)).abs() < 1e-9, "{c:?}");
+        assert_eq!(
+            (c.input_tokens, c.output_tokens),
+            (r.input_tokens, r.output_tokens)
+        );
+    }
+    let lanes = infermeter_report::analysis::agents::job_lanes(level).unwrap();
+    let children = calls
+        .iter()
+        .filter(|r| r.agent.unwrap().call == 0 && r.agent.unwrap().parent.is_some())
+        .count();
+    assert_eq!(lanes.spawns.len(), children, "every child is spawned");
+    let joined = calls
+        .iter()
+        .filter(|r| {
+            let a = r.agent.unwrap();
+            a.call == 0 && a.joined_by.is_some()
+        })
+        .count();
+    assert_eq!(lanes.joins.len(), joined, "every joined child is joined");
+    for link in lanes.spawns.iter().chain(&lanes.joins) {
+        assert!(link.from.0 <= link.to.0 + 1e-9, "{link:?}");
+    }
+    for link in &lanes.joins {
+        let child_last = (calls.iter())
+            .filter(|r| r.agent.unwrap().agent == link.from.1)
+            .map(|r| end(r) - first)
+            .fold(0.0, f64::max);
+        assert!((link.from.0 - child_last).abs() < 1e-9, "{link:?}");
+    }
 }

@@ -7,37 +7,42 @@
 use std::collections::BTreeMap;
 
 use super::Trial;
-use crate::schema::{AgentCall, AgentsLevel, DepthCache, JobFigures, Outcome, RequestRecord};
+use crate::schema::{
+    AgentCall, AgentsLevel, DepthCache, JobFigures, Outcome, RequestRecord, SampleCall, SampleJob,
+};
 use crate::stats::Distribution;
 
 /// One call of a job: its place, when it was sent and when its reply ended (seconds after the
-/// level's start), and whether it succeeded.
+/// level's start), whether it succeeded, and its record (for the level's sample job).
 #[derive(Debug, Clone, Copy)]
-struct Span {
+struct Span<'a> {
     call: AgentCall,
     sent: f64,
     end: f64,
     ok: bool,
+    record: &'a RequestRecord,
 }
 
-impl Span {
-    fn of(r: &RequestRecord, call: AgentCall) -> Span {
+impl Span<'_> {
+    fn of(r: &RequestRecord, call: AgentCall) -> Span<'_> {
         Span {
             call,
             sent: r.sent_s,
             end: r.sent_s + r.e2e_s.unwrap_or(0.0),
             ok: r.outcome == Outcome::Ok,
+            record: r,
         }
     }
 }
 
 /// The level's agents figures; `None` when no record names an agentic call.
 pub fn agents_level(trials: &[Trial<'_>]) -> Option<AgentsLevel> {
-    let mut jobs: BTreeMap<(u32, u64), Vec<Span>> = BTreeMap::new();
+    let mut spans: BTreeMap<(u32, u64), Vec<Span>> = BTreeMap::new();
     let mut depths: BTreeMap<u32, DepthCache> = BTreeMap::new();
     for r in trials.iter().flat_map(|t| t.records).filter(|r| !r.warmup) {
         let Some(call) = r.agent else { continue };
-        jobs.entry((r.trial, call.job))
+        spans
+            .entry((r.trial, call.job))
             .or_default()
             .push(Span::of(r, call));
         if let (Outcome::Ok, Some(input), Some(cached)) =
@@ -54,11 +59,11 @@ pub fn agents_level(trials: &[Trial<'_>]) -> Option<AgentsLevel> {
             d.cached_tokens += u64::from(cached);
         }
     }
-    if jobs.is_empty() {
+    if spans.is_empty() {
         return None;
     }
-    let mut jobs: Vec<JobFigures> = (jobs.into_iter())
-        .map(|((trial, job), spans)| job_figures(trial, job, &spans))
+    let mut jobs: Vec<JobFigures> = (spans.iter())
+        .map(|(&(trial, job), spans)| job_figures(trial, job, spans))
         .collect();
     jobs.sort_by(|a, b| {
         (a.trial, a.start_s, a.job)
@@ -80,8 +85,45 @@ pub fn agents_level(trials: &[Trial<'_>]) -> Option<AgentsLevel> {
             0.0
         },
         cache_by_depth: depths.into_values().collect(),
+        sample_job: median_job(&jobs)
+            .and_then(|j| Some(sample_job(j, spans.get(&(j.trial, j.job))?))),
         jobs,
     })
+}
+
+/// The job of median wall time among those whose calls all succeeded (the lower of the two
+/// middle ones), or among all when none did.
+fn median_job(jobs: &[JobFigures]) -> Option<&JobFigures> {
+    let mut pick: Vec<&JobFigures> = jobs.iter().filter(|j| j.ok).collect();
+    if pick.is_empty() {
+        pick = jobs.iter().collect();
+    }
+    pick.sort_by(|a, b| a.wall_s.total_cmp(&b.wall_s));
+    pick.get(pick.len().checked_sub(1)? / 2).copied()
+}
+
+/// A job's calls with their times from its start, by agent then call.
+fn sample_job(job: &JobFigures, spans: &[Span]) -> SampleJob {
+    let mut calls: Vec<SampleCall> = (spans.iter())
+        .map(|s| SampleCall {
+            place: s.call,
+            sent_s: s.sent - job.start_s,
+            end_s: s.end - job.start_s,
+            ttft_s: s.record.ttft_s,
+            input_tokens: s.record.input_tokens,
+            output_tokens: s.record.output_tokens,
+            cached_tokens: s.record.cached_tokens,
+            ok: s.ok,
+        })
+        .collect();
+    calls.sort_by_key(|c| (c.place.agent, c.place.call));
+    SampleJob {
+        trial: job.trial,
+        job: job.job,
+        start_s: job.start_s,
+        wall_s: job.wall_s,
+        calls,
+    }
 }
 
 /// One job's figures from its calls' spans.
@@ -155,7 +197,7 @@ fn job_figures(trial: u32, job: u64, spans: &[Span]) -> JobFigures {
 /// The chain of calls that set the job's end: from the call that replied last, back through
 /// whatever each waited for that replied latest (its agent's previous call, the children it
 /// joined, or the parent's call it was spawned after), first call first.
-fn critical_path(spans: &[Span], last: &[Option<Span>]) -> Vec<Span> {
+fn critical_path<'a>(spans: &[Span<'a>], last: &[Option<Span<'a>>]) -> Vec<Span<'a>> {
     let find = |agent: u32, call: u32| {
         spans
             .iter()

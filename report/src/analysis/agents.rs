@@ -7,8 +7,10 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::format::format_number;
-use crate::schema::{to_ticks, AgentSource, Level, Limits, LoadMode, Report, RequestColumns, Slo};
+use super::format::{format_number, with_unit};
+use crate::schema::{
+    to_ticks, AgentSource, Level, Limits, LoadMode, Report, RequestColumns, SampleCall, Slo,
+};
 use crate::stats::Distribution;
 
 /// What an agentic job must meet: its completion time and each of its calls' TTFT, by a share
@@ -43,20 +45,24 @@ pub fn job_slo(slo: Option<&Slo>) -> Slo {
     }
 }
 
-/// How a job SLO reads: "95% of jobs within 600 s and 95% of calls' TTFT within 2 s".
+/// How a job SLO reads: "jobs within 600 s and calls' first token within 2 s, for 95% of
+/// them".
 pub fn job_slo_text(slo: &Slo) -> String {
-    let share = format_number(slo.target * 100.0);
-    let mut parts = Vec::new();
-    if let Some(s) = slo.limits.max_job_s {
-        parts.push(format!("{share}% of jobs within {} s", format_number(s)));
-    }
-    if let Some(s) = slo.limits.max_ttft_s {
-        parts.push(format!(
-            "{share}% of calls' TTFT within {} s",
-            format_number(s)
-        ));
-    }
-    parts.join(" and ")
+    let bounds: Vec<String> = [
+        (slo.limits.max_job_s).map(|s| format!("jobs within {}", with_unit(s, "s"))),
+        (slo.limits.max_ttft_s).map(|s| format!("calls' first token within {}", with_unit(s, "s"))),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let bounds = match bounds.is_empty() {
+        true => "every job completed".to_string(),
+        false => bounds.join(" and "),
+    };
+    format!(
+        "{bounds}, for {}% of them",
+        format_number(slo.target * 100.0)
+    )
 }
 
 impl AgentsFindings {
@@ -243,4 +249,99 @@ fn ttft_share(columns: &RequestColumns, max_ttft_s: Option<f64>) -> f64 {
         .filter(|(s, t)| **s == RequestColumns::OK && **t <= bound)
         .count();
     met as f64 / columns.len() as f64
+}
+
+/// A job drawn as swim lanes: one lane per agent (its number, the root's 0), each call a bar
+/// from its send to its last token, and the arrows of spawns and joins between lanes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobLanes {
+    pub agents: u32,
+    pub calls: Vec<SampleCall>,
+    /// From the parent's call the child started after (its reply's end; the parent's first send
+    /// when it started with its parent) to the child's first send.
+    pub spawns: Vec<Link>,
+    /// From a joined child's last reply to the parent's call that waited for it (its send).
+    pub joins: Vec<Link>,
+}
+
+/// An arrow between two lanes: `(seconds after the job's start, agent)` at each end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Link {
+    pub from: (f64, u32),
+    pub to: (f64, u32),
+}
+
+/// The swim lanes of a level's sample job; `None` for a level without one.
+pub fn job_lanes(level: &Level) -> Option<JobLanes> {
+    let job = level.agents.as_ref()?.sample_job.as_ref()?;
+    let calls = &job.calls;
+    let find = |agent: u32, call: u32| {
+        (calls.iter()).find(|c| c.place.agent == agent && c.place.call == call)
+    };
+    let (mut spawns, mut joins) = (Vec::new(), Vec::new());
+    for first in calls.iter().filter(|c| c.place.call == 0) {
+        let (child, Some(parent)) = (first.place.agent, first.place.parent) else {
+            continue;
+        };
+        let from = match first.place.spawned_after {
+            Some(after) => find(parent, after).map(|c| c.end_s),
+            None => find(parent, 0).map(|c| c.sent_s),
+        };
+        if let Some(from) = from {
+            spawns.push(Link {
+                from: (from, parent),
+                to: (first.sent_s, child),
+            });
+        }
+        let last = (calls.iter())
+            .filter(|c| c.place.agent == child)
+            .map(|c| c.end_s)
+            .fold(f64::NEG_INFINITY, f64::max);
+        if let Some(by) = first.place.joined_by.and_then(|k| find(parent, k)) {
+            joins.push(Link {
+                from: (last, child),
+                to: (by.sent_s, parent),
+            });
+        }
+    }
+    Some(JobLanes {
+        agents: calls.iter().map(|c| c.place.agent + 1).max().unwrap_or(0),
+        calls: calls.clone(),
+        spawns,
+        joins,
+    })
+}
+
+/// The level of an agents series whose sample job the page draws: the most concurrent jobs
+/// (where contention shows) of the first agents scenario.
+pub fn lanes_level(report: &Report) -> Option<&Level> {
+    (report.series.iter())
+        .filter(|s| s.mode == LoadMode::Agents)
+        .flat_map(|s| s.levels.iter())
+        .filter(|l| l.agents.as_ref().is_some_and(|a| a.sample_job.is_some()))
+        .max_by_key(|l| l.concurrency)
+}
+
+/// Whether `report` played agentic jobs (an agents series with a level): the viewer's Agents
+/// section shows only then.
+pub fn has_agents(report: &Report) -> bool {
+    (report.series.iter()).any(|s| s.mode == LoadMode::Agents && !s.levels.is_empty())
+}
+
+impl AgentsFindings {
+    /// What the scenario named `name` serves under its SLO, in concurrent jobs.
+    pub fn capacity_sentence(&self, name: &str) -> String {
+        let slo = job_slo_text(&self.slo);
+        match self.capacity_jobs {
+            Some(n) => format!(
+                "{name} serves {n} concurrent job{} within the SLO ({slo}): the most tested that meets it{}.",
+                if n == 1 { "" } else { "s" },
+                match self.levels.last().is_some_and(|l| l.meets) {
+                    true => ", every level tested passes",
+                    false => "",
+                }
+            ),
+            None => format!("{name}: no level tested meets the SLO ({slo}), not even the first."),
+        }
+    }
 }

@@ -68,6 +68,43 @@ pub struct AgentsLevel {
     pub jobs_per_hour: f64,
     /// Cached against prompt tokens of the successful calls, by agent depth (0: the roots).
     pub cache_by_depth: Vec<DepthCache>,
+    /// The calls of one job as played, to draw it: the level's job of median wall time among
+    /// those whose calls all succeeded (among all its jobs when none did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_job: Option<SampleJob>,
+}
+
+/// One job's calls with their times, for the viewer's swim lanes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SampleJob {
+    /// Its trial and its number in the level ([`AgentCall::job`]).
+    pub trial: u32,
+    pub job: u64,
+    /// Its first send, seconds after the level's start, and its wall time.
+    pub start_s: f64,
+    pub wall_s: f64,
+    /// Every call, by agent then call.
+    pub calls: Vec<SampleCall>,
+}
+
+/// One call of a [`SampleJob`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SampleCall {
+    /// Its place in the job.
+    pub place: AgentCall,
+    /// Sent, and its last token (or failure), seconds after the job's start.
+    pub sent_s: f64,
+    pub end_s: f64,
+    /// Time to its first token, seconds; none when none came.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u32>,
+    pub ok: bool,
 }
 
 /// One job as played: its wall time and where it went on its root agent's lane.

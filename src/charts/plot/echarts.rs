@@ -34,8 +34,10 @@ impl Plot {
         for (line, color) in self.lines.iter().zip(self.line_colors()) {
             series.push(self.series(line, color));
             // An interval's edges share its line's name and legend entry: the entry shows or
-            // hides them together.
-            if !self.is_interval_edge(line) {
+            // hides them together; so do the calls of a swim lane.
+            let listed = legend.iter().any(|e| e.name == line.name);
+            let shared = matches!(line.kind, LineKind::Lane | LineKind::Link) && listed;
+            if !self.is_interval_edge(line) && !shared {
                 legend.push(LegendEntry {
                     name: line.name.clone(),
                     color,
@@ -147,6 +149,9 @@ impl Plot {
                 XAxis::Turn => axis.min(1).min_interval(1),
                 _ => axis.min(0),
             }
+        } else if self.x == XAxis::JobSeconds {
+            // Swim lanes: one whole-numbered lane per agent, the root's on top.
+            axis.type_(AxisType::Value).inverse(true).min_interval(1)
         } else {
             let axis = axis.type_(AxisType::Value);
             // ECharts sizes an axis from its data only; keep a limit above the data visible.
@@ -252,6 +257,22 @@ impl Plot {
             series = series
                 .symbol_size(5)
                 .line_style(LineStyle::new().opacity(0.0));
+        }
+        match line.kind {
+            LineKind::Lane => {
+                series = series
+                    .symbol_size(9)
+                    .line_style(LineStyle::new().width(9).color(color));
+            }
+            LineKind::Link => {
+                series = series.symbol(Symbol::None).silent(true).line_style(
+                    LineStyle::new()
+                        .width(1)
+                        .type_(LineStyleType::Dotted)
+                        .color(color),
+                );
+            }
+            _ => {}
         }
         if let Some(points) = self.cursor_points(line) {
             series = series.mark_point(points);
