@@ -20,8 +20,9 @@ if (!outfile) throw new Error('usage: node scripts/build-echarts.mjs OUTFILE');
 // canvas rich text), never calls showLoading, sets no decal patterns, and writes options in
 // ECharts 5's own terms (no ECharts 2-4 names for the backward-compatibility pass to rename),
 // and has value and log axes only: the time and category scales (which the axis helper imports
-// for those axis types alone, and tests with `instanceof`) are never made (2.8 KB gzip).
-const UNUSED = /\/(i18n\/langZH|theme\/dark|tooltip\/TooltipRichContent|loading\/default|visual\/decal|preprocessor\/backwardCompat|scale\/Time|scale\/Ordinal)\.js$/;
+// for those axis types alone, and tests with `instanceof`) are never made (2.8 KB gzip), nor
+// is zrender's incremental displayable (only the large-data views of other series draw with it).
+const UNUSED = /\/(i18n\/langZH|theme\/dark|tooltip\/TooltipRichContent|loading\/default|visual\/decal|preprocessor\/backwardCompat|scale\/Time|scale\/Ordinal|graphic\/IncrementalDisplayable)\.js$/;
 const dropUnused = {
   name: 'drop-unused-echarts-modules',
   setup(build) {
