@@ -18,8 +18,11 @@ if (!outfile) throw new Error('usage: node scripts/build-echarts.mjs OUTFILE');
 // ECharts registers these whether or not they are used, so they are replaced by empty modules:
 // the viewer shows English only, passes its own theme colours, renders tooltips as HTML (not
 // canvas rich text), never calls showLoading, sets no decal patterns, and writes options in
-// ECharts 5's own terms (no ECharts 2-4 names for the backward-compatibility pass to rename).
-const UNUSED = /\/(i18n\/langZH|theme\/dark|tooltip\/TooltipRichContent|loading\/default|visual\/decal|preprocessor\/backwardCompat)\.js$/;
+// ECharts 5's own terms (no ECharts 2-4 names for the backward-compatibility pass to rename),
+// and has value and log axes only: the time and category scales (which the axis helper imports
+// for those axis types alone, and tests with `instanceof`) are never made (2.8 KB gzip), nor
+// is zrender's incremental displayable (only the large-data views of other series draw with it).
+const UNUSED = /\/(i18n\/langZH|theme\/dark|tooltip\/TooltipRichContent|loading\/default|visual\/decal|preprocessor\/backwardCompat|scale\/Time|scale\/Ordinal|graphic\/IncrementalDisplayable)\.js$/;
 const dropUnused = {
   name: 'drop-unused-echarts-modules',
   setup(build) {

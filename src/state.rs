@@ -466,12 +466,12 @@ impl ViewState {
             _ => None,
         };
         ViewState {
-            threshold_overrides: self
-                .threshold_overrides
-                .iter()
-                .filter(|(id, _)| Some(id.as_str()) == use_case)
-                .map(|(id, t)| (id.clone(), *t))
-                .collect(),
+            threshold_overrides: infermeter_report::order::btree_map(
+                self.threshold_overrides
+                    .iter()
+                    .filter(|(id, _)| Some(id.as_str()) == use_case)
+                    .map(|(id, t)| (id.clone(), *t)),
+            ),
             slo: match scope {
                 Scope::Goodput | Scope::WhatIf => self.slo.clone(),
                 _ => SloChoice::default(),

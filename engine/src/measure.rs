@@ -86,7 +86,9 @@ pub fn measure(profile: &Profile, spec: &LevelSpec) -> Figures {
                 .fold(f64::MAX, f64::min);
             let mut after_first_wave: Vec<&RequestTiming> = t[n.min(t.len())..].iter().collect();
             // Stable: requests finishing in the same step keep their send order.
-            after_first_wave.sort_by(|a, b| a.finished().total_cmp(&b.finished()));
+            infermeter_report::order::sort_by(&mut after_first_wave, |a, b| {
+                a.finished().total_cmp(&b.finished())
+            });
             let window = &after_first_wave[..m.min(after_first_wave.len())];
             let end = window.last().map_or(start, |r| r.finished());
             figures(window.iter().copied(), &t, start, end)

@@ -129,7 +129,9 @@ pub fn simulate(profile: &Profile, workload: &Workload) -> Vec<RequestTiming> {
         Arrival::Burst => pending.extend((0..n).map(|i| (front_end.reach(0.0), i))),
         Arrival::At(times) => {
             let mut sent: Vec<(f64, usize)> = times.iter().copied().zip(0..n).collect();
-            sent.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            infermeter_report::order::sort_by(&mut sent, |a, b| {
+                a.0.total_cmp(&b.0).then(a.1.cmp(&b.1))
+            });
             for (t, i) in sent {
                 timings[i].sent = t;
                 pending.push((front_end.reach(t), i));

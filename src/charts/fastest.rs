@@ -98,7 +98,7 @@ pub fn envelope(lines: &[Line]) -> (Points, Points) {
         .iter()
         .flat_map(|l| l.points.iter().map(|p| p.0))
         .collect();
-    xs.sort_by(f64::total_cmp);
+    xs.sort_unstable_by(f64::total_cmp);
     xs.dedup();
     xs.into_iter()
         .map(|x| {

@@ -36,7 +36,7 @@ fn by_length(
                 if requests.is_empty() {
                     continue;
                 }
-                requests.sort_by_key(|r| point(r).0);
+                infermeter_report::order::sort_by_key(&mut requests, |r| point(r).0);
                 let shows = format!("{name}, {}", series.mode.describe_level(level));
                 let points = requests
                     .iter()

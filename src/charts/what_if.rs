@@ -102,7 +102,7 @@ impl Question {
     pub fn loads(&self) -> Vec<u32> {
         let mut loads = curve_loads(self.highest);
         loads.push(self.load);
-        loads.sort_unstable();
+        infermeter_report::order::sort(&mut loads);
         loads.dedup();
         loads
     }

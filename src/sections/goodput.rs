@@ -134,7 +134,7 @@ fn TargetSelect(prefix: &'static str) -> impl IntoView {
     let mut offered: Vec<f64> = TARGETS.to_vec();
     if !offered.contains(&base.target) {
         offered.push(base.target);
-        offered.sort_by(f64::total_cmp);
+        offered.sort_unstable_by(f64::total_cmp);
     }
     view! {
         <label class="control">

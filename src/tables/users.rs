@@ -45,7 +45,7 @@ fn table(served: &[ScenarioUsersServed]) -> UsersTable {
         .iter()
         .flat_map(|s| s.served.iter().map(|u| u.cache))
         .collect();
-    caches.sort();
+    infermeter_report::order::sort(&mut caches);
     caches.dedup();
     let mut rows: Vec<UsersRow> = Vec::new();
     for scenario in served {

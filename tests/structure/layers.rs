@@ -23,7 +23,7 @@ pub const COLLECTOR: &[&[&str]] = &[
 /// JSON schema), the analysis of a report (the presets name its thresholds), reading other
 /// tools' results into a report, reading and checking a report file, the parts a report is
 /// assembled from (levels from records, the index of a sweep), prompt and output lengths, and
-/// at the bottom the schema and its statistics.
+/// at the bottom the schema, its statistics and the sort they all use.
 pub const REPORT: &[&[&str]] = &[
     &["summary", "json_schema"],
     &["analysis", "presets"],
@@ -31,7 +31,7 @@ pub const REPORT: &[&[&str]] = &[
     &["load"],
     &["validate", "aggregate", "index"],
     &["lengths"],
-    &["schema", "stats", "inline", "pretty_json"],
+    &["schema", "stats", "inline", "pretty_json", "order"],
 ];
 
 /// Imports from a lower layer into a higher one, and top-level modules no layer names.

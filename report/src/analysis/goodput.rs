@@ -425,7 +425,8 @@ pub fn saturation(level: &Level) -> Option<Saturation> {
     let quarter = ttfts.len() / 4;
     let median = |part: &[f64]| {
         let mut sorted = part.to_vec();
-        sorted.sort_by(f64::total_cmp);
+        // Unstable: equal under total_cmp is the same bits, and it is the sort stats compiles.
+        sorted.sort_unstable_by(f64::total_cmp);
         crate::stats::percentile_sorted(&sorted, 50.0)
     };
     let first_ttft_s = median(&ttfts[..quarter]);
@@ -463,7 +464,7 @@ pub fn stream_smoothness(level: &Level) -> Option<StreamSmoothness> {
         .filter(|&j| j > 0)
         .map(|j| f64::from(j) / 100.0)
         .collect();
-    jitters.sort_by(f64::total_cmp);
+    jitters.sort_unstable_by(f64::total_cmp);
     Some(StreamSmoothness {
         stalls: completed().map(|i| u64::from(columns.stalls[i])).sum(),
         stalled_requests: completed().filter(|&i| columns.stalls[i] > 0).count() as u64,

@@ -30,7 +30,7 @@ impl MonotoneCurve {
             .copied()
             .filter(|(x, y)| x.is_finite() && y.is_finite())
             .collect();
-        sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+        crate::order::sort_by(&mut sorted, |a, b| a.0.total_cmp(&b.0));
         sorted.dedup_by(|later, earlier| later.0 == earlier.0);
         if sorted.is_empty() {
             return None;

@@ -60,10 +60,10 @@ fn settings(report: &Report) -> Vec<(&str, &str)> {
 fn parameters(all: &[Report], report: &Report) -> String {
     let mut keys: Vec<&str> = Vec::new();
     let swept = all.iter().flat_map(|r| &r.metadata.configuration);
-    let labelled: BTreeSet<&str> = all
-        .iter()
-        .flat_map(|r| r.metadata.labels.keys().map(String::as_str))
-        .collect();
+    let labelled: BTreeSet<&str> = crate::order::btree_set(
+        all.iter()
+            .flat_map(|r| r.metadata.labels.keys().map(String::as_str)),
+    );
     for key in swept
         .flat_map(|c| c.parameters.iter().map(|(k, _)| k))
         .chain(labelled)
@@ -161,7 +161,7 @@ pub fn report_labels(reports: &[Report]) -> Vec<String> {
 }
 
 fn all_unique(labels: &[String]) -> bool {
-    labels.iter().collect::<BTreeSet<_>>().len() == labels.len()
+    crate::order::btree_set(labels).len() == labels.len()
 }
 
 #[cfg(test)]

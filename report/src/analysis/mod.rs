@@ -98,7 +98,7 @@ impl<'a> Analysis<'a> {
             .filter(|s| s.mode == mode)
             .flat_map(|s| s.levels.iter().map(|l| l.concurrency))
             .collect();
-        levels.sort_unstable();
+        crate::order::sort(&mut levels);
         levels.dedup();
         levels
     }

@@ -192,7 +192,7 @@ pub struct CachingEffect {
 impl SessionScenario {
     fn of(scenario: &Scenario, shape: &SessionShape, series: &[&Series], stat: Stat) -> Self {
         let mut series: Vec<&Series> = series.to_vec();
-        series.sort_by_key(|s| (s.mode != LoadMode::Users, s.cache));
+        crate::order::sort_by_key(&mut series, |s| (s.mode != LoadMode::Users, s.cache));
         let last_turn_context_tokens = last_turn_context(scenario, shape);
         let users_served = scenario_users_served(
             scenario,

@@ -144,7 +144,7 @@ pub fn timeline_levels(report: &Report) -> Vec<TimelineLevel> {
                 })
         })
         .collect();
-    levels.sort_by_key(|l| !l.is_session);
+    crate::order::sort_by_key(&mut levels, |l| !l.is_session);
     levels
 }
 

@@ -110,7 +110,7 @@ pub fn workloads(report: &Report) -> Vec<Workload> {
                 };
                 let hi = loads.iter().copied().fold(lo, f64::max);
                 let mut caches: Vec<CacheUse> = of(mode).filter_map(|s| s.cache).collect();
-                caches.sort();
+                crate::order::sort(&mut caches);
                 caches.dedup();
                 out.push(Workload::Sessions {
                     scenario_name: scenario.name.clone(),

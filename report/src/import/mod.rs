@@ -387,16 +387,12 @@ pub(crate) fn absent_notes(notes: &[Option<(&str, &str)>]) -> BTreeMap<String, S
     text_map(&mut notes.iter().flatten().copied())
 }
 
-/// Text pairs as a map, inserted one by one: `collect` into a map sorts first, and each sort
-/// it instantiates weighs kilobytes in the viewer's wasm.
+/// Text pairs as a map, inserted one by one ([`crate::order::btree_map`]: `collect` into a map
+/// sorts first, and each sort it instantiates weighs kilobytes in the viewer's wasm).
 pub(crate) fn text_map<'a>(
     pairs: &mut dyn Iterator<Item = (&'a str, &'a str)>,
 ) -> BTreeMap<String, String> {
-    let mut map = BTreeMap::new();
-    for (k, v) in pairs {
-        map.insert(k.to_string(), v.to_string());
-    }
-    map
+    crate::order::btree_map(pairs.map(|(k, v)| (k.to_string(), v.to_string())))
 }
 
 /// Runs of one tool and model into reports: levels join a report until one repeats a load

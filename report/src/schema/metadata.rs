@@ -324,9 +324,8 @@ impl Default for Measurement {
                 "every gap between content-carrying stream events, pooled",
             ),
         ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+        .map(|(k, v)| (k.to_string(), v.to_string()));
+        let pooling = crate::order::btree_map(pooling);
         Measurement {
             output_token_source: TokenSource::Usage,
             ttft_definition: "from request start (scheduled start in rate mode) to the first stream event carrying content, reasoning or a tool-call delta".into(),

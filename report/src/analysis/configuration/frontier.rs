@@ -25,7 +25,7 @@ pub fn pareto_front(points: &[(f64, f64)], higher_x: bool, higher_y: bool) -> Ve
             })
         })
         .collect();
-    front.sort_by(|&a, &b| {
+    crate::order::sort_by(&mut front, |&a, &b| {
         points[a]
             .0
             .total_cmp(&points[b].0)

@@ -168,7 +168,7 @@ impl RankingInputs<'_> {
             mode = s.mode;
             rows.push(self.row(s));
         }
-        rows.sort_by(|a, b| {
+        crate::order::sort_by(&mut rows, |a, b| {
             let (ka, kb) = (order(a), order(b));
             ka.0.cmp(&kb.0)
                 .then(ka.1.total_cmp(&kb.1))

@@ -47,9 +47,9 @@ pub fn by_context(report: &Report, metric: Metric, stat: Stat) -> Vec<ContextLin
     }
     let widest = lines.iter().map(|l| l.points.len()).max().unwrap_or(0);
     lines.retain(|l| l.points.len() == widest);
-    lines.sort_by_key(|l| l.concurrency);
+    crate::order::sort_by_key(&mut lines, |l| l.concurrency);
     for line in &mut lines {
-        line.points.sort_by_key(|p| p.input_tokens);
+        crate::order::sort_by_key(&mut line.points, |p| p.input_tokens);
     }
     lines
 }
@@ -125,7 +125,7 @@ fn single_user(report: &Report, metric: Metric, stat: Stat) -> Option<ContextSpa
         .filter(|p| p.concurrency == 1)
         .collect();
     // Stable: of scenarios with the same input length, the first listed stands for it.
-    points.sort_by_key(|p| p.input_tokens);
+    crate::order::sort_by_key(&mut points, |p| p.input_tokens);
     Some(ContextSpan {
         shortest: points.first()?.clone(),
         longest: points.last()?.clone(),

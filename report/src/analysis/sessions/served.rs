@@ -134,7 +134,7 @@ pub(super) fn scenario_users_served(
         .copied()
         .filter(|s| s.mode == LoadMode::Users)
         .collect();
-    users.sort_by_key(|s| s.cache);
+    crate::order::sort_by_key(&mut users, |s| s.cache);
     let presets: Vec<(String, String, Limits)> = use_cases()
         .into_iter()
         .filter(|uc| uc.context_tokens >= last_turn_context_tokens)
