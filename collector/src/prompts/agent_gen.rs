@@ -244,13 +244,7 @@ impl Generator<'_> {
     /// One job's agents: the root, then each agent's subagents after it (so a parent comes
     /// before its children).
     fn agents(&mut self) -> Vec<Agent> {
-        let mut agents = vec![Agent {
-            parent: None,
-            depth: 0,
-            spawned_after: None,
-            joined_by: None,
-            calls: Vec::new(),
-        }];
+        let mut agents = vec![Agent::root()];
         let mut i = 0;
         while i < agents.len() {
             self.run_agent(&mut agents, i);

@@ -136,13 +136,7 @@ fn parse_trace(v: &Value, timing: Timing) -> Result<Job, Bad> {
         Some(Value::Number(n)) => n.to_string(),
         Some(other) => return Err(top(&format!("`id` is {other}, not a string"))),
     };
-    let mut agents = vec![Agent {
-        parent: None,
-        depth: 0,
-        spawned_after: None,
-        joined_by: None,
-        calls: Vec::new(),
-    }];
+    let mut agents = vec![Agent::root()];
     walk(requests, "requests", 0, 0.0, timing, &mut agents)?;
     Ok(Job {
         name,

@@ -95,6 +95,19 @@ pub enum JobError {
     },
 }
 
+impl Agent {
+    /// A job's root agent, before its calls are added.
+    pub fn root() -> Agent {
+        Agent {
+            parent: None,
+            depth: 0,
+            spawned_after: None,
+            joined_by: None,
+            calls: Vec::new(),
+        }
+    }
+}
+
 impl Job {
     /// Checks the tree: a root first, parents before children, depths, and spawn and join
     /// points that exist in the parent, a join after the spawn.
