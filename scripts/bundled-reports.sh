@@ -41,7 +41,7 @@ reports=(
   "llama-gpu-suite|sim-llama-3.1-8b-h100-sxm-gpu-suite.json|--model llama-3.1-8b --gpu h100-sxm|engines/transformers/h100-suite.toml|$llama on 1x H100 SXM (simulated vLLM; the suite of the measured transformers report, for comparison)"
   "qwen|sim-qwen3.5-35b-a3b-fp8-h100-sxm.json|--model qwen3.5-35b-a3b-fp8 --gpu h100-sxm|four-scenario|Qwen3.5-35B-A3B-FP8 on 1x H100 SXM (simulated)"
   "chat-sessions|sim-chat-sessions.json|--model qwen3.5-35b-a3b-fp8 --gpu h100-sxm --prefix-cache|$data/sim-chat-sessions.suite.toml|Qwen3.5-35B-A3B-FP8 on 1x H100 SXM (simulated, chat sessions for 1-512 users, prefix cache allowed and defeated)"
-  "agents|sim-agents.json|--model qwen3-coder-30b-a3b --gpu h100-pcie --prefix-cache|$data/sim-agents.suite.toml|Qwen3-Coder-30B-A3B on 1x H100 PCIe (simulated, agentic jobs: 8 coding-agent traces at 1-8 concurrent jobs)"
+  "agents|sim-agents.json|--model qwen3-coder-30b-a3b --gpu h100-pcie --prefix-cache|$data/sim-agents.suite.toml|Qwen3-Coder-30B-A3B on 1x H100 PCIe (simulated, agentic jobs: 8 coding-agent traces at 1-8 concurrent jobs and 0.2-0.4 new jobs/s)"
   "step|sim-step-3.7-flash-2x-rtx-pro-6000.json|--model step-3.7-flash --gpu rtx-pro-6000 --gpus 2|$data/sim-step-3.7-flash-2x-rtx-pro-6000.suite.toml|Step-3.7-Flash NVFP4 on 2x RTX Pro 6000 Blackwell (simulated)"
 )
 

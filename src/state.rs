@@ -5,6 +5,7 @@
 //! (mean|p50|p90|p95|p99|p99.9|min|max), `uc.<use_case>.<ttft|decode|itl|e2e>` (threshold
 //! overrides in stored units: seconds, tok/s), `queue_ttft` (seconds), `kwh` ($/kWh), `at`
 //! (interpolation cursor concurrency), `theme` (light|dark), `chart` (embed one chart by id),
+//! `slo.<ttft|tpot|e2e|job>` and `slo.target` (the page's SLO: a bound in seconds or `off`),
 //! `timeline` (the level whose timeline the Users section shows, by its key),
 //! `timeline_metric` (what that timeline plots: completed_per_s|output_tok_s|ttft|
 //! cache_hit_ratio|errors), the What-if section's question (`wi.scenario`, `wi.mode`
@@ -39,8 +40,14 @@ pub const USE_CASE_LIMITS: [LimitKind; 4] = [
     LimitKind::E2e,
 ];
 
-/// The bounds of the goodput SLO a slider sets (`slo.<key>`): those each request is judged by.
-pub const SLO_BOUNDS: [LimitKind; 3] = [LimitKind::Ttft, LimitKind::Tpot, LimitKind::E2e];
+/// The bounds of the page's SLO a slider sets (`slo.<key>`): those each request is judged by,
+/// and an agentic job's completion time (the Agents section's).
+pub const SLO_BOUNDS: [LimitKind; 4] = [
+    LimitKind::Ttft,
+    LimitKind::Tpot,
+    LimitKind::E2e,
+    LimitKind::Job,
+];
 
 /// The kind of `set` named `key` in a URL.
 fn kind_in(set: &[LimitKind], key: &str) -> Option<LimitKind> {
@@ -745,11 +752,12 @@ mod tests {
         state.slo.set_bound(&base, LimitKind::Ttft, Some(2.5));
         state.slo.set_bound(&base, LimitKind::Tpot, None);
         state.slo.set_bound(&base, LimitKind::E2e, Some(30.0));
+        state.slo.set_bound(&base, LimitKind::Job, Some(300.0));
         state.slo.set_target(&base, 0.99);
         let query = state.to_query();
         assert_eq!(
             query,
-            "slo.ttft=2.5&slo.tpot=off&slo.e2e=30&slo.target=0.99"
+            "slo.ttft=2.5&slo.tpot=off&slo.e2e=30&slo.job=300&slo.target=0.99"
         );
         let read = ViewState::from_query(&query);
         assert_eq!(read, state);
@@ -759,14 +767,16 @@ mod tests {
                 slo.limits.max_ttft_s,
                 slo.limits.max_tpot_s,
                 slo.limits.max_e2e_s,
+                slo.limits.max_job_s,
                 slo.target
             ),
-            (Some(2.5), None, Some(30.0), 0.99)
+            (Some(2.5), None, Some(30.0), Some(300.0), 0.99)
         );
         let mut back = read;
         back.slo.set_bound(&base, LimitKind::Ttft, Some(5.0));
         back.slo.set_bound(&base, LimitKind::Tpot, Some(0.05));
         back.slo.set_bound(&base, LimitKind::E2e, None);
+        back.slo.set_bound(&base, LimitKind::Job, None);
         back.slo.set_target(&base, base.target);
         assert_eq!(back.to_query(), "");
         // Unreadable values are ignored.

@@ -12,6 +12,7 @@ mod agents;
 mod burst;
 mod conversations;
 pub mod dispatch;
+mod job_rate;
 mod open_loop;
 mod peak;
 mod probe;
@@ -121,6 +122,7 @@ fn levels_of(mode: LoadMode, suite: &Suite, scenario: usize) -> Vec<Arc<dyn Load
         LoadMode::Sessions => boxed(sessions::SessionArrivals::plan(suite, scenario)),
         LoadMode::Trace => boxed(trace::Replay::plan(suite, scenario)),
         LoadMode::Agents => boxed(agents::Agents::plan(suite, scenario)),
+        LoadMode::JobRate => boxed(job_rate::JobArrivals::plan(suite, scenario)),
     }
 }
 
@@ -135,6 +137,7 @@ pub fn merging(mode: LoadMode) -> Merging {
         LoadMode::Sessions => sessions::SessionArrivals::merging(),
         LoadMode::Trace => trace::Replay::merging(),
         LoadMode::Agents => agents::Agents::merging(),
+        LoadMode::JobRate => job_rate::JobArrivals::merging(),
     }
 }
 

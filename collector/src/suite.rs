@@ -376,10 +376,7 @@ impl Suite {
             }
         }
         if let Some(r) = &self.rate {
-            let ok = !r.rates.is_empty()
-                && r.rates.iter().all(|x| x.is_finite() && *x > 0.0)
-                && r.rates.windows(2).all(|w| w[0] < w[1])
-                && r.duration_s > 0.0;
+            let ok = workloads::increasing_rates(&r.rates) && r.duration_s > 0.0;
             if !ok {
                 return bad(
                     "[rate] rates must be increasing positive numbers and duration_s positive"

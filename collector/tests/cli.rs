@@ -20,6 +20,8 @@ mod goodput;
 mod imports;
 #[path = "cli/interrupt.rs"]
 mod interrupt;
+#[path = "cli/job_rate.rs"]
+mod job_rate;
 #[path = "cli/k8s.rs"]
 mod k8s;
 #[path = "cli/llama_cpp.rs"]

@@ -50,6 +50,8 @@ pub struct Applied {
     pub session_rate: Option<f64>,
     /// Trace replay: its speed.
     pub trace_speed: Option<f64>,
+    /// Job arrivals: new agentic jobs per second offered.
+    pub job_rate: Option<f64>,
 }
 
 impl Applied {
@@ -60,6 +62,7 @@ impl Applied {
             request_rate: level.request_rate,
             session_rate: level.sessions.as_ref().and_then(|s| s.session_rate),
             trace_speed: level.trace.map(|t| t.speed),
+            job_rate: level.agents.as_ref().and_then(|a| a.job_rate),
         }
     }
 }
@@ -82,6 +85,9 @@ pub fn assemble(applied: &Applied, trials: &[Trial<'_>], slice_s: f64) -> Level 
         sessions.session_rate = applied.session_rate;
     }
     level.trace = applied.trace_speed.map(|speed| TraceLevel { speed });
+    if let Some(agents) = &mut level.agents {
+        agents.job_rate = applied.job_rate;
+    }
     level.timeline = timeline(trials, slice_s);
     level
 }

@@ -49,7 +49,9 @@ pub use workload::*;
 /// counted the prompts' tokens and whether its counts are exact (#43).
 /// 1.5.0 (optional, so older reports stay valid): the `agents` load mode and
 /// `RequestRecord::agent`, each call's job, agent, parent, depth and call index (#46).
-pub const SCHEMA_VERSION: &str = "1.5.0";
+/// 1.6.0 (optional, so older reports stay valid): the `job_rate` load mode (agentic jobs
+/// arriving at a rate) and `AgentsLevel::job_rate` (#46).
+pub const SCHEMA_VERSION: &str = "1.6.0";
 
 /// One benchmark run: what was measured, on what, and every measured level.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

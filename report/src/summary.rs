@@ -13,8 +13,10 @@ use crate::analysis::Findings;
 /// unversioned output before it was one report's findings alone. 1.1.0: a ranking row's
 /// `standing` (only limits found are ranked), `measure_further` and `mode`, a scenario
 /// ranking's `verdict`, a series' `cache`, and the options' `measured_only`. 1.2.0: a
-/// report's `findings.agents`, the figures of its agentic jobs (absent without them).
-pub const SUMMARY_FORMAT: &str = "1.2.0";
+/// report's `findings.agents`, the figures of its agentic jobs (absent without them). 1.3.0:
+/// an agents level's `jobs_per_user_hour` and `job_rate`, a scenario's `rate_levels` and
+/// `capacity_rate` (agentic jobs arriving at a rate).
+pub const SUMMARY_FORMAT: &str = "1.3.0";
 
 /// `infermeter summary --json`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]

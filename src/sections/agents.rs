@@ -9,9 +9,17 @@ use super::{context, read_sources_in, ChartBlock, Section, AGENTS};
 use crate::charts::labelled;
 use crate::charts::registry::{AGENTS_COMPLETION, AGENTS_LANES};
 use crate::components::{table_name, TableScroll};
-use crate::sections::goodput::SloControls;
+use crate::sections::goodput::{BoundSlider, Slider, SloControls};
 use crate::state::ReportContext;
-use crate::tables::agents::{agents_tables, page_job_slo, AgentsTable};
+use crate::tables::agents::{agents_tables, base_job_slo, page_job_slo, AgentsTable};
+use infermeter_report::analysis::capacity::LimitKind;
+
+/// The job completion bound's slider: half a second to half an hour.
+const JOB_SLIDER: BoundSlider = BoundSlider {
+    bound: LimitKind::Job,
+    label: "Max job completion time",
+    range: (0.5, 1800.0, 0.5),
+};
 
 /// True when a report shown played agentic jobs: the section and its contents entry exist only
 /// then.
@@ -55,8 +63,12 @@ fn JobTables() -> impl IntoView {
     });
     view! {
         <h3>"Where the Time Went, and Jobs Served"</h3>
-        <p>"A job's wall time on its root agent's lane: its calls in flight (engine), tool and think time between them, and waits for the subagents a call joins. A level meets the SLO when enough of its jobs finish within the job bound and enough of its calls meet the TTFT bound; the TTFT bound and the target are the page's SLO (the same sliders as under Goodput)."</p>
+        <p>"A job's wall time on its root agent's lane: its calls in flight (engine), tool and think time between them, and waits for the subagents a call joins. A level meets the SLO when enough of its jobs finish within the job bound and enough of its calls meet the TTFT bound; the TTFT bound and the target are the page's SLO (the same sliders as under Goodput), the job bound has its own. Jobs per hour per user count a user as one job in flight at a time: a slot of concurrent jobs, or at a job rate the jobs in flight on average (their summed wall time over the level's time)."</p>
         <SloControls prefix="jobs" />
+        <div class="sliders">
+            <Slider spec=JOB_SLIDER prefix="jobs"
+                base=ctx.reports.with(|r| base_job_slo(r.first())) />
+        </div>
         {move || tables.get().into_iter().map(|(name, table)| view! {
             <JobTable name table />
         }).collect_view()}
@@ -70,17 +82,19 @@ fn JobTable(name: String, table: AgentsTable) -> impl IntoView {
         <TableScroll label=table_name(Some(&name), "Agentic jobs")>
             <table class="data-table" data-testid="agents-levels">
                 <thead><tr>
-                    <th scope="col">"Concurrent jobs"</th><th scope="col">"Completed"</th>
+                    <th scope="col">"Jobs at once or arriving"</th><th scope="col">"Completed"</th>
                     <th scope="col">"Completion p50 / p95"</th><th scope="col">"Jobs per hour"</th>
+                    <th scope="col">"Per user"</th>
                     <th scope="col">"Where the time went"</th><th scope="col">"Meets the SLO"</th>
                 </tr></thead>
                 <tbody>
                     {table.rows.into_iter().map(|row| view! {
                         <tr>
-                            <th scope="row">{row.jobs_at_once}</th>
+                            <th scope="row">{row.load}</th>
                             <td>{row.completed}</td>
                             <td>{row.completion}</td>
                             <td>{row.jobs_per_hour}</td>
+                            <td data-testid="agents-per-user">{row.per_user}</td>
                             <td><TimeSplit split=row.split /></td>
                             <td data-testid="agents-meets">{row.meets}</td>
                         </tr>

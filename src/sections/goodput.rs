@@ -20,10 +20,10 @@ use crate::state::{ReportContext, Scope};
 /// rightmost position, one step past `max`, switches the bound off.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct BoundSlider {
-    bound: LimitKind,
-    label: &'static str,
+    pub(crate) bound: LimitKind,
+    pub(crate) label: &'static str,
     /// (min, max, step) in display units.
-    range: (f64, f64, f64),
+    pub(crate) range: (f64, f64, f64),
 }
 
 pub(crate) const SLIDERS: [BoundSlider; 3] = [
@@ -101,10 +101,16 @@ pub(crate) fn SloControls(prefix: &'static str) -> impl IntoView {
     }
 }
 
+/// `base`: the SLO the slider starts from, where it is not the report's own (the Agents
+/// section's job bound, whose default the report need not state).
 #[component]
-pub(crate) fn Slider(spec: BoundSlider, prefix: &'static str) -> impl IntoView {
+pub(crate) fn Slider(
+    spec: BoundSlider,
+    prefix: &'static str,
+    #[prop(optional)] base: Option<Slo>,
+) -> impl IntoView {
     let ctx = context();
-    let base = base_slo(ctx);
+    let base = base.unwrap_or_else(|| base_slo(ctx));
     let current = move || ctx.view.with(|v| spec.bound.get(&v.slo(base).limits));
     let on_input = move |ev| {
         if let Ok(position) = event_target_value(&ev).parse::<f64>() {

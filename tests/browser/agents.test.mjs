@@ -101,6 +101,38 @@ describe('agents section', () => {
     assertClean(problems);
   });
 
+  test('the job bound slider moves the jobs served', async () => {
+    const { page, problems } = await newPage(browser);
+    await page.goto(reportUrl(AGENTS));
+    await chartsDrawn(page);
+    const capacity = page.getByTestId('agents-capacity').first();
+    const verdicts = () => page.getByTestId('agents-meets').allInnerTexts();
+    const before = await verdicts();
+    const slider = page.getByTestId('jobs-slider-job');
+    assert.match(await slider.getAttribute('aria-valuetext'), /^600 s$/);
+    // From half a second, four steps of half a second: a 2.5 s bound on job completion.
+    await slider.focus();
+    await page.keyboard.press('Home');
+    for (let i = 0; i < 4; i += 1) await page.keyboard.press('ArrowRight');
+    await urlMatches(page, /slo\.job=2\.5/);
+    const after = await changedFrom(before, verdicts, 'the verdicts under the moved job bound');
+    // Recomputed from the file: the most concurrent jobs whose level, and each below it, has
+    // 95% of its jobs done within 2.5 s (every call's TTFT meets the default bound here).
+    const levels = REPORT.series.filter((s) => s.mode === 'agents').flatMap((s) => s.levels);
+    let served = 0;
+    for (const level of levels) {
+      const jobs = level.agents.jobs;
+      if (jobs.filter((j) => j.ok && j.wall_s <= 2.5).length / jobs.length < 0.95) break;
+      served = level.concurrency;
+    }
+    assert.ok(served > 0 && served < 8, `${served}`);
+    assert.deepEqual(after.map((v) => v.startsWith('yes')),
+      levels.map((l) => l.concurrency <= served), JSON.stringify(after));
+    const text = await capacity.innerText();
+    assert.ok(text.includes(`serves ${served} concurrent jobs within the SLO (jobs within 2.5 s`), text);
+    assertClean(problems);
+  });
+
   test('the bundled agentic report shows its jobs as swim lanes', async () => {
     const { page, problems } = await newPage(browser);
     await page.goto(reportUrl('data/reports/sim-agents.json'));
@@ -110,7 +142,13 @@ describe('agents section', () => {
     assert.deepEqual(completion[0].data.map((p) => p[0]), [1, 2, 4, 8]);
     const lanes = await drawnSeries(page, 'agents.lanes');
     assert.ok(lanes.some((s) => s.name.includes('depth 1')), 'a subagent drawn');
-    assert.equal(await page.getByTestId('time-split').count(), 4);
+    // Four levels of concurrent jobs, then two job rates, each with jobs per hour per user.
+    assert.equal(await page.getByTestId('time-split').count(), 6);
+    const loads = await page.getByTestId('agents-levels').locator('tbody th').allInnerTexts();
+    assert.deepEqual(loads, ['1 job', '2 jobs', '4 jobs', '8 jobs', '0.2 jobs/s', '0.4 jobs/s']);
+    const perUser = await page.getByTestId('agents-per-user').allInnerTexts();
+    assert.ok(perUser.every((t) => Number(t.replace(/,/g, '')) > 0), JSON.stringify(perUser));
+    assert.match(await page.getByTestId('agents-capacity').innerText(), /new jobs\/s within the SLO|no job rate tested meets/);
     assertClean(problems);
   });
 

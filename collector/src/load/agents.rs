@@ -5,9 +5,10 @@
 //! its own (so a repeated job finds nothing of its last play in the prefix cache) and shared
 //! between the play's agents as the source's block ids say. A job's first call goes at once;
 //! every other waits what the suite's timing says after what it waits for. Every call's record
-//! names its job, agent, parent, depth and call.
+//! names its job, agent, parent, depth and call. Job arrivals at a rate (job_rate.rs) play
+//! their jobs with the same [`Player`].
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -111,19 +112,7 @@ impl Load for Agents {
 
 async fn run_agents(ctx: &LevelContext<'_>, load: &Agents) -> LevelRun {
     let start = ctx.origin;
-    let (finished, receiver) = mpsc::unbounded_channel();
-    let Some(words) = ctx.block_words else {
-        unreachable!("a run with [agents] builds its block words");
-    };
-    let player = Player {
-        ctx,
-        load,
-        words,
-        salt: LEVEL_RUNS.fetch_add(1, Ordering::Relaxed),
-        dispatcher: Dispatcher::start(),
-        finished,
-        next_index: AtomicU64::new(0),
-    };
+    let (player, receiver) = Player::new(ctx, &load.set, &load.spec);
     let slots: Vec<u32> = (0..load.jobs_at_once)
         .filter(|&slot| ctx.owns(u64::from(slot)))
         .collect();
@@ -136,7 +125,7 @@ async fn run_agents(ctx: &LevelContext<'_>, load: &Agents) -> LevelRun {
                 let plays =
                     (u64::from(slot)..u64::from(load.plays)).step_by(load.jobs_at_once as usize);
                 for play in plays {
-                    if !player.job(play).await {
+                    if !player.job(play, Instant::now()).await {
                         return;
                     }
                 }
@@ -159,6 +148,8 @@ async fn run_agents(ctx: &LevelContext<'_>, load: &Agents) -> LevelRun {
 /// Where an agent of a playing job stands.
 #[derive(Debug, Clone, Copy, Default)]
 struct Progress {
+    /// Its first call went (the root's: the job is in flight from then).
+    started: bool,
     /// Its calls with their whole reply.
     replied: usize,
     /// It sends no more calls (its last replied, one failed, or a stop came).
@@ -167,35 +158,81 @@ struct Progress {
     finished: bool,
 }
 
-/// What a level's jobs share.
-struct Player<'c> {
+/// What a level's jobs share: plays them and sends their calls' records to the level's
+/// recorder.
+pub(super) struct Player<'c> {
     ctx: &'c LevelContext<'c>,
-    load: &'c Agents,
+    set: &'c JobSet,
+    spec: &'c AgentsSpec,
     words: &'c BlockWords,
     /// The level run's, so no run finds another's blocks in the cache.
     salt: u64,
     dispatcher: Dispatcher,
     finished: mpsc::UnboundedSender<Done>,
     next_index: AtomicU64,
+    /// Jobs playing now, and the most at once.
+    playing: AtomicU32,
+    most_playing: AtomicU32,
 }
 
-impl Player<'_> {
-    /// Plays job `play` (the set's job `play` mod its size) to the end of its tree; false when
-    /// a stop came.
-    async fn job(&self, play: u64) -> bool {
-        let set = &self.load.set;
+impl<'c> Player<'c> {
+    /// A level's player of `set` as `spec` times it, and where its calls' records come.
+    pub(super) fn new(
+        ctx: &'c LevelContext<'c>,
+        set: &'c JobSet,
+        spec: &'c AgentsSpec,
+    ) -> (Player<'c>, mpsc::UnboundedReceiver<Done>) {
+        let (finished, receiver) = mpsc::unbounded_channel();
+        let Some(words) = ctx.block_words else {
+            unreachable!("a run with [agents] builds its block words");
+        };
+        let player = Player {
+            ctx,
+            set,
+            spec,
+            words,
+            salt: LEVEL_RUNS.fetch_add(1, Ordering::Relaxed),
+            dispatcher: Dispatcher::start(),
+            finished,
+            next_index: AtomicU64::new(0),
+            playing: AtomicU32::new(0),
+            most_playing: AtomicU32::new(0),
+        };
+        (player, receiver)
+    }
+
+    /// The most jobs it has played at once.
+    pub(super) fn most_playing(&self) -> u32 {
+        self.most_playing.load(Ordering::Relaxed)
+    }
+
+    /// Plays job `play` (the set's job `play` mod its size) to the end of its tree, its first
+    /// call due at `arrival`; false when a stop came.
+    pub(super) async fn job(&self, play: u64, arrival: Instant) -> bool {
+        let set = self.set;
         let job = &set.jobs[(play % set.jobs.len() as u64) as usize];
         let progress: Vec<watch::Sender<Progress>> = (job.agents.iter())
             .map(|_| watch::channel(Progress::default()).0)
             .collect();
-        let agents = (0..job.agents.len()).map(|a| self.agent(play, job, a, &progress));
+        let agents = (0..job.agents.len()).map(|a| self.agent(play, job, a, &progress, arrival));
         futures::future::join_all(agents).await;
+        if progress[0].borrow().started {
+            self.playing.fetch_sub(1, Ordering::Relaxed);
+        }
         !*self.ctx.stop.borrow()
     }
 
     /// Agent `a` of `job`: waits to be spawned, sends its calls in turn (each after the
-    /// children it joins have finished and its wait), then waits for its children.
-    async fn agent(&self, play: u64, job: &Job, a: usize, progress: &[watch::Sender<Progress>]) {
+    /// children it joins have finished and its wait; the root's first at `arrival`), then waits
+    /// for its children.
+    async fn agent(
+        &self,
+        play: u64,
+        job: &Job,
+        a: usize,
+        progress: &[watch::Sender<Progress>],
+        arrival: Instant,
+    ) {
         let me = &job.agents[a];
         let spawned = match me.parent {
             None => true,
@@ -221,14 +258,18 @@ impl Player<'_> {
             {
                 finished(&progress[c]).await;
             }
-            let wait = match (a, i) {
-                (0, 0) => 0.0,
-                _ => self.load.spec.wait_s(call.wait_ms),
+            let due = match (a, i) {
+                (0, 0) => arrival,
+                _ => Instant::now() + Duration::from_secs_f64(self.spec.wait_s(call.wait_ms)),
             };
-            let due = Instant::now() + Duration::from_secs_f64(wait);
             let Some(sent) = wait_until(&self.dispatcher, &self.ctx.stop, due).await else {
                 break;
             };
+            if (a, i) == (0, 0) {
+                progress[a].send_modify(|s| s.started = true);
+                let now = self.playing.fetch_add(1, Ordering::Relaxed) + 1;
+                self.most_playing.fetch_max(now, Ordering::Relaxed);
+            }
             if !self.call(play, job, a, i, due, sent).await {
                 break;
             }
@@ -257,7 +298,7 @@ impl Player<'_> {
         // Blocks scoped to the play: its agents share them, no other play does.
         let blocks: Vec<u64> = call.blocks.iter().map(|&b| derived(play, b)).collect();
         let own = derived(play, (1 << 40) | ((a as u64) << 20) | i as u64);
-        let block_tokens = self.load.set.block_tokens;
+        let block_tokens = self.set.block_tokens;
         let text = (self.words).prompt(&blocks, block_tokens, call.input_tokens, own, self.salt);
         let driver = self.ctx.driver.clone();
         let body = driver.messages_body(&[ChatMessage::user(text)], call.output_tokens, true);

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use infermeter_report::{AgentSource, Scenario};
+use infermeter_report::{AgentSource, Arrivals, Scenario};
 use serde::Deserialize;
 
 use super::{Suite, SuiteError};
@@ -32,11 +32,23 @@ pub struct AgentsSpec {
     /// The generator's knobs (`format = "generated"`); defaults where absent.
     #[serde(default)]
     pub generate: Option<AgentSpec>,
-    /// The generator's seed: the same seed, knobs and `jobs` give the same jobs.
+    /// The generator's seed (the same seed, knobs and `jobs` give the same jobs) and the job
+    /// arrivals' (a rate level's is this plus its place in the series, from 0).
     #[serde(default)]
     pub seed: u64,
     /// Concurrent jobs, one level each: a job holds its slot until its whole tree is done.
+    #[serde(default)]
     pub levels: Vec<u32>,
+    /// New jobs per second, one level each (a series of its own, the `job_rate` mode): each
+    /// job runs its whole tree, jobs overlap freely. At least one of `levels` and `rates`.
+    #[serde(default)]
+    pub rates: Vec<f64>,
+    /// How the rates' jobs arrive: "poisson" (the default, seeded by `seed`) or "constant".
+    #[serde(default = "crate::suite::default_arrivals")]
+    pub arrivals: Arrivals,
+    /// How long each rate is offered, seconds (its jobs then run to their end).
+    #[serde(default = "default_duration_s")]
+    pub duration_s: f64,
     /// Jobs each level plays, dealt out to its slots in turn; default: every job of the set
     /// once, and at least one per slot (the set repeats, each play with prompts of its own).
     /// Generated jobs: how many are generated (default 16).
@@ -76,6 +88,11 @@ impl AgentTiming {
 
 fn unit() -> f64 {
     1.0
+}
+
+/// Seconds each job rate is offered when `[agents]` does not say.
+fn default_duration_s() -> f64 {
+    60.0
 }
 
 impl AgentsSpec {
@@ -143,10 +160,21 @@ impl AgentsSpec {
     pub(super) fn check(&self) -> Result<(), String> {
         let speed_ok = self.speed.is_finite() && self.speed > 0.0;
         let cap_ok = self.max_wait_s.is_none_or(|c| c.is_finite() && c >= 0.0);
-        if !super::workloads::increasing(&self.levels) || self.jobs == Some(0) {
+        let levels_ok = self.levels.is_empty() || super::workloads::increasing(&self.levels);
+        if !levels_ok || self.jobs == Some(0) {
             return Err(
                 "[agents] levels must be increasing and at least 1, jobs at least 1".into(),
             );
+        }
+        let rates_ok = self.rates.is_empty() || super::workloads::increasing_rates(&self.rates);
+        let duration_ok = self.duration_s.is_finite() && self.duration_s > 0.0;
+        if !(rates_ok && duration_ok) {
+            return Err(
+                "[agents] rates must be increasing positive numbers (new jobs per second) and duration_s positive".into(),
+            );
+        }
+        if self.levels.is_empty() && self.rates.is_empty() {
+            return Err("[agents] needs levels (concurrent jobs, e.g. levels = [1, 4]) or rates (new jobs per second, e.g. rates = [0.5, 1.0]), or both".into());
         }
         if !speed_ok || !cap_ok {
             return Err("[agents] speed must be a positive number, max_wait_s non-negative".into());
@@ -276,6 +304,44 @@ mod tests {
         assert_eq!(spec.wait_s(5000.0), 0.1);
         let quick = s.quick();
         assert_eq!(quick.agents.unwrap().levels, [1, 16]);
+    }
+
+    /// `rates` plan a series of job arrivals of their own, numbered from 1, beside (or without)
+    /// the levels of concurrent jobs; a rate level's arrivals are seeded from `seed`.
+    #[test]
+    fn rates_plan_job_arrival_levels_of_their_own() {
+        let s = suite("levels = [2]\nrates = [0.5, 2.0]\nduration_s = 4.0\nseed = 7\n").unwrap();
+        let levels = plan(&s, &[]);
+        let labels: Vec<(LoadMode, u32)> = levels
+            .iter()
+            .map(|l| (l.mode(), l.record_label()))
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                (LoadMode::Agents, 2),
+                (LoadMode::JobRate, 1),
+                (LoadMode::JobRate, 2)
+            ]
+        );
+        // 0.5 jobs/s for 4 s, Poisson: a seeded count of jobs, each of the fixture's 10 calls.
+        let rate = &levels[1].load;
+        assert_eq!(rate.arrivals(), Some(infermeter_report::Arrivals::Poisson));
+        let calls = rate.expected_requests().unwrap();
+        assert!(calls > 0 && calls.is_multiple_of(10), "{calls}");
+        assert_eq!(plan(&s, &[]).len(), 3);
+        let applied = levels[2].load.applied(3, Some(4));
+        assert_eq!((applied.concurrency, applied.job_rate), (5, Some(2.0)));
+        let only = suite("rates = [1.0]\n").unwrap();
+        assert_eq!(plan(&only, &[]).len(), 1);
+        assert_eq!(only.quick().agents.unwrap().duration_s, 3.0);
+        let err = suite("jobs = 2\n").unwrap_err();
+        assert!(
+            err.contains("needs levels") && err.contains("or rates"),
+            "{err}"
+        );
+        let err = suite("rates = [2.0, 1.0]\n").unwrap_err();
+        assert!(err.contains("rates must be increasing positive"), "{err}");
     }
 
     #[test]

@@ -231,11 +231,7 @@ impl Suite {
             }
         }
         if let Some(r) = &self.session_rate {
-            let ok = !r.rates.is_empty()
-                && r.rates.iter().all(|x| x.is_finite() && *x > 0.0)
-                && r.rates.windows(2).all(|w| w[0] < w[1])
-                && r.duration_s > 0.0
-                && !r.cache.is_empty();
+            let ok = increasing_rates(&r.rates) && r.duration_s > 0.0 && !r.cache.is_empty();
             if !ok {
                 return Err("[sessions] rates must be increasing positive numbers, duration_s positive, cache not empty".into());
             }
@@ -255,10 +251,15 @@ impl Suite {
     /// two session rates for at most 3 s, think times of at most a half-second mean.
     pub(super) fn quick_workloads(&mut self) {
         if let Some(a) = &mut self.agents {
-            let levels = &a.levels;
-            let mut kept = vec![levels[0], levels[levels.len() - 1]];
+            let mut kept: Vec<u32> = [a.levels.first(), a.levels.last()]
+                .into_iter()
+                .flatten()
+                .copied()
+                .collect();
             kept.dedup();
             a.levels = kept;
+            a.rates.truncate(2);
+            a.duration_s = a.duration_s.min(3.0);
             a.max_wait_s = Some(a.max_wait_s.map_or(QUICK_THINK_S, |c| c.min(QUICK_THINK_S)));
         }
         if let Some(u) = &mut self.users {
@@ -287,6 +288,13 @@ impl Suite {
 /// Non-empty, increasing, from at least 1.
 pub(super) fn increasing(levels: &[u32]) -> bool {
     !levels.is_empty() && levels[0] > 0 && levels.windows(2).all(|w| w[0] < w[1])
+}
+
+/// Whether `rates` are some increasing positive (finite) numbers.
+pub(super) fn increasing_rates(rates: &[f64]) -> bool {
+    !rates.is_empty()
+        && rates.iter().all(|x| x.is_finite() && *x > 0.0)
+        && rates.windows(2).all(|w| w[0] < w[1])
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use crate::common::*;
 
 /// The repository's small cc-traces trace: a pair of joined subagents (one holding a nested
 /// one), one launched asynchronously mid-job, one left in the background at the end.
-fn fixture() -> PathBuf {
+pub(crate) fn fixture() -> PathBuf {
     manifest_dir().join("tests/fixtures/cc-traces/subagents.json")
 }
 
@@ -61,7 +61,7 @@ fn agents_of(trace: &Value) -> Vec<TestAgent> {
 }
 
 /// The fast test deployment with its prefix cache on in blocks of 64 tokens, cc-traces'.
-async fn sim_64() -> (RunningSim, tempfile::TempDir) {
+pub(crate) async fn sim_64() -> (RunningSim, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let profiles = dir.path().join("profiles.toml");
     let fast = std::fs::read_to_string(fast_profiles()).unwrap();
@@ -412,6 +412,10 @@ async fn splits_at_1_4_16(name: &str, section: &str) {
         );
         assert_eq!(printed["levels"][n]["completed"], 16);
         assert!((agents.jobs_per_hour - per_hour).abs() < 1e-6 * per_hour);
+        // Per user, a user being a job slot: the level's jobs per hour over its jobs at once.
+        let per_user = per_hour / f64::from(level.concurrency);
+        let printed_per_user = printed["levels"][n]["jobs_per_user_hour"].as_f64().unwrap();
+        assert!((printed_per_user - per_user).abs() < 1e-6 * per_user);
     }
     // More jobs at once finish the same work sooner.
     let span = |l: &infermeter_report::Level| {

@@ -84,6 +84,7 @@ pub fn agents_level(trials: &[Trial<'_>]) -> Option<AgentsLevel> {
         } else {
             0.0
         },
+        job_rate: None,
         cache_by_depth: depths.into_values().collect(),
         sample_job: median_job(&jobs)
             .and_then(|j| Some(sample_job(j, spans.get(&(j.trial, j.job))?))),

@@ -82,28 +82,47 @@ impl AgentsFindings {
                 s.timing
             ),
         )];
+        let slo = job_slo_text(&self.slo);
         for l in &self.levels {
             let n = l.jobs_at_once;
             let jobs = if n == 1 { "job" } else { "jobs" };
             lines.push((format!("Agents @{n} {jobs}"), l.text()));
         }
-        let capacity = match self.capacity_jobs {
-            Some(n) => format!(
-                "{n} concurrent jobs (the most tested meeting {})",
-                job_slo_text(&self.slo)
-            ),
-            None => format!(
-                "none of the levels tested meets {}",
-                job_slo_text(&self.slo)
-            ),
-        };
-        lines.push(("Agents capacity".into(), capacity));
+        if !self.levels.is_empty() {
+            let capacity = match self.capacity_jobs {
+                Some(n) => format!("{n} concurrent jobs (the most tested meeting {slo})"),
+                None => format!("none of the levels tested meets {slo}"),
+            };
+            lines.push(("Agents capacity".into(), capacity));
+        }
+        for l in &self.rate_levels {
+            lines.push((format!("Agents @{}", l.load()), l.text()));
+        }
+        if !self.rate_levels.is_empty() {
+            let capacity = match self.capacity_rate {
+                Some(r) => format!(
+                    "{} new jobs/s (the highest job rate tested meeting {slo})",
+                    format_number(r)
+                ),
+                None => format!("none of the job rates tested meets {slo}"),
+            };
+            lines.push(("Agents capacity at a job rate".into(), capacity));
+        }
         lines
     }
 }
 
 impl AgentsLevelFigures {
-    /// "16/16 jobs done, p50 12.3 s, p95 20.1 s, 9 calls/job, 410 jobs/h; time: engine 40%,
+    /// The level's load: "4 jobs" (concurrent jobs), "0.5 jobs/s" (job arrivals).
+    pub fn load(&self) -> String {
+        match self.job_rate {
+            Some(rate) => format!("{} jobs/s", format_number(rate)),
+            None if self.jobs_at_once == 1 => "1 job".into(),
+            None => format!("{} jobs", self.jobs_at_once),
+        }
+    }
+
+    /// "16/16 jobs done, p50 12.3 s, p95 20.1 s, 9 calls/job, 410 jobs/h (26/user); time: engine 40%,
     /// tools 35%, children 25%; cache hit by depth: 0 80%, 1 60%".
     pub fn text(&self) -> String {
         let pct = |x: f64| format!("{}%", format_number(x * 100.0));
@@ -112,14 +131,22 @@ impl AgentsLevelFigures {
                 .map_or("–".into(), |v| format!("{} s", format_number(v)))
         };
         let completion = self.completion_s.as_ref();
-        let per_gpu = self
-            .jobs_per_gpu_hour
-            .map_or(String::new(), |g| format!(" ({}/GPU)", format_number(g)));
+        let per: Vec<String> = [
+            (self.jobs_per_user_hour).map(|u| format!("{}/user", format_number(u))),
+            (self.jobs_per_gpu_hour).map(|g| format!("{}/GPU", format_number(g))),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let per = match per.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", per.join(", ")),
+        };
         let cache: Vec<String> = (self.cache_by_depth.iter())
             .map(|(d, r)| format!("{d} {}", pct(*r)))
             .collect();
         format!(
-            "{}/{} jobs done, p50 {}, p95 {}, {} calls/job, {} jobs/h{per_gpu}; time: engine {}, tools {}, children {}; cache hit by depth: {}",
+            "{}/{} jobs done, p50 {}, p95 {}, {} calls/job, {} jobs/h{per}; time: engine {}, tools {}, children {}; cache hit by depth: {}",
             self.completed,
             self.jobs,
             seconds(completion, |d| Some(d.p50)),
@@ -140,17 +167,29 @@ pub struct AgentsFindings {
     pub scenario: String,
     pub source: AgentSource,
     pub slo: Slo,
-    /// One per level, by concurrent jobs.
+    /// One per level of concurrent jobs, by concurrent jobs.
     pub levels: Vec<AgentsLevelFigures>,
     /// The most concurrent jobs tested whose level, and every level below it, met the SLO;
     /// none when the first did not. A tested level, not interpolated.
     pub capacity_jobs: Option<u32>,
+    /// One per level of job arrivals, by job rate (summary 1.3.0).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rate_levels: Vec<AgentsLevelFigures>,
+    /// The highest job rate tested (new jobs per second) whose level, and every level below
+    /// it, met the SLO; none when the first did not or none was tested. Capacity in concurrent
+    /// jobs is `capacity_jobs`'s, from the levels of concurrent jobs only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_rate: Option<f64>,
 }
 
 /// One level's figures over its jobs.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct AgentsLevelFigures {
+    /// Concurrent jobs; a job-rate level's: the most jobs it had in flight at once.
     pub jobs_at_once: u32,
+    /// Job-rate levels: the new jobs offered per second (summary 1.3.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_rate: Option<f64>,
     pub jobs: u64,
     /// Jobs whose calls all succeeded.
     pub completed: u64,
@@ -159,6 +198,9 @@ pub struct AgentsLevelFigures {
     pub jobs_per_hour: f64,
     /// Jobs per hour per GPU, where the report knows its GPUs.
     pub jobs_per_gpu_hour: Option<f64>,
+    /// Jobs per hour per user, a user being one job in flight at a time (one developer running
+    /// one agent): [`jobs_per_user_hour`] (summary 1.3.0).
+    pub jobs_per_user_hour: Option<f64>,
     /// Shares of the completed jobs' wall time (summed over them) on the root agent's lane:
     /// engine, tools and think, waiting for children. They sum to 1.
     pub engine_share: f64,
@@ -180,22 +222,28 @@ pub fn agents_findings(report: &Report, slo: &Slo) -> Vec<AgentsFindings> {
     (report.scenarios.iter())
         .filter_map(|s| {
             let source = s.agents.clone()?;
-            let series = (report.series.iter())
-                .find(|x| x.scenario == s.id && x.mode == LoadMode::Agents)?;
-            let levels: Vec<AgentsLevelFigures> = (series.levels.iter())
-                .filter_map(|l| level_figures(l, slo, gpus))
-                .collect();
-            let capacity_jobs = levels
-                .iter()
-                .take_while(|l| l.meets)
-                .last()
-                .map(|l| l.jobs_at_once);
+            let figures = |mode: LoadMode| -> Vec<AgentsLevelFigures> {
+                (report.series.iter())
+                    .filter(|x| x.scenario == s.id && x.mode == mode)
+                    .flat_map(|x| &x.levels)
+                    .filter_map(|l| level_figures(l, slo, gpus))
+                    .collect()
+            };
+            let (levels, rate_levels) = (figures(LoadMode::Agents), figures(LoadMode::JobRate));
+            if levels.is_empty() && rate_levels.is_empty() {
+                return None;
+            }
+            let passing = |levels: &[AgentsLevelFigures]| {
+                levels.iter().take_while(|l| l.meets).last().cloned()
+            };
             Some(AgentsFindings {
                 scenario: s.id.clone(),
                 source,
                 slo: *slo,
+                capacity_jobs: passing(&levels).map(|l| l.jobs_at_once),
+                capacity_rate: passing(&rate_levels).and_then(|l| l.job_rate),
                 levels,
-                capacity_jobs,
+                rate_levels,
             })
         })
         .collect()
@@ -219,6 +267,8 @@ pub fn level_figures(level: &Level, slo: &Slo, gpus: Option<u32>) -> Option<Agen
         .map_or(1.0, |c| ttft_share(c, slo.limits.max_ttft_s));
     Some(AgentsLevelFigures {
         jobs_at_once: level.concurrency,
+        job_rate: a.job_rate,
+        jobs_per_user_hour: jobs_per_user_hour(level),
         jobs: a.jobs.len() as u64,
         completed: done.len() as u64,
         completion_s: a.completion_s,
@@ -237,6 +287,21 @@ pub fn level_figures(level: &Level, slo: &Slo, gpus: Option<u32>) -> Option<Agen
         calls_meeting,
         meets: jobs_meeting >= slo.target && calls_meeting >= slo.target,
     })
+}
+
+/// A level's jobs per hour per user, a user being one job in flight at a time (one developer
+/// running one agent). At a number of concurrent jobs, a user is a job slot: the level's jobs per
+/// hour over its jobs at once. At a job rate, the users are the jobs in flight on average over
+/// the level's time (by Little's law, rate × mean wall time), measured as the jobs' summed wall
+/// time (failed jobs' too) over the level's time: so a user's jobs per hour are the completed
+/// jobs per hour of time a job was in flight. `None` without a level's time or jobs' time.
+pub fn jobs_per_user_hour(level: &Level) -> Option<f64> {
+    let a = level.agents.as_ref()?;
+    let users = match a.job_rate {
+        None => f64::from(level.concurrency),
+        Some(_) => a.jobs.iter().map(|j| j.wall_s).sum::<f64>() / level.duration_s,
+    };
+    (users > 0.0 && users.is_finite()).then(|| a.jobs_per_hour / users)
 }
 
 /// Share of a level's calls that completed with their first token within `max_ttft_s`.
@@ -313,35 +378,52 @@ pub fn job_lanes(level: &Level) -> Option<JobLanes> {
 }
 
 /// The level of an agents series whose sample job the page draws: the most concurrent jobs
-/// (where contention shows) of the first agents scenario.
+/// (where contention shows), else the most jobs in flight at a job rate.
 pub fn lanes_level(report: &Report) -> Option<&Level> {
-    (report.series.iter())
-        .filter(|s| s.mode == LoadMode::Agents)
-        .flat_map(|s| s.levels.iter())
-        .filter(|l| l.agents.as_ref().is_some_and(|a| a.sample_job.is_some()))
-        .max_by_key(|l| l.concurrency)
+    let of = |mode: LoadMode| {
+        (report.series.iter())
+            .filter(move |s| s.mode == mode)
+            .flat_map(|s| s.levels.iter())
+            .filter(|l| l.agents.as_ref().is_some_and(|a| a.sample_job.is_some()))
+            .max_by_key(|l| l.concurrency)
+    };
+    of(LoadMode::Agents).or_else(|| of(LoadMode::JobRate))
 }
 
-/// Whether `report` played agentic jobs (an agents series with a level): the viewer's Agents
-/// section shows only then.
+/// Whether `report` played agentic jobs (a series of an agents mode with a level): the viewer's
+/// Agents section shows only then.
 pub fn has_agents(report: &Report) -> bool {
-    (report.series.iter()).any(|s| s.mode == LoadMode::Agents && !s.levels.is_empty())
+    (report.series.iter()).any(|s| s.mode.plays_jobs() && !s.levels.is_empty())
 }
 
 impl AgentsFindings {
     /// What the scenario named `name` serves under its SLO, in concurrent jobs.
+    /// A sentence for each kind of level it measured (concurrent jobs, then job rates).
     pub fn capacity_sentence(&self, name: &str) -> String {
         let slo = job_slo_text(&self.slo);
-        match self.capacity_jobs {
-            Some(n) => format!(
+        let all_pass = |levels: &[AgentsLevelFigures]| match levels.last().is_some_and(|l| l.meets)
+        {
+            true => ", every level tested passes",
+            false => "",
+        };
+        let jobs = match self.capacity_jobs {
+            _ if self.levels.is_empty() => None,
+            Some(n) => Some(format!(
                 "{name} serves {n} concurrent job{} within the SLO ({slo}): the most tested that meets it{}.",
                 if n == 1 { "" } else { "s" },
-                match self.levels.last().is_some_and(|l| l.meets) {
-                    true => ", every level tested passes",
-                    false => "",
-                }
-            ),
-            None => format!("{name}: no level tested meets the SLO ({slo}), not even the first."),
-        }
+                all_pass(&self.levels)
+            )),
+            None => Some(format!("{name}: no level tested meets the SLO ({slo}), not even the first.")),
+        };
+        let rate = match self.capacity_rate {
+            _ if self.rate_levels.is_empty() => None,
+            Some(r) => Some(format!(
+                "{name} takes {} new jobs/s within the SLO ({slo}): the highest job rate tested that meets it{}.",
+                format_number(r),
+                all_pass(&self.rate_levels)
+            )),
+            None => Some(format!("{name}: no job rate tested meets the SLO ({slo}), not even the lowest.")),
+        };
+        jobs.into_iter().chain(rate).collect::<Vec<_>>().join(" ")
     }
 }

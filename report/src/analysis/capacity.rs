@@ -30,6 +30,9 @@ pub enum LimitKind {
     Tpot,
     Itl,
     E2e,
+    /// An agentic job's completion time (`Limits::max_job_s`): a bound on jobs, not on a
+    /// level's statistic, so not in [`LimitKind::ALL`]; the Agents section's slider sets it.
+    Job,
 }
 
 impl LimitKind {
@@ -50,17 +53,19 @@ impl LimitKind {
             LimitKind::Tpot => "tpot",
             LimitKind::Itl => "itl",
             LimitKind::E2e => "e2e",
+            LimitKind::Job => "job",
         }
     }
 
-    /// The figure it limits: its label, unit and direction.
+    /// The figure it limits: its label, unit and direction (a job's completion time reads as
+    /// an end-to-end latency does, in seconds).
     pub fn metric(self) -> Metric {
         match self {
             LimitKind::Ttft => Metric::Ttft,
             LimitKind::Decode => Metric::DecodeTokS,
             LimitKind::Tpot => Metric::Tpot,
             LimitKind::Itl => Metric::Itl,
-            LimitKind::E2e => Metric::E2e,
+            LimitKind::E2e | LimitKind::Job => Metric::E2e,
         }
     }
 
@@ -86,6 +91,7 @@ impl LimitKind {
             LimitKind::Tpot => &mut limits.max_tpot_s,
             LimitKind::Itl => &mut limits.max_itl_s,
             LimitKind::E2e => &mut limits.max_e2e_s,
+            LimitKind::Job => &mut limits.max_job_s,
         }
     }
 }

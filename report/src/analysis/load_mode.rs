@@ -44,6 +44,10 @@ impl LoadMode {
             },
             LoadMode::Agents if n == 1 => "1 job".into(),
             LoadMode::Agents => format!("{n} jobs"),
+            LoadMode::JobRate => match applied.job_rate {
+                Some(rate) => format!("{} jobs/s", format_number(rate)),
+                None => format!("{n} jobs in flight"),
+            },
         }
     }
 
@@ -67,6 +71,7 @@ impl LoadMode {
             (LoadMode::Trace, _) => "× trace speed",
             (LoadMode::Agents, true) => "concurrent job",
             (LoadMode::Agents, false) => "concurrent jobs",
+            (LoadMode::JobRate, _) => "jobs/s",
         }
     }
 
@@ -81,6 +86,7 @@ impl LoadMode {
             LoadMode::Sessions => "max session rate meeting the SLO",
             LoadMode::Trace => "max trace speed meeting the SLO",
             LoadMode::Agents => "max concurrent jobs meeting the SLO",
+            LoadMode::JobRate => "max job rate meeting the SLO",
         }
     }
 
@@ -91,28 +97,29 @@ impl LoadMode {
         self != LoadMode::Burst
     }
 
-    /// What a capacity of this mode counts: users in users mode, jobs in agents mode, requests
+    /// What a capacity of this mode counts: users in users mode, jobs in the agents modes, requests
     /// in flight in every other.
     pub fn capacity_unit(self) -> LoadUnit {
         match self {
             LoadMode::Users => LoadUnit::Users,
-            LoadMode::Agents => LoadUnit::Jobs,
+            LoadMode::Agents | LoadMode::JobRate => LoadUnit::Jobs,
             _ => LoadUnit::Requests,
         }
     }
 
     /// A level's load as this mode measures it: requests in flight (peak), sent at once (burst)
-    /// or the target arrival rate (rate).
+    /// or the target arrival rate (rate, job rate).
     pub fn level_load(self, level: &Level) -> f64 {
-        match (self, level.request_rate) {
-            (LoadMode::Rate, Some(rate)) => rate,
+        match (self, level.request_rate, Applied::of(level).job_rate) {
+            (LoadMode::Rate, Some(rate), _) | (LoadMode::JobRate, _, Some(rate)) => rate,
             _ => f64::from(level.concurrency),
         }
     }
 
     /// The figure a level of this mode was tested at, for the range of loads a report tested:
     /// requests in flight (peak), queue depth (burst), users, the arrival rate (rate), new
-    /// sessions per second (session arrivals), the replay speed (trace); `None` where the level
+    /// sessions per second (session arrivals), the replay speed (trace), new jobs per second
+    /// (job rate); `None` where the level
     /// lacks it (an open-loop level without its rate).
     pub fn tested_value(self, level: &Level) -> Option<f64> {
         match self {
@@ -122,6 +129,7 @@ impl LoadMode {
             LoadMode::Rate => level.request_rate,
             LoadMode::Sessions => level.sessions.as_ref().and_then(|s| s.session_rate),
             LoadMode::Trace => level.trace.as_ref().map(|t| t.speed),
+            LoadMode::JobRate => Applied::of(level).job_rate,
         }
     }
 
@@ -141,7 +149,11 @@ impl LoadMode {
             }
             LoadMode::Burst => Some(format!("queue depth {} (burst)", range.text(count))),
             LoadMode::Rate => Some(format!("{} requests/s (rate)", range.text(format_number))),
-            LoadMode::Users | LoadMode::Sessions | LoadMode::Trace | LoadMode::Agents => None,
+            LoadMode::Users
+            | LoadMode::Sessions
+            | LoadMode::Trace
+            | LoadMode::Agents
+            | LoadMode::JobRate => None,
         }
     }
 
@@ -237,6 +249,12 @@ mod tests {
         assert_eq!(said(LoadMode::Trace, at(9)), "9 in flight");
         assert_eq!(said(LoadMode::Agents, at(1)), "1 job");
         assert_eq!(said(LoadMode::Agents, at(16)), "16 jobs");
+        let jobs = Applied {
+            job_rate: Some(0.5),
+            ..at(3)
+        };
+        assert_eq!(said(LoadMode::JobRate, jobs), "0.5 jobs/s");
+        assert_eq!(said(LoadMode::JobRate, at(3)), "3 jobs in flight");
     }
 
     #[test]

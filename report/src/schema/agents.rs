@@ -66,6 +66,9 @@ pub struct AgentsLevel {
     pub calls_per_job: Option<Distribution>,
     /// Jobs completed (all calls succeeded) per hour of the level's time.
     pub jobs_per_hour: f64,
+    /// Job-rate levels: the jobs offered per second (since 1.6.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_rate: Option<f64>,
     /// Cached against prompt tokens of the successful calls, by agent depth (0: the roots).
     pub cache_by_depth: Vec<DepthCache>,
     /// The calls of one job as played, to draw it: the level's job of median wall time among

@@ -89,11 +89,14 @@ pub enum LoadMode {
     /// N agentic jobs at once, each a tree of agents whose calls fork into subagents and join;
     /// a job holds its slot until its whole tree is done. `concurrency` is the number of jobs.
     Agents,
+    /// Agentic jobs arriving open-loop at a rate (constant or Poisson), each running its whole
+    /// tree, overlapping freely. `concurrency` is the most jobs in flight at once (since 1.6.0).
+    JobRate,
 }
 
 impl LoadMode {
     /// Every mode, in the order a scenario's levels are planned and listed.
-    pub const ALL: [LoadMode; 7] = [
+    pub const ALL: [LoadMode; 8] = [
         LoadMode::Peak,
         LoadMode::Burst,
         LoadMode::Rate,
@@ -101,13 +104,24 @@ impl LoadMode {
         LoadMode::Sessions,
         LoadMode::Trace,
         LoadMode::Agents,
+        LoadMode::JobRate,
     ];
 
-    /// Whether the mode is an open loop (rate, session arrivals, trace replay): its levels'
-    /// `concurrency` is the most requests (or sessions) they saw in flight, and their records
+    /// Whether the mode is an open loop (rate, session arrivals, trace replay, job arrivals): its
+    /// levels' `concurrency` is the most requests (sessions, jobs) they saw in flight, and their
+    /// records
     /// number them from 1 instead.
     pub fn is_open_loop(self) -> bool {
-        matches!(self, LoadMode::Rate | LoadMode::Sessions | LoadMode::Trace)
+        matches!(
+            self,
+            LoadMode::Rate | LoadMode::Sessions | LoadMode::Trace | LoadMode::JobRate
+        )
+    }
+
+    /// Whether the mode plays agentic jobs (at a number at once, or arriving at a rate): its
+    /// levels have agents figures and the page's Agents section shows them.
+    pub fn plays_jobs(self) -> bool {
+        matches!(self, LoadMode::Agents | LoadMode::JobRate)
     }
 
     /// The mode's name, as the report's JSON and the command line spell it.
@@ -120,6 +134,7 @@ impl LoadMode {
             LoadMode::Sessions => "sessions",
             LoadMode::Trace => "trace",
             LoadMode::Agents => "agents",
+            LoadMode::JobRate => "job_rate",
         }
     }
 }
@@ -138,7 +153,7 @@ pub struct Series {
     /// Id of a [`Scenario`] in the same report.
     pub scenario: String,
     pub mode: LoadMode,
-    /// Rate mode only.
+    /// Rate and job-rate modes only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrivals: Option<Arrivals>,
     /// Levels in increasing order of load.

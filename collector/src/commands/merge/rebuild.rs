@@ -408,6 +408,7 @@ fn applied(
             .iter()
             .find_map(|l| l.sessions.as_ref()?.session_rate),
         trace_speed: measured.iter().find_map(|l| l.trace.map(|t| t.speed)),
+        job_rate: measured.iter().find_map(|l| l.agents.as_ref()?.job_rate),
     }
 }
 
