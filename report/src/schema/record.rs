@@ -81,8 +81,8 @@ pub struct RequestRecord {
     /// What it was asked, where its scenario has a prompt file or drawn lengths (since 1.3.0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub asked: Option<AskedLengths>,
-    /// Its place in its agentic job: job, agent, parent, depth, call (agents mode, since
-    /// 1.5.0).
+    /// Its place in its agentic job: job, agent, parent, depth, call (agents mode since 1.5.0,
+    /// job_rate mode since 1.6.0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentCall>,
 }
