@@ -8,6 +8,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::format::{format_number, with_unit};
+use crate::aggregate::Applied;
 use crate::schema::{
     to_ticks, AgentSource, Level, Limits, LoadMode, Report, RequestColumns, SampleCall, Slo,
 };
@@ -113,13 +114,19 @@ impl AgentsFindings {
 }
 
 impl AgentsLevelFigures {
-    /// The level's load: "4 jobs" (concurrent jobs), "0.5 jobs/s" (job arrivals).
+    /// The level's load as its mode words it: "4 jobs" (concurrent jobs), "0.5 jobs/s" (job
+    /// arrivals).
     pub fn load(&self) -> String {
-        match self.job_rate {
-            Some(rate) => format!("{} jobs/s", format_number(rate)),
-            None if self.jobs_at_once == 1 => "1 job".into(),
-            None => format!("{} jobs", self.jobs_at_once),
-        }
+        let applied = Applied {
+            concurrency: self.jobs_at_once,
+            job_rate: self.job_rate,
+            ..Applied::default()
+        };
+        let mode = match self.job_rate {
+            Some(_) => LoadMode::JobRate,
+            None => LoadMode::Agents,
+        };
+        mode.describe(&applied)
     }
 
     /// "16/16 jobs done, p50 12.3 s, p95 20.1 s, 9 calls/job, 410 jobs/h (26/user); time: engine 40%,
