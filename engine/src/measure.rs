@@ -287,6 +287,51 @@ mod tests {
         assert!((1.0 / f.decode_tok_s - 1.0 / 15.0).abs() < 1e-12, "{f:?}");
     }
 
+    /// The replay's tails are the collector's: recomputed here from the simulated requests of a
+    /// burst (every request measured), sorted, with the linear interpolation between closest
+    /// ranks, they are what `measure_distributions` gives (TTFT over requests, ITL over every
+    /// token gap pooled).
+    #[test]
+    fn the_tails_are_the_collectors_percentiles_of_the_replayed_requests() {
+        let p = llama();
+        let spec = LevelSpec {
+            load: Load::Burst { requests: 24 },
+            input_tokens: 2048,
+            output_tokens: 40,
+        };
+        let (f, d) = measure_distributions(&p, &spec);
+        let t = simulate(
+            &p,
+            &Workload::uniform(24, 2048, 40, Arrival::Burst).handed_over_in_turn(HANDOVER_S),
+        );
+        let percentile = |mut v: Vec<f64>, q: f64| {
+            v.sort_by(f64::total_cmp);
+            let rank = q * (v.len() - 1) as f64;
+            let (lo, hi) = (rank.floor() as usize, rank.ceil() as usize);
+            v[lo] + (v[hi] - v[lo]) * (rank - lo as f64)
+        };
+        let ttfts: Vec<f64> = t.iter().map(|r| r.tokens[0] - r.sent).collect();
+        let gaps: Vec<f64> = (t.iter())
+            .flat_map(|r| r.tokens.windows(2).map(|w| w[1] - w[0]))
+            .collect();
+        assert_eq!(gaps.len(), 24 * 39);
+        let (ttft, itl) = (d.ttft_s.unwrap(), d.itl_s.unwrap());
+        for (got, want) in [
+            (ttft.p99.unwrap(), percentile(ttfts.clone(), 0.99)),
+            (ttft.p90.unwrap(), percentile(ttfts.clone(), 0.90)),
+            (itl.p99.unwrap(), percentile(gaps.clone(), 0.99)),
+            (itl.p90.unwrap(), percentile(gaps, 0.90)),
+            (
+                f.e2e_s,
+                t.iter().map(|r| r.tokens[39] - r.sent).sum::<f64>() / 24.0,
+            ),
+        ] {
+            assert!((got / want - 1.0).abs() < 1e-12, "{got} against {want}");
+        }
+        // A queue of 24 long prompts: the tail is not the mean.
+        assert!(ttft.p99.unwrap() > 1.5 * ttft.mean, "{ttft:?}");
+    }
+
     fn llama() -> Profile {
         ProfileSet::builtin()
             .resolve("llama-3.1-8b", "h100-sxm", Some(1))
