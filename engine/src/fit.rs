@@ -19,7 +19,7 @@ use infermeter_report::{
     FitPoint, Level, LoadMode, Report, Series,
 };
 
-use crate::measure::{measure, Figures, LevelSpec, Load};
+use crate::measure::{measure, Distributions, Figures, LevelSpec, Load};
 use crate::profile::Profile;
 use crate::profiles::{ProfileError, ProfileSet};
 
@@ -64,6 +64,9 @@ pub struct MeasuredLevel {
     pub request_rate: Option<f64>,
     pub spec: LevelSpec,
     pub measured: Figures,
+    /// The measured TTFT, token gap and end-to-end distributions, as far as the report has
+    /// them (an imported report may have means only).
+    pub distributions: Distributions,
 }
 
 impl MeasuredLevel {
@@ -120,6 +123,12 @@ impl MeasuredLevel {
                 // Not fitted: a report may not have it.
                 tpot_s: m.tpot_s.map_or(f64::NAN, |d| d.mean),
                 system_output_tok_s: level.system_output_tok_s,
+                e2e_s: m.e2e_s.map_or(f64::NAN, |d| d.mean),
+            },
+            distributions: Distributions {
+                ttft_s: m.ttft_s,
+                itl_s: m.itl_s,
+                e2e_s: m.e2e_s,
             },
         })
     }
@@ -298,8 +307,15 @@ pub fn scaled_profile(
             ..fit.deployment.clone()
         },
     )?;
+    Ok(scale_to(&fitted, &target))
+}
+
+/// `fitted`'s coefficients carried to `target`'s deployment: each rate scaled by the ratio of
+/// the datasheet peaks, the overheads as they are, everything else (memory, limits,
+/// tensor-parallel costs) `target`'s.
+pub fn scale_to(fitted: &Profile, target: &Profile) -> Profile {
     let (from, to) = (fitted.peak, target.peak);
-    Ok(Profile {
+    Profile {
         mem_bw: fitted.mem_bw * to.mem_bw / from.mem_bw,
         kv_bw: fitted.kv_bw * to.mem_bw / from.mem_bw,
         flops: fitted.flops * to.flops / from.flops,
@@ -307,8 +323,8 @@ pub fn scaled_profile(
         step_overhead: fitted.step_overhead,
         seq_overhead: fitted.seq_overhead,
         frontend_latency: fitted.frontend_latency,
-        ..target
-    })
+        ..target.clone()
+    }
 }
 
 /// Where each coefficient may go, in natural logs of its profile units.
@@ -504,19 +520,34 @@ fn nelder_mead(
 /// the unit cube of log coefficients) and evaluations. Each round restarts from the best point
 /// so far with a smaller simplex, which gets Nelder–Mead out of the collapsed simplices it
 /// otherwise stops in.
-const ROUNDS: [(f64, usize); 3] = [(0.25, 500), (0.08, 300), (0.02, 200)];
+pub const ROUNDS: [(f64, usize); 3] = [(0.25, 500), (0.08, 300), (0.02, 200)];
 
-/// The coefficients that fit `levels` best, starting from `start`'s (bounded by `base`'s
-/// datasheet peaks).
-fn fit_from(
-    base: &Profile,
-    start: &Profile,
-    levels: &[&MeasuredLevel],
-    rounds: &[(f64, usize)],
-) -> Profile {
+/// One configuration's share of a fit: its deployment, uncalibrated, and its levels.
+pub struct Part<'a> {
+    pub base: Profile,
+    pub levels: Vec<&'a MeasuredLevel>,
+}
+
+/// The coefficients that fit every part's levels best, as the first part's profile: the other
+/// parts run them carried to their deployments ([`scale_to`]). Starts from the first part's
+/// coefficients and is bounded by its datasheet peaks.
+pub fn fit_parts(parts: &[Part<'_>], rounds: &[(f64, usize)]) -> Profile {
+    let base = &parts[0].base;
     let bounds = Bounds::of(base);
-    let f = |u: &[f64]| loss(&bounds.decode(base, u), levels);
-    let mut best = bounds.encode(start).to_vec();
+    let f = |u: &[f64]| {
+        let p = bounds.decode(base, u);
+        parts
+            .iter()
+            .enumerate()
+            .map(|(i, part)| match i {
+                // The first part's own profile, not carried to itself: a single-configuration
+                // fit stays the one it always was, bit for bit.
+                0 => loss(&p, &part.levels),
+                _ => loss(&scale_to(&p, &part.base), &part.levels),
+            })
+            .sum::<f64>()
+    };
+    let mut best = bounds.encode(base).to_vec();
     for &(size, evals) in rounds {
         best = nelder_mead(&f, &best, size, evals).0;
     }
@@ -525,7 +556,13 @@ fn fit_from(
 
 /// The coefficients that fit `levels` best, starting from `base`'s.
 pub fn fit_profile(base: &Profile, levels: &[&MeasuredLevel]) -> Profile {
-    fit_from(base, base, levels, &ROUNDS)
+    fit_parts(
+        &[Part {
+            base: base.clone(),
+            levels: levels.to_vec(),
+        }],
+        &ROUNDS,
+    )
 }
 
 /// Fits the model to `report`: every level, then each level left out in turn.
@@ -656,5 +693,9 @@ pub fn level_key(level: &FitLevel) -> String {
     )
 }
 
+pub mod configurations;
+
+#[cfg(test)]
+mod testing;
 #[cfg(test)]
 mod tests;

@@ -3,6 +3,8 @@
 //! pooled ITL, mean per-user decode speed, output tokens per second in the window). So a
 //! measured level and the model's level compare like for like.
 
+use infermeter_report::Distribution;
+
 use crate::profile::Profile;
 use crate::simulate::{simulate, Arrival, RequestTiming, Workload};
 
@@ -45,6 +47,8 @@ pub struct Figures {
     pub tpot_s: f64,
     /// Output tokens streamed inside the window per second of it.
     pub system_output_tok_s: f64,
+    /// Mean end-to-end latency of the measured requests.
+    pub e2e_s: f64,
 }
 
 /// The least time between two requests reaching a server's scheduler: requests the collector
@@ -56,58 +60,123 @@ pub const HANDOVER_S: f64 = 1e-4;
 
 /// Runs `spec` on the virtual clock and measures it.
 pub fn measure(profile: &Profile, spec: &LevelSpec) -> Figures {
-    let uniform = |count: u32, arrival| {
-        Workload::uniform(
-            count as usize,
-            spec.input_tokens,
-            spec.output_tokens,
-            arrival,
-        )
-        .handed_over_in_turn(HANDOVER_S)
+    let w = Window::of(profile, spec);
+    figures(w.measured(), &w.timings, w.start, w.end)
+}
+
+/// Runs `spec` on the virtual clock and measures it, with the distributions of its measured
+/// requests' TTFT, pooled token gaps and end-to-end latency, percentiles as the collector takes
+/// them ([`Distribution::from_samples`]).
+pub fn measure_distributions(profile: &Profile, spec: &LevelSpec) -> (Figures, Distributions) {
+    let w = Window::of(profile, spec);
+    let (mut ttft, mut itl, mut e2e) = (Vec::new(), Vec::new(), Vec::new());
+    for r in w.measured().filter(|r| !r.tokens.is_empty()) {
+        ttft.push(r.ttft());
+        e2e.push(r.e2e());
+        itl.extend(r.tokens.windows(2).map(|p| p[1] - p[0]));
+    }
+    let d = |v: &[f64]| Distribution::from_samples(v);
+    let distributions = Distributions {
+        ttft_s: d(&ttft),
+        itl_s: d(&itl),
+        e2e_s: d(&e2e),
     };
-    match spec.load {
-        Load::Peak {
-            concurrency,
-            measured,
-        } => {
-            let n = concurrency.max(1) as usize;
-            let m = measured.max(1) as usize;
-            // Every request sent before the window closes: the first wave, then one per
-            // completion. Later requests cannot change the measured ones.
-            let t = simulate(
-                profile,
-                &uniform((2 * n + m) as u32, Arrival::ClosedLoop { concurrency: n }),
-            );
-            // The window opens when the first request finishes (its replacement is sent) and
-            // closes when the m-th request sent after the first wave finishes.
-            let start = t
-                .iter()
-                .map(RequestTiming::finished)
-                .fold(f64::MAX, f64::min);
-            let mut after_first_wave: Vec<&RequestTiming> = t[n.min(t.len())..].iter().collect();
-            // Stable: requests finishing in the same step keep their send order.
-            infermeter_report::order::sort_by(&mut after_first_wave, |a, b| {
-                a.finished().total_cmp(&b.finished())
-            });
-            let window = &after_first_wave[..m.min(after_first_wave.len())];
-            let end = window.last().map_or(start, |r| r.finished());
-            figures(window.iter().copied(), &t, start, end)
-        }
-        Load::Burst { requests } => {
-            let t = simulate(profile, &uniform(requests.max(1), Arrival::Burst));
+    (
+        figures(w.measured(), &w.timings, w.start, w.end),
+        distributions,
+    )
+}
+
+/// The measured requests' distributions of a level the model ran.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Distributions {
+    pub ttft_s: Option<Distribution>,
+    /// Every token gap of every measured request, pooled.
+    pub itl_s: Option<Distribution>,
+    pub e2e_s: Option<Distribution>,
+}
+
+/// A level run on the virtual clock: every request's timings, which of them the collector
+/// measures, and the window its throughput counts.
+struct Window {
+    timings: Vec<RequestTiming>,
+    measured: Vec<usize>,
+    start: f64,
+    end: f64,
+}
+
+impl Window {
+    fn of(profile: &Profile, spec: &LevelSpec) -> Window {
+        let uniform = |count: u32, arrival| {
+            Workload::uniform(
+                count as usize,
+                spec.input_tokens,
+                spec.output_tokens,
+                arrival,
+            )
+            .handed_over_in_turn(HANDOVER_S)
+        };
+        let everything = |t: Vec<RequestTiming>| {
             let end = t.iter().map(RequestTiming::finished).fold(0.0, f64::max);
-            figures(t.iter(), &t, 0.0, end)
+            Window {
+                measured: (0..t.len()).collect(),
+                timings: t,
+                start: 0.0,
+                end,
+            }
+        };
+        match spec.load {
+            Load::Peak {
+                concurrency,
+                measured,
+            } => {
+                let n = concurrency.max(1) as usize;
+                let m = measured.max(1) as usize;
+                // Every request sent before the window closes: the first wave, then one per
+                // completion. Later requests cannot change the measured ones.
+                let t = simulate(
+                    profile,
+                    &uniform((2 * n + m) as u32, Arrival::ClosedLoop { concurrency: n }),
+                );
+                // The window opens when the first request finishes (its replacement is sent)
+                // and closes when the m-th request sent after the first wave finishes.
+                let start = t
+                    .iter()
+                    .map(RequestTiming::finished)
+                    .fold(f64::MAX, f64::min);
+                let mut after_first_wave: Vec<usize> = (n.min(t.len())..t.len()).collect();
+                // Stable: requests finishing in the same step keep their send order.
+                infermeter_report::order::sort_by(&mut after_first_wave, |a, b| {
+                    t[*a].finished().total_cmp(&t[*b].finished())
+                });
+                after_first_wave.truncate(m);
+                let end = after_first_wave.last().map_or(start, |i| t[*i].finished());
+                Window {
+                    timings: t,
+                    measured: after_first_wave,
+                    start,
+                    end,
+                }
+            }
+            Load::Burst { requests } => {
+                everything(simulate(profile, &uniform(requests.max(1), Arrival::Burst)))
+            }
+            Load::Rate {
+                rate,
+                requests,
+                poisson,
+            } => {
+                let times = arrival_times(rate, requests.max(1), poisson);
+                everything(simulate(
+                    profile,
+                    &uniform(requests.max(1), Arrival::At(times)),
+                ))
+            }
         }
-        Load::Rate {
-            rate,
-            requests,
-            poisson,
-        } => {
-            let times = arrival_times(rate, requests.max(1), poisson);
-            let t = simulate(profile, &uniform(requests.max(1), Arrival::At(times)));
-            let end = t.iter().map(RequestTiming::finished).fold(0.0, f64::max);
-            figures(t.iter(), &t, 0.0, end)
-        }
+    }
+
+    fn measured(&self) -> impl Iterator<Item = &RequestTiming> {
+        self.measured.iter().map(|i| &self.timings[*i])
     }
 }
 
@@ -149,7 +218,7 @@ fn figures<'a>(
     start: f64,
     end: f64,
 ) -> Figures {
-    let (mut n, mut ttft, mut decode, mut tpot) = (0usize, 0.0, 0.0, 0.0);
+    let (mut n, mut ttft, mut e2e, mut decode, mut tpot) = (0usize, 0.0, 0.0, 0.0, 0.0);
     let (mut decode_n, mut gaps_s, mut gaps) = (0usize, 0.0, 0usize);
     for r in measured {
         if r.tokens.is_empty() {
@@ -157,6 +226,7 @@ fn figures<'a>(
         }
         n += 1;
         ttft += r.ttft();
+        e2e += r.e2e();
         let k = r.tokens.len();
         if k > 1 {
             let span = r.tokens[k - 1] - r.tokens[0];
@@ -191,6 +261,7 @@ fn figures<'a>(
         } else {
             f64::NAN
         },
+        e2e_s: per(e2e, n),
     }
 }
 
@@ -214,6 +285,51 @@ mod tests {
         let f = figures(all.iter(), &all, 0.0, 1.0);
         assert!((f.tpot_s - 0.075).abs() < 1e-12, "{f:?}");
         assert!((1.0 / f.decode_tok_s - 1.0 / 15.0).abs() < 1e-12, "{f:?}");
+    }
+
+    /// The replay's tails are the collector's: recomputed here from the simulated requests of a
+    /// burst (every request measured), sorted, with the linear interpolation between closest
+    /// ranks, they are what `measure_distributions` gives (TTFT over requests, ITL over every
+    /// token gap pooled).
+    #[test]
+    fn the_tails_are_the_collectors_percentiles_of_the_replayed_requests() {
+        let p = llama();
+        let spec = LevelSpec {
+            load: Load::Burst { requests: 24 },
+            input_tokens: 2048,
+            output_tokens: 40,
+        };
+        let (f, d) = measure_distributions(&p, &spec);
+        let t = simulate(
+            &p,
+            &Workload::uniform(24, 2048, 40, Arrival::Burst).handed_over_in_turn(HANDOVER_S),
+        );
+        let percentile = |mut v: Vec<f64>, q: f64| {
+            v.sort_by(f64::total_cmp);
+            let rank = q * (v.len() - 1) as f64;
+            let (lo, hi) = (rank.floor() as usize, rank.ceil() as usize);
+            v[lo] + (v[hi] - v[lo]) * (rank - lo as f64)
+        };
+        let ttfts: Vec<f64> = t.iter().map(|r| r.tokens[0] - r.sent).collect();
+        let gaps: Vec<f64> = (t.iter())
+            .flat_map(|r| r.tokens.windows(2).map(|w| w[1] - w[0]))
+            .collect();
+        assert_eq!(gaps.len(), 24 * 39);
+        let (ttft, itl) = (d.ttft_s.unwrap(), d.itl_s.unwrap());
+        for (got, want) in [
+            (ttft.p99.unwrap(), percentile(ttfts.clone(), 0.99)),
+            (ttft.p90.unwrap(), percentile(ttfts.clone(), 0.90)),
+            (itl.p99.unwrap(), percentile(gaps.clone(), 0.99)),
+            (itl.p90.unwrap(), percentile(gaps, 0.90)),
+            (
+                f.e2e_s,
+                t.iter().map(|r| r.tokens[39] - r.sent).sum::<f64>() / 24.0,
+            ),
+        ] {
+            assert!((got / want - 1.0).abs() < 1e-12, "{got} against {want}");
+        }
+        // A queue of 24 long prompts: the tail is not the mean.
+        assert!(ttft.p99.unwrap() > 1.5 * ttft.mean, "{ttft:?}");
     }
 
     fn llama() -> Profile {

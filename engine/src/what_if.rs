@@ -111,6 +111,70 @@ pub fn most_meeting(what: &WhatIf, engine: &Profile, limits: &Limits, highest: u
     Some(lo)
 }
 
+/// How much longer than the longest measured request a context may be and still count as
+/// measured ground: beyond it, attention and the KV cache work where no level looked.
+pub const CONTEXT_REACH: u32 = 4;
+
+/// Why a question lies outside what the fit saw, so that no fitted error may be stated for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Extrapolation {
+    /// Another GPU kind: scaled by datasheets.
+    OtherGpu { gpu: String },
+    /// Another count of the same GPU: a fit on one count cannot split a decode step between
+    /// the weights' read, which divides, and the overhead, which does not.
+    OtherGpuCount { gpus: u32 },
+    /// A context (input + output tokens) more than [`CONTEXT_REACH`] times the longest measured.
+    LongerContext { tokens: u32, longest: u32 },
+}
+
+impl Extrapolation {
+    /// "2 GPUs (the fit saw 1)", for the page's labels.
+    pub fn describe(&self, fit: &Fit) -> String {
+        match self {
+            Extrapolation::OtherGpu { gpu } => {
+                format!("{gpu}, scaled by datasheets from {}", fit.deployment.gpu)
+            }
+            Extrapolation::OtherGpuCount { gpus } => {
+                format!("{gpus} GPUs (the fit saw {})", fit.deployment.gpus)
+            }
+            Extrapolation::LongerContext { tokens, longest } => {
+                format!("a {tokens}-token context, over {CONTEXT_REACH}x the longest measured ({longest})")
+            }
+        }
+    }
+}
+
+/// Whether `what` lies outside what `fit` was fitted on (the first reason that applies);
+/// `None` when the fit's held-out error stands for it.
+pub fn extrapolation(fit: &Fit, what: &WhatIf) -> Option<Extrapolation> {
+    if what.gpu != fit.deployment.gpu {
+        return Some(Extrapolation::OtherGpu {
+            gpu: what.gpu.clone(),
+        });
+    }
+    if what.gpus != fit.deployment.gpus {
+        return Some(Extrapolation::OtherGpuCount { gpus: what.gpus });
+    }
+    let longest = fit
+        .levels
+        .iter()
+        .map(|l| l.input_tokens + l.output_tokens)
+        .max()?;
+    let tokens = what.input_tokens + what.output_tokens;
+    (tokens > CONTEXT_REACH.saturating_mul(longest))
+        .then_some(Extrapolation::LongerContext { tokens, longest })
+}
+
+/// The uncalibrated profile's median error of `metric` over the measured levels: the error
+/// stated beside an extrapolation, where no fitted error applies.
+pub fn uncalibrated_error(fit: &Fit, metric: FitMetric) -> Option<f64> {
+    fit.errors
+        .iter()
+        .find(|e| e.metric == metric)
+        .map(|e| e.uncalibrated.median)
+        .filter(|e| e.is_finite())
+}
+
 /// The held-out (leave-one-level-out) median error of `metric`, the figure stated beside its
 /// predictions; `None` when the fit has no levels of it.
 pub fn held_out_error(fit: &Fit, metric: FitMetric) -> Option<f64> {
@@ -164,6 +228,60 @@ mod tests {
             (predicted.tpot_s / measured - 1.0).abs() < 0.1,
             "{predicted:?}"
         );
+    }
+
+    /// #47 item 4: another GPU, another count of it, or a context over 4x the longest measured
+    /// is an extrapolation; the measured deployment at measured lengths is not.
+    #[test]
+    fn questions_outside_the_fit_are_extrapolations() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../data/reports/llama-cpu-tiny-llama.json"
+        );
+        let report =
+            infermeter_report::load_report(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let fit = report.fit.as_ref().unwrap();
+        let measured = WhatIf {
+            mode: LoadMode::Peak,
+            input_tokens: 1024,
+            output_tokens: 32,
+            gpu: fit.deployment.gpu.clone(),
+            gpus: fit.deployment.gpus,
+        };
+        assert_eq!(extrapolation(fit, &measured), None);
+        // The longest measured is 1,024 + 32: four times that is still measured ground.
+        let four = WhatIf {
+            input_tokens: 4 * 1024 + 3 * 32,
+            ..measured.clone()
+        };
+        assert_eq!(extrapolation(fit, &four), None);
+        let longer = WhatIf {
+            input_tokens: four.input_tokens + 1,
+            ..measured.clone()
+        };
+        let e = extrapolation(fit, &longer).unwrap();
+        assert_eq!(
+            e.describe(fit),
+            "a 4225-token context, over 4x the longest measured (1056)"
+        );
+        let two = WhatIf {
+            gpus: 2,
+            ..measured.clone()
+        };
+        assert_eq!(
+            extrapolation(fit, &two).unwrap().describe(fit),
+            "2 GPUs (the fit saw 1)"
+        );
+        let h200 = WhatIf {
+            gpu: "h200".into(),
+            ..measured
+        };
+        assert!(matches!(
+            extrapolation(fit, &h200),
+            Some(Extrapolation::OtherGpu { .. })
+        ));
+        let u = uncalibrated_error(fit, FitMetric::TtftS).unwrap();
+        assert_eq!(u, fit.errors[0].uncalibrated.median);
     }
 
     #[test]

@@ -10,7 +10,9 @@ use std::cell::RefCell;
 
 use infermeter_engine::measure::Figures;
 use infermeter_engine::profiles::ProfileSet;
-use infermeter_engine::what_if::{curve_loads, held_out_error, WhatIf};
+use infermeter_engine::what_if::{
+    curve_loads, extrapolation, held_out_error, uncalibrated_error, WhatIf,
+};
 use infermeter_report::analysis::format::format_number;
 use infermeter_report::{
     Fit, FitCoefficients, FitDeployment, FitLevel, FitMetric, LoadMode, Report,
@@ -187,12 +189,19 @@ pub fn axis(metric: FitMetric) -> YAxis {
 }
 
 /// "predicted: fitted simulator, held-out error 7%". The held-out error measures the fit on
-/// the GPU it was fitted on: for another GPU (scaled by datasheets) it is not stated.
+/// what it was fitted on: outside it (another GPU or count, a context over 4x the longest
+/// measured) the prediction is labelled an extrapolation, with the uncalibrated error beside it.
 pub fn predicted_label(fit: &Fit, q: &Question, metric: FitMetric) -> String {
-    if q.what.gpu != fit.deployment.gpu {
+    if let Some(x) = extrapolation(fit, &q.what) {
+        let beside = uncalibrated_error(fit, metric).map_or_else(String::new, |u| {
+            format!(
+                "; the uncalibrated profile is off by {}% on the measured levels",
+                format_number(u * 100.0)
+            )
+        });
         return format!(
-            "predicted: fitted simulator scaled to {} by datasheets (no held-out error: not fitted on it)",
-            q.what.gpu
+            "predicted: extrapolation to {} (no held-out error: not fitted on it{beside})",
+            x.describe(fit)
         );
     }
     match held_out_error(fit, metric) {
@@ -307,7 +316,23 @@ mod tests {
         // The held-out error measures the fit on its own GPU only: not stated for the H200.
         let name = &p.lines[0].name;
         assert!(!name.contains("held-out error "), "{name}");
-        assert!(name.contains("scaled to h200 by datasheets"), "{name}");
+        assert!(
+            name.contains("extrapolation to h200, scaled by datasheets from h100-sxm"),
+            "{name}"
+        );
+        assert!(
+            name.contains("the uncalibrated profile is off by"),
+            "{name}"
+        );
+        // Nor for two of its own GPUs: one count does not say another.
+        view.what_if.gpu = None;
+        view.what_if.gpus = Some(2);
+        let p = with_sources(&report, |s| itl(s, &view));
+        let name = &p.lines[0].name;
+        assert!(
+            name.contains("extrapolation to 2 GPUs (the fit saw 1)"),
+            "{name}"
+        );
     }
 
     #[test]

@@ -36,7 +36,7 @@ pub fn WhatIfSection() -> impl IntoView {
     };
     view! {
         <Section info=&WHAT_IF>
-            <p>"The simulator fitted to this report's levels (infermeter fit) answers what was not measured. Each prediction states its held-out error: the fit's error on each measured level left out of it. Another GPU is scaled by datasheets, which is weaker than measuring it."</p>
+            <p>"The simulator fitted to this report's levels (infermeter fit) answers what was not measured. Each prediction states its held-out error: the fit's error on each measured level left out of it. A prediction outside what the fit saw (another GPU or GPU count, a context over 4x the longest measured) is an extrapolation: it states the uncalibrated profile's error instead."</p>
             <Show when=fitted fallback=|| view! {
                 <p class="muted" data-testid="what-if-off">"This report holds no fit: run infermeter fit on it to predict beyond its measured levels here."</p>
             }>

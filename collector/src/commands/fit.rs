@@ -8,6 +8,7 @@ use clap::Args;
 use infermeter_report::analysis::format::format_number;
 use infermeter_report::pretty_json::to_pretty_json;
 use infermeter_report::{ErrorSummary, Fit, FitMetric, Report};
+use infermeter_sim::engine::fit::configurations::{self, Configuration};
 use infermeter_sim::engine::fit::{self, level_key, FitOptions};
 
 #[derive(Debug, Clone, Args)]
@@ -32,6 +33,14 @@ pub struct FitArgs {
     /// Extra profiles TOML merged over the built-in ones (a model or GPU of your own).
     #[arg(long, value_name = "FILE")]
     pub profiles: Option<PathBuf>,
+    /// A report of another configuration of the same engine (other slots, context, batch limit
+    /// or GPU count; repeatable): the model is fitted on REPORT (and any --train) and predicts
+    /// it, and its held-out errors are printed. Nothing is written.
+    #[arg(long = "held-out", value_name = "REPORT")]
+    pub held_out: Vec<PathBuf>,
+    /// Another configuration's report to fit on with REPORT, for --held-out (repeatable).
+    #[arg(long, value_name = "REPORT", requires = "held_out")]
+    pub train: Vec<PathBuf>,
 }
 
 /// Fits, prints the tables and writes the report; the text to print.
@@ -45,6 +54,9 @@ pub fn run(args: &FitArgs) -> anyhow::Result<String> {
         max_num_seqs: args.max_num_seqs,
         max_num_batched_tokens: args.max_num_batched_tokens,
     };
+    if !args.held_out.is_empty() {
+        return held_out(args, &report, &set, &options);
+    }
     let fitted = fit::fit(&report, &set, &options)
         .map_err(|e| anyhow::anyhow!("cannot fit {}: {e}", args.report.display()))?;
     let text = describe(&fitted);
@@ -54,6 +66,64 @@ pub fn run(args: &FitArgs) -> anyhow::Result<String> {
     let out = args.out.as_deref().unwrap_or(&args.report);
     write(out, &report)?;
     Ok(format!("{text}\nwrote the fit into {}", out.display()))
+}
+
+/// Fits on REPORT and `--train`, predicts each `--held-out` report: the table of their errors.
+/// The limits given (`--max-num-seqs`, `--max-num-batched-tokens`) are REPORT's; every other
+/// report's are read from it as a fit reads them (its slots from its server metrics).
+fn held_out(
+    args: &FitArgs,
+    report: &Report,
+    set: &infermeter_sim::engine::ProfileSet,
+    options: &FitOptions,
+) -> anyhow::Result<String> {
+    let others = FitOptions {
+        max_num_seqs: None,
+        max_num_batched_tokens: None,
+        ..options.clone()
+    };
+    let read = |paths: &[PathBuf]| -> anyhow::Result<Vec<(String, Report)>> {
+        paths
+            .iter()
+            .map(|p| {
+                let r = crate::output::report_files::read_report(p).map_err(anyhow::Error::msg)?;
+                Ok((configuration_name(p, &r), r))
+            })
+            .collect()
+    };
+    let (train, test) = (read(&args.train)?, read(&args.held_out)?);
+    let first = (configuration_name(&args.report, report), report.clone());
+    let trained: Vec<Configuration<'_>> = std::iter::once(configuration(&first, options))
+        .chain(train.iter().map(|t| configuration(t, &others)))
+        .collect();
+    let tested: Vec<Configuration<'_>> = test.iter().map(|t| configuration(t, &others)).collect();
+    let results = configurations::hold_out(set, &trained, &tested)
+        .map_err(|e| anyhow::anyhow!("cannot fit {}: {e}", args.report.display()))?;
+    let names: Vec<&str> = trained.iter().map(|c| c.name.as_str()).collect();
+    Ok(format!(
+        "fitted on {}; each held-out configuration's levels predicted, relative error over them:\n\n{}",
+        names.join(", "),
+        configurations::describe(&results)
+    ))
+}
+
+fn configuration<'a>((name, r): &'a (String, Report), options: &FitOptions) -> Configuration<'a> {
+    Configuration {
+        name: name.clone(),
+        report: r,
+        options: options.clone(),
+    }
+}
+
+/// A configuration's name: its sweep parameters (`np=2`), else its file's name.
+fn configuration_name(path: &Path, report: &Report) -> String {
+    match &report.metadata.configuration {
+        Some(c) if !c.parameters.is_empty() => c.parameters.to_string(),
+        _ => path.file_stem().map_or_else(
+            || path.display().to_string(),
+            |s| s.to_string_lossy().into_owned(),
+        ),
+    }
 }
 
 /// Writes through a temporary file beside `path`, so an interrupted write never leaves half a

@@ -77,6 +77,43 @@ fn assert_same_fit(fresh: &Fit, stored: &Fit) {
     }
 }
 
+/// #47: `infermeter fit REPORT --train OTHER --held-out THIRD` fits on two configurations of
+/// llama.cpp (--parallel 1 and 4) and prints the third's (--parallel 2) held-out errors, each
+/// configuration named by its sweep parameters; it writes nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn fit_prints_the_errors_of_a_held_out_configuration() {
+    let sweep = manifest_dir().join("../tests/fixtures/llama-cpu-sweep");
+    let path = |name: &str| sweep.join(name).to_str().unwrap().to_string();
+    let before = std::fs::read(sweep.join("short-np1.json")).unwrap();
+    let run = infermeter(
+        &[
+            "fit",
+            &path("short-np1.json"),
+            "--train",
+            &path("short-np4.json"),
+            "--held-out",
+            &path("short-np2.json"),
+        ],
+        &[],
+    )
+    .await;
+    assert!(run.status.success(), "{}", text(&run));
+    let printed = text(&run);
+    for expected in [
+        "fitted on np=1, np=4",
+        "np=2 ",
+        "mean E2E",
+        "p99 TTFT",
+        "p99 ITL",
+    ] {
+        assert!(
+            printed.contains(expected),
+            "{expected:?} missing from:\n{printed}"
+        );
+    }
+    assert_eq!(std::fs::read(sweep.join("short-np1.json")).unwrap(), before);
+}
+
 /// Acceptance 4 of #34: `infermeter sim --fit R` measured by `infermeter run` at levels R did
 /// not measure (512 input and 64 output tokens; R has 64, 256 and 1,024 in, 32 out), one user
 /// and four, agrees with the page's prediction for each within 5%. Four users sent together
