@@ -17,11 +17,13 @@ npm_bin="$cache/npm/node_modules/.bin"
 # The pinned wasm-opt (npm binaryen) must come before Debian's: an older one silently breaks
 # externref tables and the page stays blank.
 export PATH="$npm_bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
-# A build folder of its own, inside the project's: cargo locks a build folder for a whole
+# Build folders of their own, inside the project's: cargo locks a build folder for a whole
 # build, and scripts/demo.sh compiles the collector's dependencies in the project's folder while
-# this builds. Nothing is shared between the two anyway: the wasm's profile and target are its
-# own, and so are the host's build scripts and proc macros built for it.
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$cache/target}/viewer-build
+# this builds; the splitting tool compiles in a second one while the wasm builds. Nothing is
+# shared between them anyway: the wasm's profile and target are its own, and so are the host's
+# build scripts and proc macros built for it.
+target=${CARGO_TARGET_DIR:-$cache/target}
+export CARGO_TARGET_DIR=$target/viewer-build
 cd "$root"
 wasm_only=
 case "${1:-}" in
@@ -48,12 +50,16 @@ for registry in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/; do
   rustflags+=" --remap-path-prefix=${registry%/}=crates"
 done
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$rustflags"
+# The splitting tool, for this machine, while the wasm builds (which ends in one long
+# single-threaded step, LTO): optimised less than release (what it writes does not depend on
+# that, and it runs for a second), so that it compiles in less time.
+CARGO_TARGET_DIR=$target/viewer-tools CARGO_PROFILE_RELEASE_OPT_LEVEL=1 \
+  cargo build --release --locked -p infermeter-wasm-split &
+split_tool=$!
 cargo build --profile viewer --target wasm32-unknown-unknown --locked --bin infermeter-viewer
 wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/viewer/infermeter-viewer.wasm"
-# The splitting tool, for this machine: optimised less than release (what it writes does not
-# depend on that, and it runs for a second), so that it compiles in about half the time.
-CARGO_PROFILE_RELEASE_OPT_LEVEL=1 cargo build --release --locked -p infermeter-wasm-split
-export INFERMETER_WASM_SPLIT="$CARGO_TARGET_DIR/release/infermeter-wasm-split"
+wait "$split_tool"
+export INFERMETER_WASM_SPLIT="$target/viewer-tools/release/infermeter-wasm-split"
 [ -z "$wasm_only" ] || exit 0
 
 for tool in wasm-opt wasm-bindgen zopfli; do

@@ -61,7 +61,7 @@ npm_tools() { # build | test
 # wasm-bindgen-cli, compiled, while npm installs. Only its `wasm-bindgen` binary, without its
 # default TLS feature (the test runner's downloads; rustls and ring are most of its compiling).
 # Without --locked: its lockfile pins a crate the registry no longer has. Optimised less than
-# cargo install's release (opt-level 1: about half the compiling): what it writes does not
+# cargo install's release (opt-level 1 compiles in less time): what it writes does not
 # depend on that, and it runs for a second or two per viewer build.
 pids=()
 if ! wasm-bindgen --version 2>/dev/null | grep -q " $bindgen_version\$"; then
