@@ -14,16 +14,16 @@
 # fills every section of the page. --suite NAME: a built-in suite or a TOML file, quick (its
 # levels thinned) unless --full; --full alone: the whole four-scenario suite (the published
 # reports' shape; much longer). --no-view: stop after the summary (the report's path is the last
-# line printed), e.g. to script the run. --profile: the collector's build; demo (the default
-# on the simulator) is release optimised less, to compile in a fraction of its time (Cargo.toml);
-# release (the default on llama.cpp) for published measurements; dev, the tests' build.
+# line printed), e.g. to script the run. --profile: the collector's build; demo (the default)
+# is release optimised less, to compile in 57% of its time (Cargo.toml); release for published
+# measurements; dev, the unoptimized build the tests use.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 source scripts/env.sh
 
 engine=sim suite= quick=--quick model=qwen3.5-35b-a3b-fp8 gpu=h100-sxm
-profile= view=1
+profile=demo view=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --engine) engine=$2; shift 2 ;;
@@ -43,8 +43,6 @@ if [ -z "$suite" ]; then
   if [ -n "$quick" ]; then suite=scripts/demo-suite.toml quick=; else suite=four-scenario; fi
 fi
 
-# The demo profile is for the simulator (Cargo.toml); a real engine is measured with release.
-[ -n "$profile" ] || case "$engine" in sim) profile=demo ;; *) profile=release ;; esac
 case "$profile" in
   demo) profile_dir=demo ;;
   release) profile_dir=release ;;
