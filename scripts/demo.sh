@@ -10,7 +10,7 @@
 #   bash scripts/demo.sh [--engine sim|llama.cpp] [--suite NAME] [--full] [--model M --gpu G]
 #                        [--profile demo|release|dev] [--no-view]
 #
-# The default suite, scripts/demo-suite.toml, measures the simulator for about 2 minutes and
+# The default suite, scripts/demo-suite.toml, measures the simulator for about 1.5 minutes and
 # fills every section of the page. --suite NAME: a built-in suite or a TOML file, quick (its
 # levels thinned) unless --full; --full alone: the whole four-scenario suite (the published
 # reports' shape; much longer). --no-view: stop after the summary (the report's path is the last
