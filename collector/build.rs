@@ -14,16 +14,30 @@
 //! (cargo would rerun this, and rebuild the crate, on every build): after building the viewer
 //! for the first time, a build embeds it once `INFERMETER_VIEWER_DIST` names it, as
 //! `scripts/build-wheel.sh` does; in a checkout, `infermeter view` finds `dist/` meanwhile.
+//!
+//! `INFERMETER_VIEWER_BUILDING` set: the viewer is being built, so this fails instead of
+//! reading a half-written folder. `scripts/demo.sh` builds the collector that way (with
+//! `--keep-going`) while the viewer builds: every dependency compiles meanwhile, and the build
+//! after the viewer's only runs this and compiles the collector's own crate. Not watched (it
+//! changes nothing this writes): a run that failed for it is rerun by the next build anyway.
 
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
 const DIST_ENV: &str = "INFERMETER_VIEWER_DIST";
+const BUILDING_ENV: &str = "INFERMETER_VIEWER_BUILDING";
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed={DIST_ENV}");
+    if std::env::var_os(BUILDING_ENV).is_some_and(|v| !v.is_empty()) {
+        panic!(
+            "{BUILDING_ENV} is set: the viewer is still being built, so the collector waits for \
+             it (scripts/demo.sh builds the collector again once the viewer is whole); unset \
+             {BUILDING_ENV} to build it now"
+        );
+    }
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap());
     let named = std::env::var_os(DIST_ENV).filter(|d| !d.is_empty());
     let dist = match &named {

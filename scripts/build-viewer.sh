@@ -5,6 +5,11 @@
 # root index.html's `data-trunk` links (trunk reads the same file, for `trunk serve` while
 # developing; the build does not need trunk). Then it writes gzip copies and prints the shipped
 # sizes. A viewer built before from the same inputs is reused ($INFERMETER_CACHE/viewer/). Run scripts/setup-build.sh first (scripts/demo.sh and scripts/test.sh do).
+#
+#   bash scripts/build-viewer.sh [--wasm-only]
+#
+# --wasm-only: only the cargo builds (the wasm and the splitting tool), which need no tool but
+# the wasm32 target: scripts/demo.sh runs them while setup-build.sh still installs the tools.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${INFERMETER_CACHE:-$HOME/.cache/infermeter}
@@ -12,20 +17,23 @@ npm_bin="$cache/npm/node_modules/.bin"
 # The pinned wasm-opt (npm binaryen) must come before Debian's: an older one silently breaks
 # externref tables and the page stays blank.
 export PATH="$npm_bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$cache/target}
+# Build folders of their own, inside the project's: cargo locks a build folder for a whole
+# build, and scripts/demo.sh compiles the collector's dependencies in the project's folder while
+# this builds; the splitting tool compiles in a second one while the wasm builds. Nothing is
+# shared between them anyway: the wasm's profile and target are its own, and so are the host's
+# build scripts and proc macros built for it.
+target=${CARGO_TARGET_DIR:-$cache/target}
+export CARGO_TARGET_DIR=$target/viewer-build
 cd "$root"
-
-for tool in wasm-opt wasm-bindgen zopfli; do
-  command -v "$tool" >/dev/null || { echo "build-viewer: $tool not found; run scripts/setup-build.sh" >&2; exit 1; }
-done
-for module in esbuild terser echarts; do
-  [ -d "$cache/npm/node_modules/$module" ] || { echo "build-viewer: npm module $module not found in $cache/npm; run scripts/setup-build.sh" >&2; exit 1; }
-done
+wasm_only=
+case "${1:-}" in
+  --wasm-only) wasm_only=1 ;;
+  "") ;;
+  *) echo "build-viewer: unknown option $1 (--wasm-only or none)" >&2; exit 2 ;;
+esac
 
 # A size-tuned profile for the wasm only (the workspace's release profile serves native
-# binaries), defined here. Named apart, its outputs (the host's build scripts and proc macros
-# too) have folders of their own: the native release build after it (scripts/demo.sh) does not
-# rebuild what this one left, nor this one what that one left.
+# binaries), defined here.
 export CARGO_PROFILE_VIEWER_INHERITS=release CARGO_PROFILE_VIEWER_OPT_LEVEL=z \
   CARGO_PROFILE_VIEWER_LTO=true CARGO_PROFILE_VIEWER_CODEGEN_UNITS=1 CARGO_PROFILE_VIEWER_PANIC=abort
 # Leptos' type-erased components: far fewer generic view instantiations, a much smaller wasm.
@@ -42,12 +50,24 @@ for registry in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/; do
   rustflags+=" --remap-path-prefix=${registry%/}=crates"
 done
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$rustflags"
+# The splitting tool, for this machine, while the wasm builds (which ends in one long
+# single-threaded step, LTO): optimised less than release (what it writes does not depend on
+# that, and it runs for a second), so that it compiles in less time.
+CARGO_TARGET_DIR=$target/viewer-tools CARGO_PROFILE_RELEASE_OPT_LEVEL=1 \
+  cargo build --release --locked -p infermeter-wasm-split &
+split_tool=$!
 cargo build --profile viewer --target wasm32-unknown-unknown --locked --bin infermeter-viewer
 wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/viewer/infermeter-viewer.wasm"
-# The splitting tool, for this machine (a release build shares its dependencies' builds with the
-# collector's).
-cargo build --release --locked -p infermeter-wasm-split
-export INFERMETER_WASM_SPLIT="$CARGO_TARGET_DIR/release/infermeter-wasm-split"
+wait "$split_tool"
+export INFERMETER_WASM_SPLIT="$target/viewer-tools/release/infermeter-wasm-split"
+[ -z "$wasm_only" ] || exit 0
+
+for tool in wasm-opt wasm-bindgen zopfli; do
+  command -v "$tool" >/dev/null || { echo "build-viewer: $tool not found; run scripts/setup-build.sh" >&2; exit 1; }
+done
+for module in esbuild terser echarts; do
+  [ -d "$cache/npm/node_modules/$module" ] || { echo "build-viewer: npm module $module not found in $cache/npm; run scripts/setup-build.sh" >&2; exit 1; }
+done
 
 # What the rest makes from cargo's wasm depends only on these inputs: when a viewer was built
 # from the same ones, it is reused (wasm-opt, the ECharts bundle and zopfli take a minute or

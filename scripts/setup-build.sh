@@ -8,6 +8,12 @@
 # System prerequisites (a C compiler, Node and npm, curl, Python 3, zopfli) are checked before
 # anything long starts: as root with apt-get they are installed, otherwise the script stops and
 # prints the command that installs them.
+#
+#   bash scripts/setup-build.sh [build|test|--prerequisites]
+#
+# test: the npm tools of the tests too (scripts/setup.sh). --prerequisites: only the system
+# prerequisites and the wasm32 target (seconds), all that cargo's wasm build needs: scripts/demo.sh
+# starts that build right after, while this script, run again, installs the rest.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${INFERMETER_CACHE:-$HOME/.cache/infermeter}
@@ -23,12 +29,12 @@ if ! command -v rustup >/dev/null || ! command -v cargo >/dev/null; then
   exit 1
 fi
 
-bindgen_version=$(tool_version wasm-bindgen)
-
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   say "adding rust target wasm32-unknown-unknown"
   rustup target add wasm32-unknown-unknown
 fi
+[ "${1:-}" != --prerequisites ] || exit 0
+bindgen_version=$(tool_version wasm-bindgen)
 
 # npm tools: reinstall only when tools/package.json changed, or when the tests' tools
 # (devDependencies) are wanted and only the build's were installed. A folder that already has
@@ -54,12 +60,15 @@ npm_tools() { # build | test
 
 # wasm-bindgen-cli, compiled, while npm installs. Only its `wasm-bindgen` binary, without its
 # default TLS feature (the test runner's downloads; rustls and ring are most of its compiling).
-# Without --locked: its lockfile pins a crate the registry no longer has.
+# Without --locked: its lockfile pins a crate the registry no longer has. Optimised less than
+# cargo install's release (opt-level 1 compiles in less time): what it writes does not
+# depend on that, and it runs for a second or two per viewer build.
 pids=()
 if ! wasm-bindgen --version 2>/dev/null | grep -q " $bindgen_version\$"; then
   say "installing wasm-bindgen-cli $bindgen_version (compiled once: minutes)"
   # In a folder of its own (cargo's temporary one), not the project's CARGO_TARGET_DIR.
-  env -u CARGO_TARGET_DIR cargo install --quiet wasm-bindgen-cli --version "$bindgen_version" --no-default-features \
+  env -u CARGO_TARGET_DIR CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=false \
+    cargo install --quiet wasm-bindgen-cli --version "$bindgen_version" --no-default-features \
     --bin wasm-bindgen --force &
   pids+=($!)
 fi
