@@ -18,6 +18,7 @@
 //! Sections read everything through [`ReportContext`] (`use_context::<ReportContext>()`).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use infermeter_report::analysis::capacity::LimitKind;
 use infermeter_report::analysis::configuration::{Figure, DEFAULT_INTERACTIVITY, DEFAULT_USERS};
@@ -568,7 +569,7 @@ fn number(v: f64) -> String {
 /// the view (sliders, selectors) through `view.update(..)`; the app mirrors it into the URL.
 #[derive(Debug, Clone, Copy)]
 pub struct ReportContext {
-    pub reports: Signal<Vec<Report>>,
+    pub reports: Signal<Vec<Arc<Report>>>,
     /// Each report's label when several are shown together (`charts::report_labels`).
     pub labels: Signal<Vec<String>>,
     pub view: RwSignal<ViewState>,
@@ -584,7 +585,11 @@ pub struct ReportContext {
 }
 
 impl ReportContext {
-    pub fn new(reports: Vec<Report>, view: RwSignal<ViewState>, pending: usize) -> ReportContext {
+    pub fn new(
+        reports: Vec<Arc<Report>>,
+        view: RwSignal<ViewState>,
+        pending: usize,
+    ) -> ReportContext {
         use leptos::prelude::With;
         let labels = Signal::stored(report_labels(&reports));
         let reports = Signal::stored(reports);

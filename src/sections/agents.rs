@@ -16,7 +16,7 @@ use crate::tables::agents::{agents_tables, page_job_slo, AgentsTable};
 /// True when a report shown played agentic jobs: the section and its contents entry exist only
 /// then.
 pub fn shows_agents(ctx: ReportContext) -> bool {
-    ctx.reports.with(|all| all.iter().any(has_agents))
+    ctx.reports.with(|all| all.iter().any(|r| has_agents(r)))
 }
 
 #[component]

@@ -43,7 +43,7 @@ fn decision(ctx: ReportContext) -> Memo<Decision> {
         let (stat, slo, choice) = inputs.get();
         ctx.reports.with(|reports| {
             ctx.labels.with(|labels| {
-                let refs: Vec<&Report> = reports.iter().collect();
+                let refs: Vec<&Report> = reports.iter().map(|r| &**r).collect();
                 let view = crate::state::ViewState {
                     stat,
                     choice: choice.clone(),
@@ -81,7 +81,7 @@ pub fn ChoiceSection() -> impl IntoView {
     let ctx = context();
     let trade_off = ctx
         .reports
-        .with_untracked(|r| has_trade_off(&r.iter().collect::<Vec<_>>()));
+        .with_untracked(|r| has_trade_off(&r.iter().map(|r| &**r).collect::<Vec<_>>()));
     view! {
         <Section info=&CHOICE>
             <p>"Which GPU, how many, which engine setting, for how many users, at what price? Each measured load of each configuration trades the speed every user gets against the output of each GPU; the frontier is where no other choice does better on both. Below it, the configurations ranked by what serving your users under your SLO costs."</p>

@@ -84,7 +84,7 @@ impl BoundSlider {
 /// The main report's own SLO: where the sliders start.
 pub(crate) fn base_slo(ctx: ReportContext) -> Slo {
     ctx.reports
-        .with(|r| r.first().map(report_slo))
+        .with(|r| r.first().map(|r| report_slo(r)))
         .unwrap_or(infermeter_report::analysis::goodput::DEFAULT_SLO)
 }
 
