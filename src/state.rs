@@ -552,7 +552,7 @@ fn threshold_key(key: &str) -> Option<(&str, LimitKind)> {
 }
 
 fn non_negative(s: &str) -> Option<f64> {
-    s.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0)
+    crate::number::parse_f64(s).filter(|v| v.is_finite() && *v >= 0.0)
 }
 
 fn positive(s: &str) -> Option<f64> {

@@ -11,7 +11,6 @@ pub mod inline;
 pub mod json_schema;
 pub mod lengths;
 pub mod load;
-pub mod objects_only;
 pub mod order;
 pub mod presets;
 pub mod pretty_json;

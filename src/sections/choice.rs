@@ -21,6 +21,7 @@ use crate::charts::registry::CHOICE_FRONTIER;
 use crate::charts::sources;
 use crate::components::{NumberField, TableScroll};
 use crate::findings::goodput::judged_by;
+use crate::number::parse_f64;
 use crate::state::{ChoiceView, ReportContext};
 
 /// What the section shows under the current controls: the scenarios offered, the one shown,
@@ -197,7 +198,7 @@ fn InteractivitySlider() -> impl IntoView {
                 aria-valuetext=move || Figure::Interactivity.text(current())
                 prop:value=move || current().to_string()
                 on:input=move |ev| {
-                    if let Ok(v) = event_target_value(&ev).parse::<f64>() {
+                    if let Some(v) = parse_f64(&event_target_value(&ev)) {
                         if v > 0.0 {
                             set_choice(ctx, |c| c.interactivity = v);
                         }
