@@ -115,7 +115,7 @@ for (const [tag, text] of links) {
     const name = `${bin}-${short(readFileSync(cargoWasm), level, params.join(' '), versions)}`;
     const bindgen = mkdtempSync(join(tmpdir(), 'infermeter-bindgen-'));
     try {
-      // The wasm split at its `#[lazy]` functions first (tools/wasm-split): wasm-bindgen reads the
+      // The wasm split at its `#[wasm_split]` functions first (tools/wasm-split): wasm-bindgen reads the
       // main module only and must keep the exports the split modules link to.
       const split = join(bindgen, 'split');
       run(splitTool, [cargoWasm, split, name]);

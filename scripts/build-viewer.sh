@@ -42,7 +42,7 @@ export CARGO_PROFILE_VIEWER_INHERITS=release CARGO_PROFILE_VIEWER_OPT_LEVEL=z \
 # Fetched first, so that a fresh cache's first build names the same registry folders as the
 # builds after it (other flags would rebuild every crate of the wasm once more).
 cargo fetch --locked --target wasm32-unknown-unknown
-# The relocations let tools/wasm-split split the wasm at its `#[lazy]` functions, which
+# The relocations let tools/wasm-split split the wasm at its `#[wasm_split]` functions, which
 # `infermeter_split` turns on (a build that does not split, e.g. `trunk serve`, leaves it off).
 rustflags="--cfg erase_components --cfg infermeter_split -Clink-args=--emit-relocs"
 shopt -s nullglob

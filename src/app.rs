@@ -10,9 +10,11 @@ use leptos::prelude::*;
 
 use crate::address_bar;
 use crate::charts::registry;
-use crate::components::{after_next_paint, painted_once, ChartView, ErrorPanel, ThemeToggle};
+use crate::components::{
+    after_next_paint, painted_once, ChartView, ErrorPanel, SectionsUnavailablePanel, ThemeToggle,
+};
 use crate::load::{
-    fetch_index, fetch_reports, index_url, inlined_report_urls, read_files, read_inputs,
+    fetch_index, fetch_reports, index_url, inlined_report_urls, read_files, read_inputs, shared,
     LoadFailure, Reading,
 };
 use crate::sections::{self, read_sources, read_sources_in};
@@ -146,7 +148,10 @@ fn Loaded(
 
 /// The inputs of a reading that left the compared reports for later, and the compared ones read
 /// (each input an infermeter report, so one report each, in order after the main one).
-type WholeReading = (Arc<Vec<(String, String)>>, Result<Vec<Report>, LoadFailure>);
+type WholeReading = (
+    Arc<Vec<(String, String)>>,
+    Result<Vec<Arc<Report>>, LoadFailure>,
+);
 
 /// Reads the compared inputs of `rest` (all but the main report's, read already) after the
 /// main report's page has been painted, into `whole` (once per reading).
@@ -159,7 +164,7 @@ fn read_compared_soon(
             .try_with_untracked(|w| w.as_ref().is_some_and(|(of, _)| Arc::ptr_eq(of, &rest)))
             .unwrap_or(true);
         if !done {
-            let compared = read_inputs(&rest[1..]);
+            let compared = read_inputs(&rest[1..]).map(shared);
             timing::mark_once(timing::COMPARED_READ);
             whole.try_set(Some((rest, compared)));
         }
@@ -342,7 +347,7 @@ fn ReportPage() -> impl IntoView {
         Suspend::new(async move {
             let sections = sections::remaining_sections().await;
             set_built.set(true);
-            sections
+            sections.unwrap_or_else(|_| view! { <SectionsUnavailablePanel /> }.into_any())
         })
     };
     view! {

@@ -162,7 +162,9 @@ pub async fn fetch_text(url: &str) -> Result<String, LoadFailure> {
 /// main one first, so its page is drawn while the others are read ([`Reading::rest`]).
 #[derive(Clone)]
 pub struct Reading {
-    pub reports: Vec<Report>,
+    /// Shared, since a resource's value is cloned where it is awaited: the viewer never clones
+    /// a report (its `Clone` would be compiled into the wasm, ~5 KB gzip).
+    pub reports: Vec<Arc<Report>>,
     /// Every input (the main report's first) when the compared ones are still to be read:
     /// all infermeter reports, so [`read_inputs`] of the rest gives the compared reports in
     /// order, as a reading of all at once would.
@@ -172,10 +174,15 @@ pub struct Reading {
 impl Reading {
     fn whole(reports: Vec<Report>) -> Reading {
         Reading {
-            reports,
+            reports: shared(reports),
             rest: None,
         }
     }
+}
+
+/// `reports`, each shared.
+pub fn shared(reports: Vec<Report>) -> Vec<Arc<Report>> {
+    reports.into_iter().map(Arc::new).collect()
 }
 
 /// Fetches every report URL, main report first; the first failure wins. With `main_first`,
@@ -190,7 +197,7 @@ pub async fn fetch_reports(urls: Vec<String>, main_first: bool) -> Result<Readin
             .all(|(_, text)| import::detect(text) == Some(Format::Infermeter));
     if main_first && compared_reports {
         return Ok(Reading {
-            reports: read_inputs(&inputs[..1])?,
+            reports: shared(read_inputs(&inputs[..1])?),
             rest: Some(Arc::new(inputs)),
         });
     }

@@ -8,6 +8,7 @@ mod facts;
 mod findings;
 mod js_error;
 mod load;
+mod number;
 mod sections;
 mod state;
 mod tables;

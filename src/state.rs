@@ -19,6 +19,7 @@
 //! Sections read everything through [`ReportContext`] (`use_context::<ReportContext>()`).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use infermeter_report::analysis::capacity::LimitKind;
 use infermeter_report::analysis::configuration::{Figure, DEFAULT_INTERACTIVITY, DEFAULT_USERS};
@@ -558,7 +559,7 @@ fn threshold_key(key: &str) -> Option<(&str, LimitKind)> {
 }
 
 fn non_negative(s: &str) -> Option<f64> {
-    s.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0)
+    crate::number::parse_f64(s).filter(|v| v.is_finite() && *v >= 0.0)
 }
 
 fn positive(s: &str) -> Option<f64> {
@@ -575,7 +576,7 @@ fn number(v: f64) -> String {
 /// the view (sliders, selectors) through `view.update(..)`; the app mirrors it into the URL.
 #[derive(Debug, Clone, Copy)]
 pub struct ReportContext {
-    pub reports: Signal<Vec<Report>>,
+    pub reports: Signal<Vec<Arc<Report>>>,
     /// Each report's label when several are shown together (`charts::report_labels`).
     pub labels: Signal<Vec<String>>,
     pub view: RwSignal<ViewState>,
@@ -591,7 +592,11 @@ pub struct ReportContext {
 }
 
 impl ReportContext {
-    pub fn new(reports: Vec<Report>, view: RwSignal<ViewState>, pending: usize) -> ReportContext {
+    pub fn new(
+        reports: Vec<Arc<Report>>,
+        view: RwSignal<ViewState>,
+        pending: usize,
+    ) -> ReportContext {
         use leptos::prelude::With;
         let labels = Signal::stored(report_labels(&reports));
         let reports = Signal::stored(reports);

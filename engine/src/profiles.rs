@@ -278,7 +278,7 @@ impl<'a> Deployment<'a> {
                 total_params_b: m.total_params_b,
                 active_params_b: m.active_params_b,
                 architecture: if expert_params > 0.0 { "MoE" } else { "dense" }.into(),
-                precision: m.precision.to_uppercase(),
+                precision: m.precision.to_ascii_uppercase(),
                 kv_cache_dtype: m.kv_dtype.clone(),
             },
             active_params: m.active_params_b * 1e9,

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 mod agents;
 mod configuration;
 mod fit;
+mod from_value;
 mod metadata;
 mod outcome;
 mod prompts;

@@ -18,6 +18,8 @@ pub mod throughput;
 pub mod users;
 pub mod what_if;
 
+use std::borrow::Borrow;
+
 use infermeter_report::analysis::{series_points, Analysis, Metric};
 use infermeter_report::{LoadMode, Report, Series, Stat};
 
@@ -34,7 +36,7 @@ pub struct Source<'a> {
 }
 
 /// Pairs reports with their labels (`labels` from the report crate's `report_labels`).
-pub fn sources<'a>(reports: &'a [Report], labels: &'a [String]) -> Vec<Source<'a>> {
+pub fn sources<'a, R: Borrow<Report>>(reports: &'a [R], labels: &'a [String]) -> Vec<Source<'a>> {
     reports
         .iter()
         .zip(labels)
@@ -42,7 +44,7 @@ pub fn sources<'a>(reports: &'a [Report], labels: &'a [String]) -> Vec<Source<'a
         .map(|(index, (report, label))| Source {
             index,
             label,
-            analysis: Analysis::new(report),
+            analysis: Analysis::new(report.borrow()),
         })
         .collect()
 }

@@ -3,6 +3,7 @@
 use infermeter_report::analysis::format::format_number;
 use leptos::prelude::*;
 
+use crate::number::parse_f64;
 use crate::state::ViewState;
 use crate::theme::Theme;
 
@@ -40,7 +41,7 @@ pub fn NumberField(
             <input type="number" min=min step=step data-testid=testid
                 prop:value=move || Some(value()).filter(|v| v.is_finite()).map(format_number).unwrap_or_default()
                 on:input=move |ev| {
-                    if let Ok(v) = event_target_value(&ev).parse::<f64>() {
+                    if let Some(v) = parse_f64(&event_target_value(&ev)) {
                         if v.is_finite() && accept(v) {
                             set(v);
                         }

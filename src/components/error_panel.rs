@@ -23,3 +23,20 @@ pub fn ErrorPanel(
         </section>
     }
 }
+
+/// Stands in for the sections below the first screen when their code, a wasm module fetched
+/// after the first paint (`sections::remaining_sections`), could not be fetched or started: the
+/// page says so instead of ending blank under the first section.
+#[component]
+pub fn SectionsUnavailablePanel() -> impl IntoView {
+    view! {
+        <section class="error-panel" data-testid="sections-error" role="alert">
+            <h2>"The rest of this report could not be loaded"</h2>
+            <p>
+                "The sections below this point come from a file of their own, which the browser \
+                could not fetch or start (its console names the error). Reload the page to try \
+                again; if that fails too, check the connection to the server that serves this page."
+            </p>
+        </section>
+    }
+}

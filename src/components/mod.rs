@@ -19,7 +19,7 @@ pub mod table_scroll;
 pub use after_paint::{after_next_paint, painted_once};
 pub use chart::ChartView;
 pub use controls::{NumberField, ThemeToggle};
-pub use error_panel::ErrorPanel;
+pub use error_panel::{ErrorPanel, SectionsUnavailablePanel};
 pub use highlight::{HighlightCard, HighlightGrid};
 pub use sticky_bars::measure_sticky_bars;
 pub use table_scroll::{table_name, TableScroll};

@@ -71,7 +71,7 @@ pub fn caption(target: &CapacityTarget, view: &ViewState) -> String {
     let (left, right) = axes_metrics(&view.thresholds(&target.id, target.preset));
     let stat = match view.stat {
         Stat::Mean => "Average".to_string(),
-        other => other.label().to_uppercase(),
+        other => other.label().to_ascii_uppercase(),
     };
     format!(
         "{stat} {} and {} at {} input + {} output tokens. Dashed lines indicate quality thresholds.",

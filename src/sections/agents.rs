@@ -24,7 +24,7 @@ const JOB_SLIDER: BoundSlider = BoundSlider {
 /// True when a report shown played agentic jobs: the section and its contents entry exist only
 /// then.
 pub fn shows_agents(ctx: ReportContext) -> bool {
-    ctx.reports.with(|all| all.iter().any(has_agents))
+    ctx.reports.with(|all| all.iter().any(|r| has_agents(r)))
 }
 
 #[component]

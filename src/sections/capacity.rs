@@ -15,6 +15,7 @@ use crate::findings::capacity::{
     caption, card_text, figure_text, latency_limit_text, speed_limit_text, thresholds_text,
     token_profile, use_case_heading,
 };
+use crate::number::parse_f64;
 use crate::state::Scope;
 use crate::tables::capacity::{attainment_verdict, table, verdict, CapacityTable};
 
@@ -82,7 +83,7 @@ fn Slider(target: CapacityTarget, spec: SliderSpec) -> impl IntoView {
     let on_input = {
         let id = id.clone();
         move |ev| {
-            if let Ok(display) = event_target_value(&ev).parse::<f64>() {
+            if let Some(display) = parse_f64(&event_target_value(&ev)) {
                 let stored = spec.kind.metric().from_display(display);
                 ctx.view
                     .update(|v| v.set_threshold(&id, preset, spec.kind, stored));

@@ -21,6 +21,7 @@ use crate::charts::registry::CHOICE_FRONTIER;
 use crate::charts::sources;
 use crate::components::{NumberField, TableScroll};
 use crate::findings::goodput::judged_by;
+use crate::number::parse_f64;
 use crate::state::{ChoiceView, ReportContext};
 
 /// What the section shows under the current controls: the scenarios offered, the one shown,
@@ -43,7 +44,7 @@ fn decision(ctx: ReportContext) -> Memo<Decision> {
         let (stat, slo, choice) = inputs.get();
         ctx.reports.with(|reports| {
             ctx.labels.with(|labels| {
-                let refs: Vec<&Report> = reports.iter().collect();
+                let refs: Vec<&Report> = reports.iter().map(|r| &**r).collect();
                 let view = crate::state::ViewState {
                     stat,
                     choice: choice.clone(),
@@ -81,7 +82,7 @@ pub fn ChoiceSection() -> impl IntoView {
     let ctx = context();
     let trade_off = ctx
         .reports
-        .with_untracked(|r| has_trade_off(&r.iter().collect::<Vec<_>>()));
+        .with_untracked(|r| has_trade_off(&r.iter().map(|r| &**r).collect::<Vec<_>>()));
     view! {
         <Section info=&CHOICE>
             <p>"Which GPU, how many, which engine setting, for how many users, at what price? Each measured load of each configuration trades the speed every user gets against the output of each GPU; the frontier is where no other choice does better on both. Below it, the configurations ranked by what serving your users under your SLO costs."</p>
@@ -197,7 +198,7 @@ fn InteractivitySlider() -> impl IntoView {
                 aria-valuetext=move || Figure::Interactivity.text(current())
                 prop:value=move || current().to_string()
                 on:input=move |ev| {
-                    if let Ok(v) = event_target_value(&ev).parse::<f64>() {
+                    if let Some(v) = parse_f64(&event_target_value(&ev)) {
                         if v > 0.0 {
                             set_choice(ctx, |c| c.interactivity = v);
                         }

@@ -90,7 +90,10 @@ pub fn DeepDiveSection() -> impl IntoView {
     };
     // Requests of varied lengths (a prompt file, drawn lengths): each request's latency by its
     // own length. A report of fixed lengths shows none of it.
-    let varied = move || ctx.reports.with(|r| r.iter().any(LevelLengths::exist_in));
+    let varied = move || {
+        ctx.reports
+            .with(|r| r.iter().any(|r| LevelLengths::exist_in(r)))
+    };
     view! {
         <Section info=&DEEP_DIVE>
             <p>"How context length shapes performance, one line per concurrency level: system throughput, each user's generation speed and time to first token, then the infrastructure-level metrics that explain them (queue wait, prefill throughput, token generation latency and scaling efficiency). They help diagnose bottlenecks and validate infrastructure decisions."</p>

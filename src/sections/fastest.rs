@@ -12,7 +12,10 @@ use crate::tables::cursor::{cursor_rows, CURSOR_COLUMNS};
 #[component]
 pub fn CursorPanel() -> impl IntoView {
     let ctx = context();
-    let domain = move || ctx.reports.with(|r| concurrency_domain(r.iter()));
+    let domain = move || {
+        ctx.reports
+            .with(|r| concurrency_domain(r.iter().map(|r| &**r)))
+    };
     let rows = move || read_sources(ctx, cursor_rows);
     let at = move || ctx.view.with(|v| v.at);
     let set_at = move |value: String| {

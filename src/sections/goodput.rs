@@ -14,6 +14,7 @@ use crate::charts::labelled;
 use crate::charts::registry::{GOODPUT_ATTAINMENT, GOODPUT_RATE};
 use crate::components::{HighlightCard, HighlightGrid};
 use crate::findings::goodput::{card, judged_by};
+use crate::number::parse_f64;
 use crate::state::{ReportContext, Scope};
 
 /// A slider of one bound (its figure gives the display unit), its label and range. Its
@@ -84,7 +85,7 @@ impl BoundSlider {
 /// The main report's own SLO: where the sliders start.
 pub(crate) fn base_slo(ctx: ReportContext) -> Slo {
     ctx.reports
-        .with(|r| r.first().map(report_slo))
+        .with(|r| r.first().map(|r| report_slo(r)))
         .unwrap_or(infermeter_report::analysis::goodput::DEFAULT_SLO)
 }
 
@@ -113,7 +114,7 @@ pub(crate) fn Slider(
     let base = base.unwrap_or_else(|| base_slo(ctx));
     let current = move || ctx.view.with(|v| spec.bound.get(&v.slo(base).limits));
     let on_input = move |ev| {
-        if let Ok(position) = event_target_value(&ev).parse::<f64>() {
+        if let Some(position) = parse_f64(&event_target_value(&ev)) {
             ctx.view
                 .update(|v| v.slo.set_bound(&base, spec.bound, spec.value(position)));
         }
@@ -147,7 +148,7 @@ fn TargetSelect(prefix: &'static str) -> impl IntoView {
             <span>"Target"</span>
             <select data-testid=format!("{prefix}-target")
                 on:change=move |ev| {
-                    if let Ok(t) = event_target_value(&ev).parse::<f64>() {
+                    if let Some(t) = parse_f64(&event_target_value(&ev)) {
                         ctx.view.update(|v| v.slo.set_target(&base, t));
                     }
                 }>

@@ -144,21 +144,39 @@ pub fn leading_sections() -> impl IntoView {
     }
 }
 
-/// The sections after [`leading_sections`], in the order of the published reports. `#[lazy]`
-/// in the viewer's build (scripts/build-viewer.sh sets `infermeter_split`): the code only these
+/// The sections after [`leading_sections`], in the order of the published reports. In the
+/// viewer's build (scripts/build-viewer.sh sets `infermeter_split`) the code only these
 /// sections run moves into a wasm module of its own (tools/wasm-split), fetched the first time
 /// this is called (after the first paint), so the first screen waits only for its own code.
-/// Elsewhere (`trunk serve`, which does not split, and native tests) a plain `async fn`.
+/// `fallible`: a module that cannot be fetched or started is an error the page shows
+/// ([`SectionsUnavailable`]), where Leptos' `#[lazy]` would panic and stop the whole app. Elsewhere
+/// (`trunk serve`, which does not split, and native tests) a plain `async fn`.
 #[cfg(infermeter_split)]
-#[lazy]
-pub fn remaining_sections() -> AnyView {
-    build_remaining_sections()
+#[leptos::wasm_split::wasm_split(
+    remaining_sections,
+    wasm_split_path = ::leptos::wasm_split,
+    fallible
+)]
+pub fn remaining_sections() -> Result<AnyView, SectionsUnavailable> {
+    Ok(build_remaining_sections())
 }
 
 /// [`remaining_sections`] in a build that is not split.
 #[cfg(not(infermeter_split))]
-pub async fn remaining_sections() -> AnyView {
-    build_remaining_sections()
+pub async fn remaining_sections() -> Result<AnyView, SectionsUnavailable> {
+    Ok(build_remaining_sections())
+}
+
+/// The module of the sections below the first screen could not be fetched or started (the
+/// browser's console says why).
+#[derive(Debug)]
+pub struct SectionsUnavailable;
+
+#[cfg(infermeter_split)]
+impl From<leptos::wasm_split::SplitLoaderError> for SectionsUnavailable {
+    fn from(_: leptos::wasm_split::SplitLoaderError) -> Self {
+        SectionsUnavailable
+    }
 }
 
 fn build_remaining_sections() -> AnyView {

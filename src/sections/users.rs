@@ -21,7 +21,7 @@ use crate::tables::users::{users_table, UsersTable};
 /// contents entry exist only then.
 pub fn has_sessions(ctx: ReportContext) -> bool {
     ctx.reports
-        .with(|all| all.iter().any(SessionFindings::exist_in))
+        .with(|all| all.iter().any(|r| SessionFindings::exist_in(r)))
 }
 
 #[component]
@@ -105,7 +105,7 @@ fn TimelineBlock() -> impl IntoView {
     // The levels come from the main report; compared reports show the level of the same key.
     let levels = Memo::new(move |_| {
         ctx.reports
-            .with(|r| r.first().map(timeline_levels).unwrap_or_default())
+            .with(|r| r.first().map(|r| timeline_levels(r)).unwrap_or_default())
     });
     let picked = Memo::new(move |_| read_sources(ctx, timeline_key).unwrap_or_default());
     let metric = Memo::new(move |_| ctx.view.with(|v| v.timeline_metric));

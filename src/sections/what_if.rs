@@ -219,7 +219,7 @@ fn Cards(question: Asked) -> impl IntoView {
                 .collect();
             let base = ctx
                 .reports
-                .with(|r| r.first().map(report_slo))
+                .with(|r| r.first().map(|r| report_slo(r)))
                 .unwrap_or_default();
             let slo = view.with(|v| v.slo(base));
             // The bounds a prediction's means can be judged by (it has no E2E figure).

@@ -137,3 +137,27 @@ describe('comparison deep dive', () => {
     assertClean(problems);
   });
 });
+
+describe('the sections below the first screen', () => {
+  test('when their module cannot be fetched, the page says so and to reload, never ends blank', async () => {
+    const { page, problems } = await newPage(browser);
+    // The module of the sections below the first screen (scripts/build-viewer.sh splits it off).
+    let blocked = 0;
+    await page.route(/\/split-[0-9a-f]+\.wasm(\?|$)/, (route) => { blocked += 1; return route.abort(); });
+    await page.goto(reportUrl(SAMPLE));
+    const panel = page.getByTestId('sections-error');
+    await panel.waitFor({ timeout: 15000 });
+    assert.ok(blocked >= 1, 'the module was requested');
+    assert.match(await panel.innerText(), /could not be loaded[\s\S]*Reload the page/);
+    assert.equal(await panel.getAttribute('role'), 'alert');
+    // The first screen stays, its chart drawn, and the page is no longer busy.
+    await chartsDrawn(page);
+    assert.ok(await page.getByTestId('section-choice').isVisible());
+    assert.equal(await page.getByTestId('section-scenarios').count(), 0);
+    // The app goes on: the first screen's controls still work (no panic stopped the wasm).
+    const stat = page.getByTestId('stat-select');
+    await stat.selectOption('p50');
+    await urlMatches(page, /[?&]stat=p50(&|$)/);
+    assertClean(problems);
+  });
+});

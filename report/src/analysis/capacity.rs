@@ -381,7 +381,10 @@ fn capitalised(text: &str) -> String {
     let mut chars = text.chars();
     chars
         .next()
-        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
+        // ASCII text: `to_uppercase` would link Unicode case tables into the viewer.
+        .map_or_else(String::new, |c| {
+            c.to_ascii_uppercase().to_string() + chars.as_str()
+        })
 }
 
 #[cfg(test)]

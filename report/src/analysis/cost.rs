@@ -103,7 +103,9 @@ const KNOWN_KINDS: [(&str, &str); 8] = [
 /// The kind of GPU `gpu_model` names, e.g. "NVIDIA H100 SXM5 80GB" -> "H100"; an unknown
 /// model is its own kind, less a leading "NVIDIA ".
 pub fn gpu_kind(gpu_model: &str) -> String {
-    let upper = gpu_model.to_uppercase();
+    // ASCII: the kinds are ASCII, and `to_uppercase` would link Unicode case tables into the
+    // viewer (~3 KB gzip with the other case conversions).
+    let upper = gpu_model.to_ascii_uppercase();
     KNOWN_KINDS
         .iter()
         .find(|(needle, _)| upper.contains(needle))

@@ -4,13 +4,14 @@
 //! a sweep differ only in their parameters: a sweep's configurations (`infermeter sweep`) are
 //! named by those alone (`mns=128 tp=2`), so a legend and the ranking name the winning setting.
 
+use std::borrow::Borrow;
 use std::collections::BTreeSet;
 
 use super::cost::gpu_kind;
 use crate::schema::{Parameters, Report};
 
 /// One way reports can differ, as a short text per report ("" where it says nothing).
-type Facet = fn(&[Report], &Report) -> String;
+type Facet = fn(&[&Report], &Report) -> String;
 
 /// What is added to the GPU until every label is unique, in this order: the engine (and its
 /// version), the GPU's full model name, the parameters that differ, the model, the suite and
@@ -57,7 +58,7 @@ fn settings(report: &Report) -> Vec<(&str, &str)> {
 
 /// The report's settings whose values are not the same in every compared report: a sweep's
 /// parameters in the order it declares them, then labels by name ("mns=128 tp=2").
-fn parameters(all: &[Report], report: &Report) -> String {
+fn parameters(all: &[&Report], report: &Report) -> String {
     let mut keys: Vec<&str> = Vec::new();
     let swept = all.iter().flat_map(|r| &r.metadata.configuration);
     let labelled: BTreeSet<&str> = crate::order::btree_set(
@@ -73,7 +74,7 @@ fn parameters(all: &[Report], report: &Report) -> String {
         }
     }
     keys.into_iter()
-        .filter(|key| all.iter().any(|r| setting(r, key) != setting(&all[0], key)))
+        .filter(|key| all.iter().any(|r| setting(r, key) != setting(all[0], key)))
         .filter_map(|key| Some(format!("{key}={}", setting(report, key)?)))
         .collect::<Vec<_>>()
         .join(" ")
@@ -90,7 +91,18 @@ fn setting<'a>(report: &'a Report, key: &str) -> Option<&'a str> {
 /// Each report's differing parameters, when every report is a sweep's configuration and those
 /// tell them all apart; `None` otherwise (reports of no sweep, one report, or configurations
 /// that differ only in something else, e.g. two sweeps' alike settings on two GPUs).
-pub fn configuration_labels(reports: &[Report]) -> Option<Vec<String>> {
+pub fn configuration_labels<R: Borrow<Report>>(reports: &[R]) -> Option<Vec<String>> {
+    configurations(&refs(reports))
+}
+
+/// The reports as references: the labels read reports owned or shared (the viewer's `Arc`s,
+/// so that it never clones a report) alike.
+fn refs<R: Borrow<Report>>(reports: &[R]) -> Vec<&Report> {
+    reports.iter().map(Borrow::borrow).collect()
+}
+
+/// [`configuration_labels`].
+fn configurations(reports: &[&Report]) -> Option<Vec<String>> {
     if reports.len() < 2 {
         return None;
     }
@@ -122,11 +134,16 @@ pub fn configuration_labels(reports: &[Report]) -> Option<Vec<String>> {
 /// Labels for `reports` shown together, in their order: a sweep's configurations by their
 /// differing parameters ([`configuration_labels`]); others by the GPU ("H100", "2x H200"), then
 /// whatever tells them apart (see [`FACETS`]), then a number when nothing does.
-pub fn report_labels(reports: &[Report]) -> Vec<String> {
-    if let Some(labels) = configuration_labels(reports) {
+pub fn report_labels<R: Borrow<Report>>(reports: &[R]) -> Vec<String> {
+    labels_of(&refs(reports))
+}
+
+/// [`report_labels`].
+fn labels_of(reports: &[&Report]) -> Vec<String> {
+    if let Some(labels) = configurations(reports) {
         return labels;
     }
-    let mut labels: Vec<String> = reports.iter().map(gpu).collect();
+    let mut labels: Vec<String> = reports.iter().map(|r| gpu(r)).collect();
     for facet in FACETS {
         if all_unique(&labels) {
             break;

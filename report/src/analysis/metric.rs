@@ -364,7 +364,10 @@ pub fn mid_sentence(label: &str) -> String {
     let mut chars = label.chars();
     chars
         .next()
-        .map_or_else(String::new, |c| c.to_lowercase().chain(chars).collect())
+        // ASCII labels: `to_lowercase` would link Unicode case tables into the viewer.
+        .map_or_else(String::new, |c| {
+            c.to_ascii_lowercase().to_string() + chars.as_str()
+        })
 }
 
 #[cfg(test)]

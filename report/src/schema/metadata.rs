@@ -224,6 +224,8 @@ impl Limits {
 /// meets none, a minimum decode speed or a maximum ITL is judged as a time per output token),
 /// and the share of requests that must meet them.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+// The wasm reads it without serde's buffer (schema/from_value.rs).
+#[cfg_attr(target_arch = "wasm32", serde(try_from = "serde_json::Value"))]
 pub struct Slo {
     /// Flattened, so a stored SLO reads `{"max_ttft_s": 2.0, …, "target": 0.95}`.
     #[serde(flatten)]
@@ -266,6 +268,8 @@ pub struct SearchSettings {
 /// Whether the run finished.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "state")]
+// The wasm reads it without serde's buffer (schema/from_value.rs).
+#[cfg_attr(target_arch = "wasm32", serde(try_from = "serde_json::Value"))]
 pub enum RunStatus {
     #[default]
     Complete,

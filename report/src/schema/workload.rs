@@ -60,6 +60,8 @@ pub struct SessionShape {
 /// How long a user thinks (reads, runs tools) between a reply and the next turn.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "distribution", rename_all = "snake_case", deny_unknown_fields)]
+// The wasm reads it without serde's buffer (schema/from_value.rs).
+#[cfg_attr(target_arch = "wasm32", serde(try_from = "serde_json::Value"))]
 pub enum ThinkTime {
     /// Always `seconds`.
     Fixed { seconds: f64 },

@@ -413,7 +413,10 @@ impl Plot {
                 .y_axis(estimate.value)
                 // ECharts labels the point with this number as JavaScript writes it, which for
                 // the shortest decimal format_number gives is those same digits.
-                .value(format_number(estimate.value).parse().unwrap_or(estimate.value))]))
+                .value(
+                    crate::number::parse_f64(&format_number(estimate.value))
+                        .unwrap_or(estimate.value),
+                )]))
     }
 
     /// Vertical dashed line at the cursor, labelled with its concurrency and kind.
