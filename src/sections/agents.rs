@@ -67,7 +67,7 @@ fn JobTables() -> impl IntoView {
         <SloControls prefix="jobs" />
         <div class="sliders">
             <Slider spec=JOB_SLIDER prefix="jobs"
-                base=ctx.reports.with(|r| base_job_slo(r.first())) />
+                base=ctx.reports.with(|r| base_job_slo(r.first().map(|report| &**report))) />
         </div>
         {move || tables.get().into_iter().map(|(name, table)| view! {
             <JobTable name table />
