@@ -20,6 +20,9 @@ const malformedDir = new URL('../malformed/', import.meta.url).pathname;
 const MALFORMED = readdirSync(malformedDir).filter((f) => f.endsWith('.json')).sort();
 const XSS = '<img src=x onerror=alert(1)>';
 const INDEX = JSON.parse(readFileSync(new URL('../../data/index.json', import.meta.url), 'utf8'));
+// The load modes of agentic jobs (concurrent jobs, a job arrival rate): their reports are judged
+// per job in the Agents section, not by the per-request charts.
+const AGENT_MODES = ['agents', 'job_rate'];
 
 useBrowser();
 
@@ -127,7 +130,7 @@ describe('every bundled report', () => {
       await chartsDrawn(page);
       const report = JSON.parse(readFileSync(new URL(`../../data/${entry.path}`, import.meta.url), 'utf8'));
       // A report of agentic jobs alone draws the Agents section's charts, little else.
-      const agentsOnly = report.series.every((s) => s.mode === 'agents');
+      const agentsOnly = report.series.every((s) => AGENT_MODES.includes(s.mode));
       assert.ok((await page.getByTestId('chart').count()) >= (agentsOnly ? 2 : 10));
       assert.equal(await page.getByTestId('error-panel').count(), 0);
       // A report measured on the simulator keeps each request's figures: goodput judges it (an
@@ -337,7 +340,7 @@ describe('bundled report', () => {
     for (const { path } of INDEX.reports) {
       // A report of agentic jobs alone draws no chart with threshold labels.
       const report = JSON.parse(readFileSync(new URL(`../../data/${path}`, import.meta.url), 'utf8'));
-      if (report.series.every((s) => s.mode === 'agents')) continue;
+      if (report.series.every((s) => AGENT_MODES.includes(s.mode))) continue;
       await page.goto(reportUrl(`data/${path}`));
       await chartsDrawn(page);
       // Per chart: how many threshold labels it draws, and each label box a data line crosses
