@@ -285,14 +285,14 @@ async fn a_broken_trace_is_refused_before_anything_is_sent() {
 /// report's per-job figures (wall time, engine time on the root lane, calls) and each level's
 /// completed jobs are what the raw records say, recomputed here from their send and end times.
 #[tokio::test(flavor = "multi_thread")]
-async fn a_jobs_time_splits_into_engine_tools_and_children_at_every_level() {
+async fn timed_a_jobs_time_splits_into_engine_tools_and_children_at_every_level() {
     let section = format!("source = {:?}\nspeed = 10.0\n", fixture());
     splits_at_1_4_16("agents-levels", &section).await;
 }
 
 /// The same of 16 generated jobs (each call spawning two subagents, joined), seeded.
 #[tokio::test(flavor = "multi_thread")]
-async fn generated_jobs_split_their_time_at_every_level() {
+async fn timed_generated_jobs_split_their_time_at_every_level() {
     let section = "seed = 3\n[agents.generate]\nturns = 3\nspawn_chance = 1.0\nsubagents = 2\n\
         max_depth = 1\nmax_agents = 5\nsystem_prompt_tokens = 256\ntask_tokens = 64\n\
         tool_output_tokens = 64\noutput_tokens = 16\n\
@@ -432,7 +432,7 @@ async fn splits_at_1_4_16(name: &str, section: &str) {
 /// Sharded, an agents level deals its slots out: two shards of 2 jobs at once, 4 plays, merge
 /// into the single run's jobs, each job's calls all on one shard.
 #[tokio::test(flavor = "multi_thread")]
-async fn two_shards_deal_out_the_jobs_and_merge_into_every_job() {
+async fn timed_two_shards_deal_out_the_jobs_and_merge_into_every_job() {
     let _timing = timing_sensitive().await;
     let (sim, _profiles) = sim_64().await;
     let dir = out_dir("agents-shards");

@@ -48,7 +48,7 @@ fn most_in_flight(spans: &BTreeMap<u64, (f64, f64)>) -> u32 {
 /// over the level's time being its users, Little's law) and the capacity in job rate are what
 /// the records say, in the report, the summary's JSON and its text.
 #[tokio::test(flavor = "multi_thread")]
-async fn jobs_arriving_at_a_rate_overlap_and_are_reported_per_rate() {
+async fn timed_jobs_arriving_at_a_rate_overlap_and_are_reported_per_rate() {
     let _timing = timing_sensitive().await;
     let (sim, _profiles) = sim_64().await;
     let dir = out_dir("agents-job-rate");
@@ -156,7 +156,7 @@ fn assert_per_job_figures(level: &Level, spans: &BTreeMap<u64, (f64, f64)>, prin
 /// merge into the single run's six jobs, each job's calls all on one shard (arrival `i` on
 /// shard `i` mod 2), the merged level keeping its rate.
 #[tokio::test(flavor = "multi_thread")]
-async fn two_shards_deal_out_the_arrivals_and_merge_into_every_job() {
+async fn timed_two_shards_deal_out_the_arrivals_and_merge_into_every_job() {
     let _timing = timing_sensitive().await;
     let (sim, _profiles) = sim_64().await;
     let dir = out_dir("agents-job-rate-shards");

@@ -173,7 +173,7 @@ fn check_output(r: &RequestRecord) {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn llama_cpp_cpu_matches_its_own_timings() {
+async fn timed_llama_cpp_cpu_matches_its_own_timings() {
     let _timing = timing_sensitive().await;
     let Some(paths) = llama_paths() else {
         return;
@@ -449,7 +449,7 @@ fn most_generating(records: &[&RequestRecord]) -> usize {
 /// slot generates one request at a time and queues the others before their first token, four
 /// generate together.
 #[tokio::test(flavor = "multi_thread")]
-async fn a_sweep_of_llama_cpp_parallel_slots_differs_as_its_log_says() {
+async fn timed_a_sweep_of_llama_cpp_parallel_slots_differs_as_its_log_says() {
     let _timing = timing_sensitive().await;
     let Some(paths) = llama_paths() else {
         return;

@@ -77,7 +77,7 @@ fn later_turn_ttft(records: &[RequestRecord], cache: CacheUse, users: u32) -> f6
 /// cache, in scaled time. Every turn records the cached tokens the simulator served, and later
 /// turns come sooner with caching allowed than defeated, both in one report.
 #[tokio::test(flavor = "multi_thread")]
-async fn chat_sessions_record_the_simulators_cache_and_caching_lowers_later_turns() {
+async fn timed_chat_sessions_record_the_simulators_cache_and_caching_lowers_later_turns() {
     let _timing = timing_sensitive().await;
     let sim = start_sim(SimConfig {
         listen: "127.0.0.1:0".parse().unwrap(),
@@ -169,7 +169,7 @@ async fn chat_sessions_record_the_simulators_cache_and_caching_lowers_later_turn
 /// leaves within a millisecond of its schedule (p99), is billed within 2% of its line's input
 /// length, and hits the cache for exactly the blocks its `hash_ids` share with earlier lines.
 #[tokio::test(flavor = "multi_thread")]
-async fn bundled_trace_replays_on_schedule_with_its_lengths_and_shared_blocks() {
+async fn timed_bundled_trace_replays_on_schedule_with_its_lengths_and_shared_blocks() {
     let _timing = timing_sensitive().await;
     let sim = caching_sim(0).await;
     let dir = out_dir("trace-replay");
@@ -285,7 +285,7 @@ async fn bundled_trace_replays_on_schedule_with_its_lengths_and_shared_blocks() 
 /// after its reasoning, the reasoning tokens are counted apart, and the level says how many
 /// sessions were active at once and at what rate they arrived.
 #[tokio::test(flavor = "multi_thread")]
-async fn session_arrivals_on_a_reasoning_model() {
+async fn timed_session_arrivals_on_a_reasoning_model() {
     // Its open-loop sends share the two cores with a trace replay's dispatcher otherwise.
     let _timing = timing_sensitive().await;
     let sim = caching_sim(12).await;
@@ -388,7 +388,7 @@ async fn a_sweep_beside_a_trace_is_judged_by_its_own_lengths() {
 /// left out; its rows name no blocks, so the simulator caches nothing. A malformed one is
 /// refused, naming its line, before the simulator serves anything.
 #[tokio::test(flavor = "multi_thread")]
-async fn csv_arrival_traces_replay_their_rows_and_malformed_ones_send_nothing() {
+async fn timed_csv_arrival_traces_replay_their_rows_and_malformed_ones_send_nothing() {
     let _timing = timing_sensitive().await;
     let sim = caching_sim(0).await;
     let dir = out_dir("csv-trace");

@@ -83,7 +83,7 @@ pub(crate) async fn run_shards(
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn three_shards_merge_into_the_single_run() {
+async fn timed_three_shards_merge_into_the_single_run() {
     let _timing = timing_sensitive().await;
     // The default H100 profile: simulated time, not the client, makes the figures.
     let sim = start_sim(h100_sim_args()).await;
@@ -371,7 +371,7 @@ const SESSION_STEPS: [&str; 4] = ["--level-seconds", "4", "--drain-seconds", "2"
 /// trace) equals the shard's own, its timeline and its session and trace fields included:
 /// `merge` assembles levels as `run` does.
 #[tokio::test(flavor = "multi_thread")]
-async fn a_merged_shard_is_the_run_it_was() {
+async fn timed_a_merged_shard_is_the_run_it_was() {
     let _timing = timing_sensitive().await;
     let (sim, dir, suite) = sessions_setup("shard-one").await;
     let shards = run_shards(&sim.base_url(), &suite, &dir, 1, &SESSION_STEPS).await;
@@ -404,7 +404,7 @@ async fn a_merged_shard_is_the_run_it_was() {
 /// same users and sessions served, every trace line sent once, cached tokens within 10%, and
 /// TTFT medians within 10% or one engine step.
 #[tokio::test(flavor = "multi_thread")]
-async fn users_and_a_trace_shard_by_session() {
+async fn timed_users_and_a_trace_shard_by_session() {
     let _timing = timing_sensitive().await;
     let (sim, dir, suite) = sessions_setup("shard-sessions").await;
     let shards = run_shards(&sim.base_url(), &suite, &dir, 2, &SESSION_STEPS).await;

@@ -72,7 +72,7 @@ fn alive(pid: u32) -> bool {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_grid_of_the_simulator_gives_a_report_per_configuration_and_an_index() {
+async fn timed_a_grid_of_the_simulator_gives_a_report_per_configuration_and_an_index() {
     let _timing = timing_sensitive().await;
     let dir = out_dir("sweep-grid");
     let suite = small_suite(&dir, QUICK);

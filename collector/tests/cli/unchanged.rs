@@ -206,7 +206,7 @@ fn medians(report: &Value) -> Vec<(String, f64, f64)> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_small_suite_of_every_mode_measures_as_before_the_move() {
+async fn timed_a_small_suite_of_every_mode_measures_as_before_the_move() {
     let _timing = timing_sensitive().await;
     // The simulator's H100 in half time: its engine steps, not the client, make the timings.
     let sim = start_sim(SimConfig {

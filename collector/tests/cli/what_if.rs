@@ -120,7 +120,7 @@ async fn fit_prints_the_errors_of_a_held_out_configuration() {
 /// reach the server in turn, and its first step takes the first alone: the prediction's replay
 /// does the same (`measure::HANDOVER_S`).
 #[tokio::test(flavor = "multi_thread")]
-async fn the_fitted_simulator_measured_agrees_with_the_prediction() {
+async fn timed_the_fitted_simulator_measured_agrees_with_the_prediction() {
     let _timing = timing_sensitive().await;
     let report_path = bundled("llama-cpu-tiny-llama.json");
     let fit = read(&report_path).fit.expect("bundled with its fit");
