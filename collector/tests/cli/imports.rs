@@ -287,7 +287,7 @@ async fn run_tool(tool: &str, tokenizer: &Path) -> PathBuf {
 }
 
 #[tokio::test]
-async fn aiperf_live_run_imports_as_its_summary_states() {
+async fn timed_aiperf_live_run_imports_as_its_summary_states() {
     let Some(tokenizer) = live_inputs("aiperf") else {
         return;
     };
@@ -308,7 +308,7 @@ async fn aiperf_live_run_imports_as_its_summary_states() {
 }
 
 #[tokio::test]
-async fn guidellm_live_run_imports_as_its_summary_states() {
+async fn timed_guidellm_live_run_imports_as_its_summary_states() {
     let Some(tokenizer) = live_inputs("guidellm") else {
         return;
     };
@@ -320,7 +320,7 @@ async fn guidellm_live_run_imports_as_its_summary_states() {
 }
 
 #[tokio::test]
-async fn inference_perf_live_run_imports_as_its_summary_states() {
+async fn timed_inference_perf_live_run_imports_as_its_summary_states() {
     let Some(tokenizer) = live_inputs("inference-perf") else {
         return;
     };
