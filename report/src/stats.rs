@@ -202,6 +202,25 @@ pub fn percentile_sorted(sorted: &[f64], p: f64) -> f64 {
     sorted[lo] + (sorted[hi] - sorted[lo]) * frac
 }
 
+/// [`percentile_sorted`] of `samples` in any order, which it reorders: the closest ranks are
+/// selected (linear time) rather than the whole sorted, for figures recomputed at every move of
+/// a slider (goodput's saturation and jitter, judged again under each SLO).
+pub fn percentile_unsorted(samples: &mut [f64], p: f64) -> f64 {
+    assert!(!samples.is_empty(), "percentile of no samples");
+    let rank = (p.clamp(0.0, 100.0) / 100.0) * (samples.len() - 1) as f64;
+    let lo = rank.floor() as usize;
+    let hi = rank.ceil() as usize;
+    let frac = rank - lo as f64;
+    let (_, &mut low, above) = samples.select_nth_unstable_by(lo, f64::total_cmp);
+    let high = if hi == lo {
+        low
+    } else {
+        // The next rank up is the least of those above the selected one.
+        above.iter().copied().min_by(f64::total_cmp).unwrap_or(low)
+    };
+    low + (high - low) * frac
+}
+
 // The result of `confidence_interval_95`, stored in reports (`TrialSummary`): it lives here so
 // that the statistics do not depend on the schema (the schema imports them).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -309,6 +328,27 @@ mod tests {
             let slack = 1e-9 * max.abs().max(min.abs());
             proptest::prop_assert!(min - slack <= d.mean && d.mean <= max + slack, "{d:?}");
             proptest::prop_assert_eq!(d.count, Some(samples.len() as u64));
+        }
+    }
+
+    proptest::proptest! {
+        /// Selecting the closest ranks gives the very bits sorting does, duplicates included.
+        #[test]
+        fn selected_percentiles_are_the_sorted_ones(
+            samples in proptest::collection::vec(-1e3f64..1e3, 1..200),
+            repeats in 0usize..4,
+            p in 0.0f64..=100.0,
+        ) {
+            let mut samples = samples;
+            let first = samples[0];
+            samples.extend(std::iter::repeat_n(first, repeats));
+            let mut sorted = samples.clone();
+            sorted.sort_by(f64::total_cmp);
+            for p in [p, 0.0, 50.0, 90.0, 100.0] {
+                let want = percentile_sorted(&sorted, p);
+                let got = percentile_unsorted(&mut samples.clone(), p);
+                proptest::prop_assert_eq!(got.to_bits(), want.to_bits(), "p{}", p);
+            }
         }
     }
 

@@ -340,19 +340,24 @@ pub fn max_load_under(series: &Series, slo: &Slo) -> Option<MaxLoad> {
         .iter()
         .filter_map(|l| Some((series.mode.level_load(l), attainment(l, slo)?.fraction)))
         .collect();
+    max_load_of(series.mode, &points, slo.target)
+}
+
+/// [`max_load_under`] from the levels' (load, share meeting the SLO), in level order.
+fn max_load_of(mode: LoadMode, points: &[(f64, f64)], target: f64) -> Option<MaxLoad> {
     let (&(lowest, _), &(highest, _)) = (points.first()?, points.last()?);
-    let Some(first_fail) = points.iter().position(|&(_, f)| f < slo.target) else {
+    let Some(first_fail) = points.iter().position(|&(_, f)| f < target) else {
         return Some(MaxLoad::AllPass { highest });
     };
     if first_fail == 0 {
         return Some(MaxLoad::NonePass { lowest });
     }
     let (passing, failing) = (points[first_fail - 1].0, points[first_fail].0);
-    let curve = MonotoneCurve::new(&points)?;
-    let crossing = last_reaching(&curve, passing, failing, slo.target);
+    let curve = MonotoneCurve::new(points)?;
+    let crossing = last_reaching(&curve, passing, failing, target);
     // A rate or a speed is read as it crosses; a closed loop's load is whole requests in
     // flight, queued, or users.
-    let load = if series.mode.is_open_loop() {
+    let load = if mode.is_open_loop() {
         crossing
     } else {
         crossing.floor().max(passing)
@@ -423,12 +428,7 @@ pub fn saturation(level: &Level) -> Option<Saturation> {
         return None;
     }
     let quarter = ttfts.len() / 4;
-    let median = |part: &[f64]| {
-        let mut sorted = part.to_vec();
-        // Unstable: equal under total_cmp is the same bits, and it is the sort stats compiles.
-        sorted.sort_unstable_by(f64::total_cmp);
-        crate::stats::percentile_sorted(&sorted, 50.0)
-    };
+    let median = |part: &[f64]| crate::stats::percentile_unsorted(&mut part.to_vec(), 50.0);
     let first_ttft_s = median(&ttfts[..quarter]);
     let last_ttft_s = median(&ttfts[ttfts.len() - quarter..]);
     (last_ttft_s >= SATURATED_RATIO * first_ttft_s
@@ -464,12 +464,12 @@ pub fn stream_smoothness(level: &Level) -> Option<StreamSmoothness> {
         .filter(|&j| j > 0)
         .map(|j| f64::from(j) / 100.0)
         .collect();
-    jitters.sort_unstable_by(f64::total_cmp);
     Some(StreamSmoothness {
         stalls: completed().map(|i| u64::from(columns.stalls[i])).sum(),
         stalled_requests: completed().filter(|&i| columns.stalls[i] > 0).count() as u64,
         stall_gap_s: f64::from(columns.stall_gap) * TICK_S,
-        jitter_p50: (!jitters.is_empty()).then(|| crate::stats::percentile_sorted(&jitters, 50.0)),
+        jitter_p50: (!jitters.is_empty())
+            .then(|| crate::stats::percentile_unsorted(&mut jitters, 50.0)),
     })
 }
 
@@ -570,20 +570,24 @@ pub fn findings(report: &Report, slo: &Slo) -> GoodputFindings {
     let mut series: Vec<SeriesGoodput> = Vec::new();
     for scenario in &report.scenarios {
         for s in report.series.iter().filter(|s| s.scenario == scenario.id) {
-            let Some(max_load) = max_load_under(s, slo) else {
-                continue;
-            };
-            let levels = s
+            // Each level judged once, for its row and for the series' highest load.
+            let judged: Vec<(&Level, f64, Attainment)> = s
                 .levels
                 .iter()
-                .filter_map(|l| {
-                    Some(LevelGoodput {
-                        concurrency: l.concurrency,
-                        load: s.mode.level_load(l),
-                        attainment: attainment(l, slo)?,
-                        saturation: over_saturated(s.mode, l),
-                        smoothness: stream_smoothness(l),
-                    })
+                .filter_map(|l| Some((l, s.mode.level_load(l), attainment(l, slo)?)))
+                .collect();
+            let points: Vec<(f64, f64)> = judged.iter().map(|(_, x, a)| (*x, a.fraction)).collect();
+            let Some(max_load) = max_load_of(s.mode, &points, slo.target) else {
+                continue;
+            };
+            let levels = judged
+                .into_iter()
+                .map(|(l, load, attainment)| LevelGoodput {
+                    concurrency: l.concurrency,
+                    load,
+                    attainment,
+                    saturation: over_saturated(s.mode, l),
+                    smoothness: stream_smoothness(l),
                 })
                 .collect();
             series.push(SeriesGoodput {
