@@ -6,8 +6,6 @@ use thiserror::Error;
 use crate::schema::{Report, SCHEMA_VERSION};
 use crate::validate::{validate, Problem};
 
-mod objects_only;
-
 /// Why a report could not be loaded.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum LoadError {
@@ -46,7 +44,7 @@ pub fn load_report(text: &str) -> Result<Report, LoadError> {
     // A well-formed report, the common case, is parsed once, straight into its types (a JSON
     // tree first would double the viewer's parse time); a file that does not parse is read
     // again by `diagnose`, which names the problem in the order syntax, version, shape.
-    let report: Report = objects_only::from_str(text).map_err(|e| diagnose(text, e))?;
+    let report: Report = serde_json::from_str(text).map_err(|e| diagnose(text, e))?;
     check_version(&report.schema_version)?;
     let problems = validate(&report);
     if problems.is_empty() {
