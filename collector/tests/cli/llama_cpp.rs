@@ -230,6 +230,8 @@ async fn timed_llama_cpp_cpu_matches_its_own_timings() {
     let measured = ok_measured(&records);
     assert!(measured.len() >= INPUTS.len() * (2 + 8 + 1 + 4));
     let mut decode_ratios = Vec::new();
+    // The same ratios of the requests that had the engine to themselves (one user).
+    let mut alone_ratios = Vec::new();
     let mut ttft_minus_prompt_ms = Vec::new();
     for r in &measured {
         check_output(r);
@@ -250,12 +252,16 @@ async fn timed_llama_cpp_cpu_matches_its_own_timings() {
         let predicted_ms = t.predicted_ms.unwrap();
         let engine_per_second = t.predicted_n.unwrap() as f64 / predicted_ms * 1000.0;
         decode_ratios.push(client_decode / engine_per_second);
+        if r.concurrency == 1 {
+            alone_ratios.push(client_decode / engine_per_second);
+        }
         // TTFT holds the whole prefill (plus any wait for a slot and the trip to the client).
         let prompt_ms = t.prompt_ms.unwrap();
         ttft_minus_prompt_ms.push(ttft * 1000.0 - prompt_ms);
         assert!(ttft * 1000.0 + 0.01 >= prompt_ms, "TTFT {ttft} s < {t:?}");
     }
     decode_ratios.sort_by(f64::total_cmp);
+    alone_ratios.sort_by(f64::total_cmp);
     ttft_minus_prompt_ms.sort_by(f64::total_cmp);
     let at = |p: f64| percentile_sorted(&decode_ratios, p);
     let (lo, mid, hi) = (at(0.0), at(50.0), at(100.0));
@@ -267,12 +273,17 @@ async fn timed_llama_cpp_cpu_matches_its_own_timings() {
     );
     // Measured 0.95..0.99 (median 0.97 = 31/32: the engine divides by all 32 tokens, the
     // client by the 31 gaps after the first). A 1.5x error in either clock or count moves
-    // them all and fails. A single request may still land far off on a busy machine (once
-    // 1.95: its first token reached the client late, with the next ones), so the check is
-    // on the median and the 5th to 95th percentiles, not on every request.
+    // them all and fails the median. The tails are checked where the engine served one user:
+    // with four slots, a slot's generation clock starts when its prompt is done, but its first
+    // token leaves with the next batch, which may carry another slot's prompt (on 2026-11-29,
+    // 6 of 69 requests at 256 tokens in, four users, read 1.52-1.55: the engine's decode time
+    // held ~250 ms of a neighbour's prefill). A single request may still land far off on a
+    // busy machine (once 1.95: its first token reached the client late, with the next ones),
+    // so the check is on the 5th to 95th percentiles, not on every request.
+    let alone = |p: f64| percentile_sorted(&alone_ratios, p);
     assert!(
-        (0.9..1.05).contains(&mid) && at(5.0) > 0.7 && at(95.0) < 1.3,
-        "decode ratios {decode_ratios:?}"
+        (0.9..1.05).contains(&mid) && alone(5.0) > 0.7 && alone(95.0) < 1.3,
+        "decode ratios {decode_ratios:?}, one user {alone_ratios:?}"
     );
 
     // Chat: the role-only first chunk, usage on a separate `choices: []` chunk.
