@@ -296,19 +296,16 @@ impl Suite {
     /// tokens): inputs that prefill in well under a second to a few seconds, a short fixed
     /// reply, and levels up to twice the slots so the burst series shows queueing.
     fn llama_cpu() -> Suite {
-        let scenario = |input_tokens: u32, name: &str| Scenario {
-            id: format!("cpu-{input_tokens}"),
-            name: name.into(),
-            description: format!(
-                "{input_tokens} input tokens, 32 output tokens: sized for a small model on a CPU."
-            ),
-            input_tokens,
-            output_tokens: 32,
-            session: None,
-            trace: None,
-            prompts: None,
-            lengths: None,
-            agents: None,
+        let scenario = |input_tokens: u32, name: &str| {
+            Scenario::single(
+                format!("cpu-{input_tokens}"),
+                name,
+                format!(
+                    "{input_tokens} input tokens, 32 output tokens: sized for a small model on a CPU."
+                ),
+                input_tokens,
+                32,
+            )
         };
         Suite {
             name: "llama-cpu".into(),

@@ -5,7 +5,7 @@
 
 use infermeter_report::analysis::capacity::meets;
 use infermeter_report::analysis::Metric;
-use infermeter_report::{Fit, FitMetric, Limits, LoadMode};
+use infermeter_report::{Fit, FitErrors, FitMetric, Limits, LoadMode};
 
 use crate::fit::{scaled_profile, FitError};
 use crate::measure::{measure, Figures, LevelSpec, Load};
@@ -168,20 +168,21 @@ pub fn extrapolation(fit: &Fit, what: &WhatIf) -> Option<Extrapolation> {
 /// The uncalibrated profile's median error of `metric` over the measured levels: the error
 /// stated beside an extrapolation, where no fitted error applies.
 pub fn uncalibrated_error(fit: &Fit, metric: FitMetric) -> Option<f64> {
-    fit.errors
-        .iter()
-        .find(|e| e.metric == metric)
-        .map(|e| e.uncalibrated.median)
-        .filter(|e| e.is_finite())
+    median_error(fit, metric, |e| e.uncalibrated.median)
 }
 
 /// The held-out (leave-one-level-out) median error of `metric`, the figure stated beside its
 /// predictions; `None` when the fit has no levels of it.
 pub fn held_out_error(fit: &Fit, metric: FitMetric) -> Option<f64> {
+    median_error(fit, metric, |e| e.held_out.median)
+}
+
+/// One median error of `metric` (`which` picks it), when the fit has a finite one.
+fn median_error(fit: &Fit, metric: FitMetric, which: fn(&FitErrors) -> f64) -> Option<f64> {
     fit.errors
         .iter()
         .find(|e| e.metric == metric)
-        .map(|e| e.held_out.median)
+        .map(which)
         .filter(|e| e.is_finite())
 }
 
@@ -189,17 +190,18 @@ pub fn held_out_error(fit: &Fit, metric: FitMetric) -> Option<f64> {
 mod tests {
     use super::*;
 
+    /// The bundled report `name` (data/reports).
+    fn bundled(name: &str) -> infermeter_report::Report {
+        let path = format!("{}/../data/reports/{name}", env!("CARGO_MANIFEST_DIR"));
+        infermeter_report::load_report(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
     /// #43 item 7: the H100 report's ctx-4k peak 4 measured a mean TPOT of 75.8 ms, where
     /// 1 / its mean decode speed is 64.4 ms (a mean of inverses is not the inverse of a mean).
     /// The prediction's mean TPOT is each request's, averaged, as the report's is.
     #[test]
     fn the_predicted_mean_tpot_is_the_mean_of_each_requests() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../data/reports/h100-transformers-llama-3.1-8b-shape.json"
-        );
-        let report =
-            infermeter_report::load_report(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let report = bundled("h100-transformers-llama-3.1-8b-shape.json");
         let fit = report.fit.as_ref().expect("the bundled report's fit");
         let level = report
             .series
@@ -234,12 +236,7 @@ mod tests {
     /// is an extrapolation; the measured deployment at measured lengths is not.
     #[test]
     fn questions_outside_the_fit_are_extrapolations() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../data/reports/llama-cpu-tiny-llama.json"
-        );
-        let report =
-            infermeter_report::load_report(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let report = bundled("llama-cpu-tiny-llama.json");
         let fit = report.fit.as_ref().unwrap();
         let measured = WhatIf {
             mode: LoadMode::Peak,

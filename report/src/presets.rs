@@ -18,18 +18,13 @@ pub struct ScenarioPreset {
 
 impl ScenarioPreset {
     pub fn to_scenario(&self) -> Scenario {
-        Scenario {
-            id: self.id.into(),
-            name: self.name.into(),
-            description: self.description.into(),
-            input_tokens: self.input_tokens,
-            output_tokens: self.output_tokens,
-            session: None,
-            trace: None,
-            prompts: None,
-            lengths: None,
-            agents: None,
-        }
+        Scenario::single(
+            self.id,
+            self.name,
+            self.description,
+            self.input_tokens,
+            self.output_tokens,
+        )
     }
 }
 

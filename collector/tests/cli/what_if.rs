@@ -19,6 +19,17 @@ fn read(path: &std::path::Path) -> Report {
     load_report(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// Asserts `infermeter fit` succeeded and printed each of `expected`.
+fn assert_prints(run: &std::process::Output, expected: &[&str]) {
+    assert!(run.status.success(), "{}", text(run));
+    let printed = text(run);
+    for expected in expected {
+        assert!(
+            printed.contains(expected),
+            "{expected:?} missing from:\n{printed}"
+        );
+    }
+}
 /// The bundled CPU report's fit is the one `infermeter fit` computes from its levels, and the
 /// command prints the leave-one-level-out table.
 #[tokio::test(flavor = "multi_thread")]
@@ -31,18 +42,14 @@ async fn fit_computes_the_fit_the_bundled_report_holds() {
         &[],
     )
     .await;
-    assert!(run.status.success(), "{}", text(&run));
-    let printed = text(&run);
-    for expected in [
-        "fitted: tiny-llama on 1x cpu",
-        "held out (leave one level out)",
-        "cpu-1024 burst 8",
-    ] {
-        assert!(
-            printed.contains(expected),
-            "{expected:?} missing from:\n{printed}"
-        );
-    }
+    assert_prints(
+        &run,
+        &[
+            "fitted: tiny-llama on 1x cpu",
+            "held out (leave one level out)",
+            "cpu-1024 burst 8",
+        ],
+    );
     // The schema check reads the records beside the report too.
     std::fs::copy(
         bundled("llama-cpu-tiny-llama.records.jsonl"),
@@ -97,20 +104,16 @@ async fn fit_prints_the_errors_of_a_held_out_configuration() {
         &[],
     )
     .await;
-    assert!(run.status.success(), "{}", text(&run));
-    let printed = text(&run);
-    for expected in [
-        "fitted on np=1, np=4",
-        "np=2 ",
-        "mean E2E",
-        "p99 TTFT",
-        "p99 ITL",
-    ] {
-        assert!(
-            printed.contains(expected),
-            "{expected:?} missing from:\n{printed}"
-        );
-    }
+    assert_prints(
+        &run,
+        &[
+            "fitted on np=1, np=4",
+            "np=2 ",
+            "mean E2E",
+            "p99 TTFT",
+            "p99 ITL",
+        ],
+    );
     assert_eq!(std::fs::read(sweep.join("short-np1.json")).unwrap(), before);
 }
 

@@ -25,18 +25,9 @@ pub fn simulated_report(profile: &Profile, model: &str, gpu: &str) -> Report {
     }))
     .unwrap();
     for (id, input, output) in [("chat", 1024, 128), ("rag", 4096, 128)] {
-        report.scenarios.push(Scenario {
-            id: id.into(),
-            name: id.into(),
-            description: String::new(),
-            input_tokens: input,
-            output_tokens: output,
-            session: None,
-            trace: None,
-            prompts: None,
-            lengths: None,
-            agents: None,
-        });
+        report
+            .scenarios
+            .push(Scenario::single(id, id, "", input, output));
         for (mode, loads) in [
             (LoadMode::Peak, vec![1, 4, 16]),
             (LoadMode::Burst, vec![1, 8, 32]),

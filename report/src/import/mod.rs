@@ -480,20 +480,15 @@ fn scenario_of(tool: &str, input_tokens: f64, output_tokens: f64) -> Scenario {
         input_tokens.round().max(1.0) as u32,
         output_tokens.round().max(1.0) as u32,
     );
-    Scenario {
-        id: SCENARIO_ID.into(),
-        name: format!("{input} in / {output} out"),
-        description: format!(
+    Scenario::single(
+        SCENARIO_ID,
+        format!("{input} in / {output} out"),
+        format!(
             "The workload {tool} ran: {input} input and {output} output tokens per request on average."
         ),
-        input_tokens: input,
-        output_tokens: output,
-        session: None,
-        trace: None,
-        prompts: None,
-        lengths: None,
-        agents: None,
-    }
+        input,
+        output,
+    )
 }
 
 fn report_of(run: Run) -> Report {

@@ -49,6 +49,31 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// A scenario of single requests of `input_tokens` in and `output_tokens` out, with no
+    /// sessions, trace, prompts, length plan or agents: the base that presets, importers, suites
+    /// and tests complete with struct update syntax, so a field added to scenarios is added here
+    /// once.
+    pub fn single(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_tokens: u32,
+        output_tokens: u32,
+    ) -> Scenario {
+        Scenario {
+            id: id.into(),
+            name: name.into(),
+            description: description.into(),
+            input_tokens,
+            output_tokens,
+            session: None,
+            trace: None,
+            prompts: None,
+            lengths: None,
+            agents: None,
+        }
+    }
+
     /// Whether it sends single requests (the peak, burst and rate modes'), rather than
     /// conversations, a trace's lines or agentic jobs.
     pub fn is_single(&self) -> bool {
