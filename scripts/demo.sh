@@ -8,7 +8,7 @@
 # `view` and `export` work from any folder.
 #
 #   bash scripts/demo.sh [--engine sim|llama.cpp] [--suite NAME] [--full] [--model M --gpu G]
-#                        [--profile demo|release|dev] [--no-view]
+#                        [--profile demo|release|dev] [--no-view] [--viewer-from-source]
 #
 # The default suite, scripts/demo-suite.toml, measures the simulator for about 1.5 minutes and
 # fills every section of the page. --suite NAME: a built-in suite or a TOML file, quick (its
@@ -16,14 +16,15 @@
 # reports' shape; much longer). --no-view: stop after the summary (the report's path is the last
 # line printed), e.g. to script the run. --profile: the collector's build; demo (the default)
 # is release optimised less, to compile in 57% of its time (Cargo.toml); release for published
-# measurements; dev, the unoptimized build the tests use.
+# measurements; dev, the unoptimized build the tests use. --viewer-from-source: build the viewer
+# even when the committed one (prebuilt-viewer/) was built from this source.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 source scripts/env.sh
 
 engine=sim suite= quick=--quick model=qwen3.5-35b-a3b-fp8 gpu=h100-sxm
-profile=demo view=1
+profile=demo view=1 viewer_from_source=
 while [ $# -gt 0 ]; do
   case "$1" in
     --engine) engine=$2; shift 2 ;;
@@ -33,7 +34,8 @@ while [ $# -gt 0 ]; do
     --gpu) gpu=$2; shift 2 ;;
     --profile) profile=$2; shift 2 ;;
     --no-view) view=; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    --viewer-from-source) viewer_from_source=1; shift ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "demo.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -50,34 +52,42 @@ case "$profile" in
   *) echo "demo.sh: --profile must be demo, release or dev, not '$profile'" >&2; exit 2 ;;
 esac
 
-# Only what this job needs (the tests' tools come from scripts/setup.sh, run by scripts/test.sh),
-# its system prerequisites checked before anything long starts.
-bash scripts/setup-build.sh --prerequisites
-# On two cores, three builds at once keep both busy: the viewer's wasm build ends in one long
-# single-threaded step (LTO). The tools the viewer's assembly needs install meanwhile, and the
-# collector's dependencies compile (niced: the viewer is the longer way). The collector itself
-# embeds the viewer (collector/build.rs), so it waits for it: its build script fails while
-# INFERMETER_VIEWER_BUILDING is set, and the build after the viewer's compiles only the
-# collector's own crate. dist/ is named as scripts/test.sh names it (a build script rerun for a
-# changed variable would rebuild the collector).
 export INFERMETER_VIEWER_DIST=$root/dist
-echo "[demo] building the viewer, and the collector with it ($profile)" >&2
-pids=()
-stop_builds() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
-trap stop_builds EXIT
-bash scripts/setup-build.sh &
-pids+=($!)
-bash scripts/build-viewer.sh --wasm-only >&2 &
-pids+=($!)
-# Quiet: it ends in the build script's error, and any other shows again in the build below.
-INFERMETER_VIEWER_BUILDING=1 nice -n 5 cargo build --profile "$profile" --locked -p infermeter \
-  --keep-going >/dev/null 2>&1 &
-pids+=($!)
-wait "${pids[0]}"
-wait "${pids[1]}"
-bash scripts/build-viewer.sh >&2
-wait "${pids[2]}" || true
-trap - EXIT
+# The viewer committed with this source (scripts/prebuilt-viewer.sh: CI proves it byte-identical
+# to the one the source builds) spares a first run the wasm toolchain and the viewer's build,
+# most of its minutes on two cores; a changed source builds the viewer instead.
+bash scripts/setup-build.sh --collector-prerequisites
+if [ -z "$viewer_from_source" ] && bash scripts/prebuilt-viewer.sh use; then
+  echo "[demo] building the collector ($profile), the committed viewer built in" >&2
+else
+  # Only what this job needs (the tests' tools come from scripts/setup.sh, run by
+  # scripts/test.sh), its system prerequisites checked before anything long starts.
+  bash scripts/setup-build.sh --prerequisites
+  # On two cores, three builds at once keep both busy: the viewer's wasm build ends in one long
+  # single-threaded step (LTO). The tools the viewer's assembly needs install meanwhile, and
+  # the collector's dependencies compile (niced: the viewer is the longer way). The collector
+  # itself embeds the viewer (collector/build.rs), so it waits for it: its build script fails
+  # while INFERMETER_VIEWER_BUILDING is set, and the build after the viewer's compiles only the
+  # collector's own crate. dist/ is named as scripts/test.sh names it (a build script rerun for
+  # a changed variable would rebuild the collector).
+  echo "[demo] building the viewer, and the collector with it ($profile)" >&2
+  pids=()
+  stop_builds() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
+  trap stop_builds EXIT
+  bash scripts/setup-build.sh &
+  pids+=($!)
+  bash scripts/build-viewer.sh --wasm-only >&2 &
+  pids+=($!)
+  # Quiet: it ends in the build script's error, and any other shows again in the build below.
+  INFERMETER_VIEWER_BUILDING=1 nice -n 5 cargo build --profile "$profile" --locked \
+    -p infermeter --keep-going >/dev/null 2>&1 &
+  pids+=($!)
+  wait "${pids[0]}"
+  wait "${pids[1]}"
+  bash scripts/build-viewer.sh >&2
+  wait "${pids[2]}" || true
+  trap - EXIT
+fi
 cargo build --profile "$profile" --locked -p infermeter
 bin="$CARGO_TARGET_DIR/$profile_dir/infermeter"
 

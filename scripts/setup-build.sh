@@ -9,25 +9,35 @@
 # anything long starts: as root with apt-get they are installed, otherwise the script stops and
 # prints the command that installs them.
 #
-#   bash scripts/setup-build.sh [build|test|--prerequisites]
+#   bash scripts/setup-build.sh [build|test|--prerequisites|--collector-prerequisites]
 #
 # test: the npm tools of the tests too (scripts/setup.sh). --prerequisites: only the system
 # prerequisites and the wasm32 target (seconds), all that cargo's wasm build needs: scripts/demo.sh
 # starts that build right after, while this script, run again, installs the rest.
+# --collector-prerequisites: only what the collector's build and the demo's run need (a C
+# compiler, curl, Python 3, Rust), for a demo that uses the committed viewer
+# (scripts/prebuilt-viewer.sh) and so builds no wasm.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${INFERMETER_CACHE:-$HOME/.cache/infermeter}
 source "$root/scripts/setup-lib.sh"
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
-# shellcheck disable=SC2046 # one word per package
-need_debian_packages "building and running the demo" $(missing_packages cc:build-essential \
-  node:nodejs npm:npm curl:curl python3:python3 zopfli:zopfli)
+if [ "${1:-}" = --collector-prerequisites ]; then
+  # shellcheck disable=SC2046 # one word per package
+  need_debian_packages "building the collector and running the demo" $(missing_packages \
+    cc:build-essential curl:curl python3:python3)
+else
+  # shellcheck disable=SC2046 # one word per package
+  need_debian_packages "building the viewer and running the demo" $(missing_packages \
+    cc:build-essential node:nodejs npm:npm curl:curl python3:python3 zopfli:zopfli)
+fi
 if ! command -v rustup >/dev/null || ! command -v cargo >/dev/null; then
   say "Rust is not installed (rustup and cargo not found on PATH or in ~/.cargo/bin)."
   say "install it with:  curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y"
   exit 1
 fi
+[ "${1:-}" != --collector-prerequisites ] || exit 0
 
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   say "adding rust target wasm32-unknown-unknown"

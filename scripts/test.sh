@@ -19,6 +19,10 @@ cargo fmt --all -- --check
 # CI=true check that `view` and `export` serve and inline that embedded viewer.
 step "viewer release build"
 bash scripts/build-viewer.sh
+# A first demo uses the committed viewer instead of building one (scripts/demo.sh): it must be
+# the one this source builds, byte for byte, or CI fails here, before a user can get it.
+step "the committed viewer is this build"
+bash scripts/prebuilt-viewer.sh check
 # Named for every build below alike (scripts/build-wheel.sh names the same folder): a build
 # script rerun for a changed variable would rebuild the collector each time.
 export INFERMETER_VIEWER_DIST=$root/dist
