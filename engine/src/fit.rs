@@ -190,11 +190,7 @@ pub fn deployment_of(
         .max_num_seqs
         .or_else(|| slots_seen(report))
         .unwrap_or(base.max_num_seqs);
-    let llama_cpp = report
-        .metadata
-        .engine
-        .name
-        .eq_ignore_ascii_case("llama.cpp");
+    let llama_cpp = is_llama_cpp(&report.metadata.engine.name);
     let max_num_batched_tokens = options
         .max_num_batched_tokens
         .or(llama_cpp.then_some(LLAMA_CPP_BATCH))
@@ -246,12 +242,30 @@ fn slots_seen(report: &Report) -> Option<u32> {
         .max()
 }
 
-/// The profile of `deployment` (uncalibrated: the tables' coefficients).
-pub fn base_profile(set: &ProfileSet, deployment: &FitDeployment) -> Result<Profile, FitError> {
+/// The profile of `deployment` served by `engine` (a report's `metadata.engine.name`),
+/// uncalibrated: the tables' coefficients.
+pub fn base_profile(
+    set: &ProfileSet,
+    deployment: &FitDeployment,
+    engine: &str,
+) -> Result<Profile, FitError> {
     let mut p = set.resolve(&deployment.model, &deployment.gpu, Some(deployment.gpus))?;
     p.max_num_seqs = deployment.max_num_seqs;
     p.max_num_batched_tokens = deployment.max_num_batched_tokens;
+    p.gathers_arrivals = gathers_arrivals(engine);
     Ok(p)
+}
+
+/// Whether the engine a report names starts the requests that reach it together in one step
+/// ([`Profile::gathers_arrivals`]): llama.cpp's server. On the `--parallel` sweep of
+/// docs/what-if.md, replaying its arrivals one at a time put the held-out ITL 24.5% off at the
+/// median (every prefill stalling a decode that llama-server runs in lockstep); together, 8.2%.
+pub fn gathers_arrivals(engine: &str) -> bool {
+    is_llama_cpp(engine)
+}
+
+fn is_llama_cpp(engine: &str) -> bool {
+    engine.trim().eq_ignore_ascii_case("llama.cpp")
 }
 
 /// A profile's coefficients.
@@ -282,23 +296,24 @@ pub fn with_coefficients(p: &Profile, c: &FitCoefficients) -> Profile {
 }
 
 /// The fitted engine: the fit's deployment with its coefficients.
-pub fn fitted_profile(fit: &Fit, set: &ProfileSet) -> Result<Profile, FitError> {
+pub fn fitted_profile(fit: &Fit, engine: &str, set: &ProfileSet) -> Result<Profile, FitError> {
     Ok(with_coefficients(
-        &base_profile(set, &fit.deployment)?,
+        &base_profile(set, &fit.deployment, engine)?,
         &fit.coefficients,
     ))
 }
 
-/// The fitted engine on `gpus` × `gpu` instead: memory, KV capacity and tensor-parallel costs
-/// from the tables, each fitted rate scaled by the ratio of the datasheet peaks (the engine's
-/// efficiency is assumed to carry over), overheads unchanged.
+/// The fitted engine (served by `engine`) on `gpus` × `gpu` instead: memory, KV capacity and
+/// tensor-parallel costs from the tables, each fitted rate scaled by the ratio of the datasheet
+/// peaks (the engine's efficiency is assumed to carry over), overheads unchanged.
 pub fn scaled_profile(
     fit: &Fit,
+    engine: &str,
     set: &ProfileSet,
     gpu: &str,
     gpus: u32,
 ) -> Result<Profile, FitError> {
-    let fitted = fitted_profile(fit, set)?;
+    let fitted = fitted_profile(fit, engine, set)?;
     let target = base_profile(
         set,
         &FitDeployment {
@@ -306,6 +321,7 @@ pub fn scaled_profile(
             gpus,
             ..fit.deployment.clone()
         },
+        engine,
     )?;
     Ok(scale_to(&fitted, &target))
 }
@@ -568,7 +584,7 @@ pub fn fit_profile(base: &Profile, levels: &[&MeasuredLevel]) -> Profile {
 /// Fits the model to `report`: every level, then each level left out in turn.
 pub fn fit(report: &Report, set: &ProfileSet, options: &FitOptions) -> Result<Fit, FitError> {
     let deployment = deployment_of(report, set, options)?;
-    let base = base_profile(set, &deployment)?;
+    let base = base_profile(set, &deployment, &report.metadata.engine.name)?;
     let (levels, notes) = measured_levels(report);
     if levels.len() < MIN_LEVELS {
         return Err(FitError::TooFewLevels {

@@ -54,8 +54,10 @@ pub struct Figures {
 /// The least time between two requests reaching a server's scheduler: requests the collector
 /// sends together (a burst, a peak level's first wave, replacements of requests that finished
 /// in the same step) reach an engine one at a time, and an idle engine starts its step with
-/// the first alone, as the simulator served in real time does and real engines mostly do. Any
-/// gap well below a step gives the same figures; this is about one request's hand-off.
+/// the first alone, as the simulator served in real time does and vLLM's front end does. Any
+/// gap well below a step gives the same figures; this is about one request's hand-off. An
+/// engine that gathers its arrivals ([`Profile::gathers_arrivals`]: llama.cpp) gets them with
+/// no gap, so they start together.
 pub const HANDOVER_S: f64 = 1e-4;
 
 /// Runs `spec` on the virtual clock and measures it.
@@ -114,7 +116,11 @@ impl Window {
                 spec.output_tokens,
                 arrival,
             )
-            .handed_over_in_turn(HANDOVER_S)
+            .handed_over_in_turn(if profile.gathers_arrivals {
+                0.0
+            } else {
+                HANDOVER_S
+            })
         };
         let everything = |t: Vec<RequestTiming>| {
             let end = t.iter().map(RequestTiming::finished).fold(0.0, f64::max);

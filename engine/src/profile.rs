@@ -77,6 +77,12 @@ pub struct Profile {
     pub max_num_seqs: u32,
     pub max_num_batched_tokens: u32,
     pub prefix_cache: bool,
+    /// Requests that reach an idle engine together start in one step, as llama-server's loop
+    /// takes every queued task before its next step (requests a closed loop replaces together
+    /// stay in lockstep there); otherwise they are handed to the scheduler one at a time and an
+    /// idle engine starts with the first alone (vLLM's front end; the simulator's own server).
+    /// Read from the engine a report names ([`crate::fit::gathers_arrivals`]), not fitted.
+    pub gathers_arrivals: bool,
 }
 
 /// Datasheet peaks over all GPUs: memory bandwidth (bytes/s), GEMM FLOP/s at the weights'

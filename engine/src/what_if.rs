@@ -26,12 +26,15 @@ pub struct WhatIf {
     /// GPU id of the simulator's tables, and how many.
     pub gpu: String,
     pub gpus: u32,
+    /// The engine serving it, as the report names it (`metadata.engine.name`): how it admits
+    /// requests that arrive together ([`crate::fit::gathers_arrivals`]).
+    pub engine: String,
 }
 
 impl WhatIf {
     /// The engine that answers it.
     pub fn engine(&self, fit: &Fit, set: &ProfileSet) -> Result<Profile, FitError> {
-        scaled_profile(fit, set, &self.gpu, self.gpus.max(1))
+        scaled_profile(fit, &self.engine, set, &self.gpu, self.gpus.max(1))
     }
 
     /// The figures at `load` users (peak) or queue depth (burst).
@@ -218,6 +221,7 @@ mod tests {
             output_tokens: 128,
             gpu: fit.deployment.gpu.clone(),
             gpus: fit.deployment.gpus,
+            engine: report.metadata.engine.name.clone(),
         };
         let engine = what.engine(fit, &ProfileSet::builtin()).unwrap();
         let predicted = what.predict(&engine, 4);
@@ -244,6 +248,7 @@ mod tests {
             output_tokens: 32,
             gpu: fit.deployment.gpu.clone(),
             gpus: fit.deployment.gpus,
+            engine: report.metadata.engine.name.clone(),
         };
         assert_eq!(extrapolation(fit, &measured), None);
         // The longest measured is 1,024 + 32: four times that is still measured ground.
@@ -299,6 +304,7 @@ mod tests {
             output_tokens: 64,
             gpu: "h100-sxm".into(),
             gpus: 1,
+            engine: "vLLM".into(),
         };
         let bound = what.predict(&engine, 20).ttft_s;
         let slo = Limits {

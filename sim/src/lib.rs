@@ -181,10 +181,11 @@ impl SimConfig {
             ))
         })?;
         let moved = self.gpu != DEFAULT_GPU || self.gpus != 1;
+        let serving = &report.metadata.engine.name;
         let mut p = if moved {
-            engine::fit::scaled_profile(&fit, set, &self.gpu, self.gpus)
+            engine::fit::scaled_profile(&fit, serving, set, &self.gpu, self.gpus)
         } else {
-            engine::fit::fitted_profile(&fit, set)
+            engine::fit::fitted_profile(&fit, serving, set)
         }
         .map_err(|e| fail(e.to_string()))?;
         if self.max_num_seqs != DEFAULT_MAX_NUM_SEQS {

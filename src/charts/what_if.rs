@@ -77,6 +77,7 @@ impl Question {
                     .clone()
                     .unwrap_or_else(|| fit.deployment.gpu.clone()),
                 gpus: choice.gpus.unwrap_or(fit.deployment.gpus),
+                engine: report.metadata.engine.name.clone(),
             },
             load: choice.load.unwrap_or(highest).clamp(1, max_load(highest)),
             scenario: scenario.to_string(),

@@ -164,7 +164,7 @@ fn prepare(set: &ProfileSet, c: &Configuration<'_>) -> Result<Prepared, FitError
     let deployment = deployment_of(c.report, set, &c.options)?;
     Ok(Prepared {
         name: c.name.clone(),
-        base: base_profile(set, &deployment)?,
+        base: base_profile(set, &deployment, &c.report.metadata.engine.name)?,
         levels: measured_levels(c.report).0,
     })
 }

@@ -112,17 +112,17 @@ fn a_stored_fit_predicts_its_levels_and_scales_to_other_gpus() {
     let report = simulated_report(&other_engine(), "llama-3.1-8b", "NVIDIA H100 SXM5 80GB");
     let mut fit = fit(&report, &set, &FitOptions::default()).unwrap();
     fit.levels.truncate(2);
-    let fitted = fitted_profile(&fit, &set).unwrap();
+    let fitted = fitted_profile(&fit, &report.metadata.engine.name, &set).unwrap();
     let (levels, _) = measured_levels(&report);
     for (stored, level) in fit.levels.iter().zip(&levels) {
         let again = measure(&fitted, &level.spec);
         assert_eq!(again.ttft_s, stored.ttft_s.fitted);
         assert_eq!(again.itl_s, stored.itl_s.fitted);
     }
-    let h200 = scaled_profile(&fit, &set, "h200", 1).unwrap();
+    let h200 = scaled_profile(&fit, &report.metadata.engine.name, &set, "h200", 1).unwrap();
     assert!((h200.mem_bw / fitted.mem_bw - 4800.0 / 3350.0).abs() < 1e-9);
     assert_eq!(h200.step_overhead, fitted.step_overhead);
     assert!(h200.kv_capacity_blocks > fitted.kv_capacity_blocks);
-    let two = scaled_profile(&fit, &set, "h100-sxm", 2).unwrap();
+    let two = scaled_profile(&fit, &report.metadata.engine.name, &set, "h100-sxm", 2).unwrap();
     assert!((two.flops / fitted.flops - 2.0).abs() < 1e-9);
 }
