@@ -20,7 +20,7 @@ use infermeter_report::{
 };
 
 use crate::measure::{measure, Distributions, Figures, LevelSpec, Load};
-use crate::profile::Profile;
+use crate::profile::{BatchEntry, Profile};
 use crate::profiles::{ProfileError, ProfileSet};
 
 /// What the report does not say and the reader may: which deployment of the tables, and the
@@ -67,6 +67,11 @@ pub struct MeasuredLevel {
     /// The measured TTFT, token gap and end-to-end distributions, as far as the report has
     /// them (an imported report may have means only).
     pub distributions: Distributions,
+    /// The engine's own prefill speed of the level's prompts (llama.cpp's `timings`, tok/s),
+    /// where the report has it and each request ran alone (one user, or a burst of one): the
+    /// model's prefill of the prompt is judged by it too, which pins how a prompt's cost grows
+    /// with its length apart from the front end's latency (TTFT alone gives their sum).
+    pub prefill_tok_s: Option<f64>,
 }
 
 impl MeasuredLevel {
@@ -130,6 +135,11 @@ impl MeasuredLevel {
                 itl_s: m.itl_s,
                 e2e_s: m.e2e_s,
             },
+            prefill_tok_s: (level.concurrency == 1
+                && matches!(series.mode, LoadMode::Peak | LoadMode::Burst))
+            .then(|| level.server.as_ref()?.engine_prefill_tok_s.map(|d| d.mean))
+            .flatten()
+            .filter(|x| positive(*x)),
         })
     }
 }
@@ -257,9 +267,9 @@ pub fn base_profile(
 }
 
 /// Whether the engine a report names starts the requests that reach it together in one step
-/// ([`Profile::gathers_arrivals`]): llama.cpp's server. On the `--parallel` sweep of
-/// docs/what-if.md, replaying its arrivals one at a time put the held-out ITL 24.5% off at the
-/// median (every prefill stalling a decode that llama-server runs in lockstep); together, 8.2%.
+/// ([`Profile::gathers_arrivals`]): llama.cpp's server. Replaying its arrivals one at a time
+/// stalled every decode that llama-server runs in lockstep with a prefill, and put the held-out
+/// ITL of the `--parallel` sweep three times further off (docs/what-if.md).
 pub fn gathers_arrivals(engine: &str) -> bool {
     is_llama_cpp(engine)
 }
@@ -436,30 +446,60 @@ fn figure(f: &Figures, metric: FitMetric) -> f64 {
     }
 }
 
-/// The soft-L1 loss of `p` over `levels`.
+/// The soft-L1 loss of `p` over `levels`: each level's figures, and the engine's own prefill
+/// speed where the level has it (weighted as TTFT).
 fn loss(p: &Profile, levels: &[&MeasuredLevel]) -> f64 {
     levels
         .iter()
         .map(|l| {
             let modelled = measure(p, &l.spec);
-            WEIGHTS
+            let figures: f64 = WEIGHTS
                 .iter()
                 .map(|&(metric, weight)| {
-                    let (m, x) = (figure(&modelled, metric), figure(&l.measured, metric));
-                    if !(x.is_finite() && x > 0.0) {
-                        return 0.0;
-                    }
-                    let r = if m.is_finite() && m > 0.0 {
-                        (m / x).ln()
-                    } else {
-                        10.0
-                    };
-                    let z = r / LOSS_SCALE;
-                    weight * 2.0 * ((1.0 + z * z).sqrt() - 1.0)
+                    weight * soft_l1(figure(&modelled, metric), figure(&l.measured, metric))
                 })
-                .sum::<f64>()
+                .sum();
+            let prefill = l.prefill_tok_s.map_or(0.0, |x| {
+                soft_l1(
+                    f64::from(l.spec.input_tokens) / prefill_seconds(p, l.spec.input_tokens),
+                    x,
+                )
+            });
+            figures + prefill
         })
         .sum()
+}
+
+/// The soft-L1 loss of the log ratio of `modelled` to `measured` (nothing when nothing was
+/// measured; a large loss when the model gives no figure).
+fn soft_l1(modelled: f64, measured: f64) -> f64 {
+    if !(measured.is_finite() && measured > 0.0) {
+        return 0.0;
+    }
+    let r = if modelled.is_finite() && modelled > 0.0 {
+        (modelled / measured).ln()
+    } else {
+        10.0
+    };
+    let z = r / LOSS_SCALE;
+    2.0 * ((1.0 + z * z).sqrt() - 1.0)
+}
+
+/// Seconds `p` takes to prefill a prompt of `tokens` alone: its steps of at most the token
+/// budget, each over the context the ones before it left.
+fn prefill_seconds(p: &Profile, tokens: u32) -> f64 {
+    let budget = p.max_num_batched_tokens.max(1);
+    let mut done = 0;
+    let mut seconds = 0.0;
+    while done < tokens.max(1) {
+        let chunk = (tokens.max(1) - done).min(budget);
+        seconds += p.step_time(&[BatchEntry {
+            tokens: chunk,
+            context: done,
+        }]);
+        done += chunk;
+    }
+    seconds
 }
 
 /// Nelder–Mead over the unit cube (points clamped into it), from `start` with a simplex of

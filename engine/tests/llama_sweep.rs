@@ -88,7 +88,7 @@ fn fitted_on_some_llama_cpp_configurations_it_predicts_the_others() {
     }
     println!("every held-out level:\n{summary}");
     // #47's targets, over every held-out level of both questions: a median error of 10% for the
-    // means and 20% at p99 (docs/what-if.md: 7.8%, 8.2%, 7.6%, 7.8% and 17.5% when written).
+    // means and 20% at p99 (docs/what-if.md: 5.7%, 8.1%, 5.1%, 5.2% and 16.3% when written).
     for (figure, target) in [
         (Judged::TtftMean, 0.10),
         (Judged::ItlMean, 0.10),
