@@ -288,6 +288,7 @@ pub fn coefficients(p: &Profile) -> FitCoefficients {
         step_overhead_ms: p.step_overhead * 1e3,
         seq_overhead_us: p.seq_overhead * 1e6,
         frontend_latency_ms: p.frontend_latency * 1e3,
+        batch_overhead_ms: p.batch_overhead * 1e3,
     }
 }
 
@@ -301,6 +302,7 @@ pub fn with_coefficients(p: &Profile, c: &FitCoefficients) -> Profile {
         step_overhead: c.step_overhead_ms * 1e-3,
         seq_overhead: c.seq_overhead_us * 1e-6,
         frontend_latency: c.frontend_latency_ms * 1e-3,
+        batch_overhead: c.batch_overhead_ms * 1e-3,
         ..p.clone()
     }
 }
@@ -349,6 +351,7 @@ pub fn scale_to(fitted: &Profile, target: &Profile) -> Profile {
         step_overhead: fitted.step_overhead,
         seq_overhead: fitted.seq_overhead,
         frontend_latency: fitted.frontend_latency,
+        batch_overhead: fitted.batch_overhead,
         ..target.clone()
     }
 }
@@ -360,12 +363,12 @@ struct Bounds {
     high: [f64; DIMS],
 }
 
-const DIMS: usize = 7;
+const DIMS: usize = 8;
 
 impl Bounds {
     /// Rates between 1e-4 (1e-5 for attention and KV reads, whose kernels vary most) of the
     /// datasheet peak and the peak itself; step overhead 1 µs – 1 s, per-sequence 0.1 µs –
-    /// 0.1 s, front end 10 µs – 10 s.
+    /// 0.1 s, front end 10 µs – 10 s, a batched step's 0.1 µs (none, in effect) – 1 s.
     fn of(p: &Profile) -> Bounds {
         let pk = p.peak;
         let low = [
@@ -376,6 +379,7 @@ impl Bounds {
             1e-6,
             1e-7,
             1e-5,
+            1e-7,
         ];
         let high = [
             pk.mem_bw,
@@ -385,6 +389,7 @@ impl Bounds {
             1.0,
             0.1,
             10.0,
+            1.0,
         ];
         Bounds {
             low: low.map(f64::ln),
@@ -402,6 +407,7 @@ impl Bounds {
             p.step_overhead,
             p.seq_overhead,
             p.frontend_latency,
+            p.batch_overhead,
         ];
         std::array::from_fn(|i| {
             ((v[i].max(1e-300).ln() - self.low[i]) / (self.high[i] - self.low[i])).clamp(0.0, 1.0)
@@ -420,6 +426,7 @@ impl Bounds {
             step_overhead: v[4],
             seq_overhead: v[5],
             frontend_latency: v[6],
+            batch_overhead: v[7],
             ..base.clone()
         }
     }

@@ -83,6 +83,10 @@ pub struct Profile {
     /// idle engine starts with the first alone (vLLM's front end; the simulator's own server).
     /// Read from the engine a report names ([`crate::fit::gathers_arrivals`]), not fitted.
     pub gathers_arrivals: bool,
+    /// Seconds added to a step of two or more sequences: what batching itself costs beyond
+    /// each sequence's share (a CPU's matrix-vector kernels giving way to matrix-matrix ones).
+    /// 0 in the tables; fitted.
+    pub batch_overhead: f64,
 }
 
 /// Datasheet peaks over all GPUs: memory bandwidth (bytes/s), GEMM FLOP/s at the weights'
@@ -174,7 +178,14 @@ impl Profile {
             // Written so that with `kv_bw == mem_bw` (every profile of the tables) the sum is
             // the one it always was, bit for bit.
             memory: (weights + kv_read * (self.mem_bw / self.kv_bw)) / self.mem_bw,
-            overhead: self.step_overhead + self.seq_overhead * batch.len() as f64 + eager,
+            overhead: self.step_overhead
+                + self.seq_overhead * batch.len() as f64
+                + eager
+                + if batch.len() >= 2 {
+                    self.batch_overhead
+                } else {
+                    0.0
+                },
             tensor_parallel,
         }
     }

@@ -318,6 +318,7 @@ impl<'a> Deployment<'a> {
             cuda_graph_max_batch: knobs.cuda_graph_max_batch.unwrap_or(u32::MAX),
             eager_step_overhead: knobs.eager_step_overhead_ms.unwrap_or(0.0) * 1e-3,
             gathers_arrivals: false,
+            batch_overhead: 0.0,
             routing_locality: knobs.routing_locality.unwrap_or(0.0).clamp(0.0, 0.999),
             max_num_seqs: 256,
             max_num_batched_tokens: knobs

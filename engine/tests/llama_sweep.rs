@@ -87,24 +87,31 @@ fn fitted_on_some_llama_cpp_configurations_it_predicts_the_others() {
         ));
     }
     println!("every held-out level:\n{summary}");
-    // #47's targets, over every held-out level of both questions: a median error of 10% for the
-    // means and 20% at p99 (docs/what-if.md: 5.7%, 8.1%, 5.1%, 5.2% and 16.3% when written).
-    for (figure, target) in [
-        (Judged::TtftMean, 0.10),
-        (Judged::ItlMean, 0.10),
-        (Judged::E2eMean, 0.10),
-        (Judged::TtftP99, 0.20),
-        (Judged::ItlP99, 0.20),
+    // #47's targets: a median error of 10% for the means and 20% at p99, over each question's
+    // held-out levels and over all of them (docs/what-if.md: over all, 4.9%, 4.9%, 4.5%, 4.9%
+    // and 14.1% when written).
+    for (question, held_out, levels) in [
+        ("--parallel 2 from 1 and 4", &slots[..], 20),
+        ("one context from the other", &contexts[..], 60),
+        ("both", &all[..], 80),
     ] {
-        let sp = spread(&all, figure);
-        assert_eq!(sp.levels, 80, "{}", figure.label());
-        assert!(
-            sp.median <= target,
-            "{}: held-out median {:.1}%, target {:.0}%",
-            figure.label(),
-            sp.median * 100.0,
-            target * 100.0
-        );
+        for (figure, target) in [
+            (Judged::TtftMean, 0.10),
+            (Judged::ItlMean, 0.10),
+            (Judged::E2eMean, 0.10),
+            (Judged::TtftP99, 0.20),
+            (Judged::ItlP99, 0.20),
+        ] {
+            let sp = spread(held_out, figure);
+            assert_eq!(sp.levels, levels, "{question}: {}", figure.label());
+            assert!(
+                sp.median <= target,
+                "{question}: {} held-out median {:.1}%, target {:.0}%",
+                figure.label(),
+                sp.median * 100.0,
+                target * 100.0
+            );
+        }
     }
 }
 

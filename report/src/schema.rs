@@ -52,7 +52,9 @@ pub use workload::*;
 /// `RequestRecord::agent`, each call's job, agent, parent, depth and call index (#46).
 /// 1.6.0 (optional, so older reports stay valid): the `job_rate` load mode (agentic jobs
 /// arriving at a rate) and `AgentsLevel::job_rate` (#46).
-pub const SCHEMA_VERSION: &str = "1.6.0";
+/// 1.7.0 (optional, so older reports and fits stay valid): `FitCoefficients::batch_overhead_ms`,
+/// the fitted cost of a step of two or more sequences (#47).
+pub const SCHEMA_VERSION: &str = "1.7.0";
 
 /// One benchmark run: what was measured, on what, and every measured level.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -170,6 +170,11 @@ pub fn describe(fit: &Fit) -> String {
             c.frontend_latency_ms,
             u.frontend_latency_ms,
         ),
+        (
+            "batched step overhead ms",
+            c.batch_overhead_ms,
+            u.batch_overhead_ms,
+        ),
     ] {
         s.push_str(&format!("{name:<28} {:>12} {:>14}\n", sig(f), sig(u)));
     }

@@ -61,6 +61,11 @@ pub struct FitCoefficients {
     pub seq_overhead_us: f64,
     /// Time from the request's arrival to its first scheduling (API server, tokenising), ms.
     pub frontend_latency_ms: f64,
+    /// Time added to a step of two or more sequences, ms: the cost of batching itself (llama.cpp
+    /// on a CPU steps one sequence in 5.5 ms, two in 10.2, four in 14.3). Since 1.7.0; a fit
+    /// written before has none (0).
+    #[serde(default)]
+    pub batch_overhead_ms: f64,
 }
 
 /// One measured level and what the model gives for it.
