@@ -2,12 +2,13 @@
 //! `infermeter fit`, `infermeter sim --fit` and the viewer's What-if section.
 //!
 //! The fitted coefficients are the step-time model's free ones ([`FitCoefficients`]): weight and
-//! KV-cache read bandwidth, GEMM and attention rates, per-step and per-sequence overhead,
-//! front-end latency.
+//! KV-cache read bandwidth, GEMM and attention rates, per-step, per-sequence and batched-step
+//! overhead, front-end latency.
 //! Each is bounded to physical sense: a rate never above the datasheet's peak (nor below a
 //! ten-thousandth of it, see `Bounds`), a time between a microsecond and seconds. The fit
 //! minimises a robust (soft-L1) loss of the log ratios of modelled to measured level means
-//! (TTFT, ITL, per-user decode, system throughput) with Nelder-Mead in the logs, restarted.
+//! (TTFT, ITL, per-user decode, system throughput; and the engine's own prefill speed where a
+//! report has it) with Nelder-Mead in the logs, restarted.
 //! Robust, because one level of one or two requests (a report's single-user levels) can be off
 //! by half from its neighbours through noise alone, and a squared loss would bend every other
 //! level towards it.

@@ -149,35 +149,7 @@ pub fn describe(fit: &Fit) -> String {
         d.max_num_batched_tokens,
         fit.levels.len()
     );
-    let (c, u) = (&fit.coefficients, &fit.uncalibrated);
-    s.push_str(&format!(
-        "{:<28} {:>12} {:>14}\n",
-        "coefficient", "fitted", "uncalibrated"
-    ));
-    for (name, f, u) in [
-        ("memory bandwidth GB/s", c.mem_bw_gbs, u.mem_bw_gbs),
-        ("KV-cache read GB/s", c.kv_bw_gbs, u.kv_bw_gbs),
-        ("GEMM TFLOP/s", c.gemm_tflops, u.gemm_tflops),
-        ("attention TFLOP/s", c.attn_tflops, u.attn_tflops),
-        ("step overhead ms", c.step_overhead_ms, u.step_overhead_ms),
-        (
-            "per-sequence overhead us",
-            c.seq_overhead_us,
-            u.seq_overhead_us,
-        ),
-        (
-            "front-end latency ms",
-            c.frontend_latency_ms,
-            u.frontend_latency_ms,
-        ),
-        (
-            "batched step overhead ms",
-            c.batch_overhead_ms,
-            u.batch_overhead_ms,
-        ),
-    ] {
-        s.push_str(&format!("{name:<28} {:>12} {:>14}\n", sig(f), sig(u)));
-    }
+    s.push_str(&coefficients_table(fit));
     s.push_str(&format!(
         "\n{:<24} {:<18} {:>10} {:>10} {:>8} {:>10} {:>8} {:>12} {:>8}\n",
         "level",
@@ -220,6 +192,40 @@ pub fn describe(fit: &Fit) -> String {
     }
     for note in &fit.notes {
         s.push_str(&format!("note: {note}\n"));
+    }
+    s
+}
+
+/// The fitted coefficients beside the tables' (uncalibrated) ones.
+fn coefficients_table(fit: &Fit) -> String {
+    let (c, u) = (&fit.coefficients, &fit.uncalibrated);
+    let mut s = format!(
+        "{:<28} {:>12} {:>14}\n",
+        "coefficient", "fitted", "uncalibrated"
+    );
+    for (name, f, u) in [
+        ("memory bandwidth GB/s", c.mem_bw_gbs, u.mem_bw_gbs),
+        ("KV-cache read GB/s", c.kv_bw_gbs, u.kv_bw_gbs),
+        ("GEMM TFLOP/s", c.gemm_tflops, u.gemm_tflops),
+        ("attention TFLOP/s", c.attn_tflops, u.attn_tflops),
+        ("step overhead ms", c.step_overhead_ms, u.step_overhead_ms),
+        (
+            "per-sequence overhead us",
+            c.seq_overhead_us,
+            u.seq_overhead_us,
+        ),
+        (
+            "front-end latency ms",
+            c.frontend_latency_ms,
+            u.frontend_latency_ms,
+        ),
+        (
+            "batched step overhead ms",
+            c.batch_overhead_ms,
+            u.batch_overhead_ms,
+        ),
+    ] {
+        s.push_str(&format!("{name:<28} {:>12} {:>14}\n", sig(f), sig(u)));
     }
     s
 }
