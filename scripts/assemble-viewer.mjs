@@ -74,9 +74,13 @@ function files(dir) {
 /// The split-off wasm modules in `split` (tools/wasm-split's output beside its main module),
 /// each through wasm-opt and named by its content into `out`, and the JS that loads them on
 /// demand (`__wasm_split.js`, pointing at those names), minified and named by its content too.
-/// Returns the JS file's name.
-async function splitModules(split, out, level, params) {
+/// Returns the JS file's name. `bin` is the name the splitting tool gave the main module's
+/// loader, `name` the one it is written under.
+async function splitModules(split, out, level, params, bin, name) {
   let link = readFileSync(join(split, '__wasm_split.js'), 'utf8');
+  const quoted = [`"./${bin}.js"`, `'./${bin}.js'`].find((q) => link.includes(q));
+  if (!quoted) throw new Error(`${split}/__wasm_split.js does not import ./${bin}.js`);
+  link = link.replaceAll(quoted, `"./${name}.js"`);
   // The main module's export pruning does not apply: a split module exports nothing but its
   // entry points.
   const chunkParams = params.filter((p) => !p.startsWith('--remove-exports') && !p.startsWith('--pass-arg=remove-exports'));
@@ -112,20 +116,26 @@ for (const [tag, text] of links) {
     const level = attrs['data-wasm-opt'] ?? 'z';
     const params = (attrs['data-wasm-opt-params'] ?? '').split(/\s+/).filter(Boolean);
     const versions = run('wasm-bindgen', ['--version']) + run('wasm-opt', ['--version']);
-    const name = `${bin}-${short(readFileSync(cargoWasm), level, params.join(' '), versions)}`;
     const bindgen = mkdtempSync(join(tmpdir(), 'infermeter-bindgen-'));
     try {
       // The wasm split at its `#[wasm_split]` functions first (tools/wasm-split): wasm-bindgen reads the
       // main module only and must keep the exports the split modules link to.
       const split = join(bindgen, 'split');
-      run(splitTool, [cargoWasm, split, name]);
+      run(splitTool, [cargoWasm, split, bin]);
       // Named as the binary, then renamed, as trunk does: wasm-bindgen writes the name into
       // every import of the wasm (a hashed one made it 2.5 KB larger).
       run('wasm-bindgen', ['--target=web', `--out-dir=${bindgen}`, `--out-name=${bin}`, '--no-typescript',
         '--keep-lld-exports', join(split, 'main.wasm')]);
+      const optimized = join(bindgen, `opt-${bin}_bg.wasm`);
+      run('wasm-opt', [`--output=${optimized}`, `-O${level}`, join(bindgen, `${bin}_bg.wasm`), ...params]);
+      // Named by what ships, not by cargo's wasm: that one's export names carry symbol hashes
+      // that differ from machine to machine (its flags remap the cargo registry's path, which is
+      // the machine's), while the shipped wasm is the same bytes everywhere, as the committed
+      // viewer needs (scripts/prebuilt-viewer.sh).
+      const name = `${bin}-${short(readFileSync(optimized), level, params.join(' '), versions)}`;
       const wasm = `${name}_bg.wasm`;
-      run('wasm-opt', [`--output=${join(out, wasm)}`, `-O${level}`, join(bindgen, `${bin}_bg.wasm`), ...params]);
-      const link = await splitModules(split, out, level, params);
+      writeFileSync(join(out, wasm), readFileSync(optimized));
+      const link = await splitModules(split, out, level, params, bin, name);
       const scripts = [[`${bin}.js`, `${name}.js`],
         ...files(bindgen).filter((f) => f.startsWith('snippets/') && f.endsWith('.js')).map((f) => [f, f])];
       for (const [from, script] of scripts) {

@@ -274,6 +274,7 @@ fn figures<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::profile::BatchEntry;
     use crate::profiles::ProfileSet;
 
     /// #43 item 7: two requests of 50 and 100 ms per token have a mean TPOT of 75 ms, where
@@ -342,6 +343,52 @@ mod tests {
         ProfileSet::builtin()
             .resolve("llama-3.1-8b", "h100-sxm", Some(1))
             .unwrap()
+    }
+
+    /// An engine that gathers its arrivals (llama.cpp) starts requests sent together in one
+    /// step, and a closed loop of them stays in lockstep: every token gap is a decode step of
+    /// both. Handed over in turn, one request's prefill lands between the other's tokens.
+    #[test]
+    fn gathered_arrivals_start_together_and_stay_in_lockstep() {
+        let handed = llama();
+        let gathered = Profile {
+            gathers_arrivals: true,
+            ..llama()
+        };
+        let spec = |load| LevelSpec {
+            load,
+            input_tokens: 4096,
+            output_tokens: 32,
+        };
+        let burst = spec(Load::Burst { requests: 2 });
+        let ttft = |p: &Profile| measure_distributions(p, &burst).1.ttft_s.unwrap();
+        let (g, h) = (ttft(&gathered), ttft(&handed));
+        assert_eq!(
+            g.min, g.max,
+            "gathered: both first tokens in one step: {g:?}"
+        );
+        assert!(h.max.unwrap() > 1.5 * h.min.unwrap(), "handed over: {h:?}");
+
+        let peak = spec(Load::Peak {
+            concurrency: 2,
+            measured: 6,
+        });
+        let longest_gap = |p: &Profile| {
+            measure_distributions(p, &peak)
+                .1
+                .itl_s
+                .unwrap()
+                .max
+                .unwrap()
+        };
+        let decode = gathered.step_time(
+            &[BatchEntry {
+                tokens: 1,
+                context: 4096 + 32,
+            }; 2],
+        );
+        assert!(longest_gap(&gathered) <= decode * 1.0001, "{decode}");
+        assert!(longest_gap(&handed) > 2.0 * decode, "{decode}");
     }
 
     #[test]
