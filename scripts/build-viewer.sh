@@ -108,19 +108,9 @@ else
     | sort -rn | tail -n +5 | cut -d' ' -f2- | xargs -r rm -rf
 fi
 
-# Into dist/, replacing only the files whose bytes changed: the others keep their times, so the
-# collector, which embeds dist/ and is rebuilt when a file in it is newer (collector/build.rs),
-# is not rebuilt (over a minute on two cores) for a viewer that did not change.
-mkdir -p dist
-(cd "$built" && find . -type f) | while IFS= read -r file; do
-  if ! cmp -s "$built/$file" "dist/$file"; then
-    mkdir -p "dist/$(dirname "$file")"
-    cp "$built/$file" "dist/$file"
-  fi
-done
-(cd dist && find . -type f) | while IFS= read -r file; do
-  [ -e "$built/$file" ] || rm "dist/$file"
-done
-find dist -mindepth 1 -type d -empty -delete
+# Into dist/, the reports under data/ included.
+# shellcheck source=scripts/sync-dist.sh
+source "$root/scripts/sync-dist.sh"
+sync_dist "$built"
 
 "$root/scripts/viewer-size.sh"

@@ -12,6 +12,7 @@
 # which fails unless every file is byte-identical to the committed one.
 #
 #   bash scripts/prebuilt-viewer.sh key     # print the hash of the viewer's inputs
+#   bash scripts/prebuilt-viewer.sh inputs  # print the paths of the viewer's inputs
 #   bash scripts/prebuilt-viewer.sh use     # into dist/ if current; exit 1 (saying why) if not
 #   bash scripts/prebuilt-viewer.sh check   # dist/ (built from source) against the committed copy
 #   bash scripts/prebuilt-viewer.sh write   # commit dist/ (built from source) as the copy
@@ -25,11 +26,12 @@ say() { printf '[prebuilt-viewer] %s\n' "$*" >&2; }
 # tests aside, which the wasm does not contain), the lockfile, the splitting tool, the page's
 # static files and the build scripts. Reports (data/) are not in the copy, so not inputs.
 # A missing input hashes differently, as a changed one does.
+inputs=(Cargo.toml Cargo.lock src index.html style public tools/package.json tools/wasm-split
+  report/Cargo.toml report/src engine/Cargo.toml engine/build.rs engine/profiles.toml engine/src
+  scripts/build-viewer.sh scripts/sync-dist.sh scripts/assemble-viewer.mjs
+  scripts/build-echarts.mjs scripts/echarts-bundle.mjs)
 inputs_key() {
-  { find Cargo.toml Cargo.lock src index.html style public tools/package.json tools/wasm-split \
-    report/Cargo.toml report/src engine/Cargo.toml engine/build.rs engine/profiles.toml \
-    engine/src scripts/build-viewer.sh scripts/assemble-viewer.mjs scripts/build-echarts.mjs \
-    scripts/echarts-bundle.mjs -type f -not -path 'public/vendor/*' -print0 2>/dev/null || true; } \
+  { find "${inputs[@]}" -type f -not -path 'public/vendor/*' -print0 2>/dev/null || true; } \
     | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-32
 }
 manifest() { awk -v k="$1" '$1 == k { $1 = ""; sub(/^ /, ""); print }' "$prebuilt/MANIFEST"; }
@@ -39,6 +41,7 @@ built_files() { (cd dist && find . -path ./data -prune -o -type f -print | sed '
 
 case "${1:-}" in
   key) inputs_key ;;
+  inputs) printf '%s\n' "${inputs[@]}" ;;
   use)
     [ -f "$prebuilt/MANIFEST" ] || { say "no $prebuilt/MANIFEST: building the viewer from source"; exit 1; }
     key=$(inputs_key)
@@ -46,24 +49,17 @@ case "${1:-}" in
       say "the viewer's source differs from the one $prebuilt/ was built from: building it from source"
       exit 1
     fi
-    # Into dist/, replacing only the files whose bytes differ (the collector, which embeds
-    # dist/, is rebuilt when a file in it is newer: collector/build.rs); files of another build
-    # are removed, the reports under data/ kept.
-    mkdir -p dist
-    wanted=$(mktemp)
-    trap 'rm -f "$wanted"' EXIT
+    # Into dist/ (scripts/sync-dist.sh), the reports under data/ kept.
+    staged=$(mktemp -d)
+    trap 'rm -rf "$staged"' EXIT
     (cd "$prebuilt" && find . -type f -name '*.gz' | sed 's|^\./||') | while IFS= read -r gz; do
-      plain=${gz%.gz}
-      echo "$gz" >>"$wanted"
-      echo "$plain" >>"$wanted"
-      mkdir -p "dist/$(dirname "$gz")"
-      cmp -s "$prebuilt/$gz" "dist/$gz" || cp "$prebuilt/$gz" "dist/$gz"
-      gunzip -c "$prebuilt/$gz" | cmp -s - "dist/$plain" || gunzip -c "$prebuilt/$gz" >"dist/$plain"
+      mkdir -p "$staged/$(dirname "$gz")"
+      cp "$prebuilt/$gz" "$staged/$gz"
+      gunzip -c "$prebuilt/$gz" >"$staged/${gz%.gz}"
     done
-    built_files | while IFS= read -r file; do
-      grep -qxF "$file" "$wanted" || rm "dist/$file"
-    done
-    find dist -mindepth 1 -type d -empty -delete
+    # shellcheck source=scripts/sync-dist.sh
+    source scripts/sync-dist.sh
+    sync_dist "$staged" data
     say "the viewer's source is the one $prebuilt/ was built from ($(manifest rustc)): using it"
     ;;
   check)

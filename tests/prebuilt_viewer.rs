@@ -19,28 +19,19 @@ fn copy_of_the_inputs(name: &str) -> PathBuf {
     let dir =
         std::env::temp_dir().join(format!("infermeter-prebuilt-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    for path in [
-        "Cargo.toml",
-        "Cargo.lock",
-        "src",
-        "index.html",
-        "style",
-        "public",
-        "tools/package.json",
-        "tools/wasm-split",
-        "report/Cargo.toml",
-        "report/src",
-        "engine/Cargo.toml",
-        "engine/build.rs",
-        "engine/profiles.toml",
-        "engine/src",
-        "scripts/build-viewer.sh",
-        "scripts/assemble-viewer.mjs",
-        "scripts/build-echarts.mjs",
-        "scripts/echarts-bundle.mjs",
-        "scripts/prebuilt-viewer.sh",
-        "prebuilt-viewer",
-    ] {
+    // The script names its inputs; it and the committed viewer come with them.
+    let listed = Command::new("bash")
+        .arg(checkout().join("scripts/prebuilt-viewer.sh"))
+        .arg("inputs")
+        .output()
+        .unwrap();
+    assert!(listed.status.success(), "{listed:?}");
+    let inputs = String::from_utf8(listed.stdout).unwrap();
+    assert!(inputs.lines().any(|p| p == "report/src"), "{inputs}");
+    for path in inputs
+        .lines()
+        .chain(["scripts/prebuilt-viewer.sh", "prebuilt-viewer"])
+    {
         let to = dir.join(path);
         std::fs::create_dir_all(to.parent().unwrap()).unwrap();
         let status = Command::new("cp")

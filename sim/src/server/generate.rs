@@ -74,11 +74,9 @@ async fn run_job(
     stream: bool,
     arrived: Instant,
 ) -> Response {
-    // API-server work (templating, tokenising, scheduling hand-off) before the engine sees it.
-    tokio::time::sleep(Duration::from_secs_f64(
-        s.profile.frontend_latency * s.time_scale,
-    ))
-    .await;
+    // API-server work (templating, tokenising, scheduling hand-off) before the engine sees it:
+    // the scheduler holds the request until then.
+    let ready = arrived + Duration::from_secs_f64(s.profile.frontend_latency * s.time_scale);
     let id = s.next_id.fetch_add(1, Ordering::Relaxed);
     let (tx, rx) = mpsc::unbounded_channel();
     let length = job.finish_reason == "length";
@@ -87,6 +85,7 @@ async fn run_job(
             id,
             spec,
             arrived,
+            ready,
             length,
             tx,
         })

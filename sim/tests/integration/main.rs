@@ -5,6 +5,7 @@ mod calibration;
 mod clients;
 mod endpoints;
 mod faults;
+mod gathering;
 mod load;
 mod sessions;
 mod support;
