@@ -82,7 +82,7 @@ pub(crate) fn spawn(
 struct Scheduler {
     engine: Engine,
     subs: HashMap<SeqId, Sub>,
-    /// Requests not ready yet, with the instant each is.
+    /// Requests not ready yet, with the instant each is, in the order they become ready.
     arriving: Vec<(Instant, SeqId, SeqSpec)>,
     metrics: Arc<Mutex<Metrics>>,
 }
@@ -101,7 +101,10 @@ impl Scheduler {
                 let mut m = self.metrics.lock().expect("metrics");
                 m.prompt_tokens += u64::from(spec.prompt_tokens);
                 drop(m);
-                self.arriving.push((ready, id, spec));
+                let at = self
+                    .arriving
+                    .partition_point(|&(r, i, _)| (r, i) <= (ready, id));
+                self.arriving.insert(at, (ready, id, spec));
                 self.subs.insert(
                     id,
                     Sub {
@@ -114,18 +117,20 @@ impl Scheduler {
                     },
                 );
             }
-            Cmd::Cancel(id) => {
-                self.arriving.retain(|(_, a, _)| *a != id);
-                self.engine.cancel(id);
-                self.subs.remove(&id);
-            }
+            Cmd::Cancel(id) => self.forget(id),
         }
+    }
+
+    /// A request cancelled, or whose receiver is gone: wherever it is, it goes.
+    fn forget(&mut self, id: SeqId) {
+        self.arriving.retain(|(_, a, _)| *a != id);
+        self.engine.cancel(id);
+        self.subs.remove(&id);
     }
 
     /// Hands the engine every request ready by `by`, in the order they became ready; the
     /// instant the last of them was.
     fn hand_over(&mut self, by: Instant) -> Option<Instant> {
-        self.arriving.sort_by_key(|&(ready, id, _)| (ready, id));
         let n = self.arriving.partition_point(|&(ready, _, _)| ready <= by);
         let last = n.checked_sub(1).map(|i| self.arriving[i].0);
         for (_, id, spec) in self.arriving.drain(..n) {
@@ -135,7 +140,7 @@ impl Scheduler {
     }
 
     fn earliest(&self) -> Option<Instant> {
-        self.arriving.iter().map(|&(ready, _, _)| ready).min()
+        self.arriving.first().map(|&(ready, _, _)| ready)
     }
 
     fn publish(&self) {
@@ -174,8 +179,7 @@ impl Scheduler {
             clock = Some(end);
             deliver(step.events, end, &mut self.subs, &self.metrics, &mut gone);
             for id in gone {
-                self.engine.cancel(id);
-                self.subs.remove(&id);
+                self.forget(id);
             }
         }
     }
@@ -210,9 +214,7 @@ impl Scheduler {
     /// `until`: each request ready by then puts it `GATHER_QUIET` past its own instant.
     fn gathering_until(&self, first: Instant, mut until: Instant) -> Instant {
         let cap = first + GATHER_MAX;
-        let mut readies: Vec<Instant> = self.arriving.iter().map(|a| a.0).collect();
-        readies.sort();
-        for ready in readies {
+        for &(ready, _, _) in &self.arriving {
             if ready > until {
                 break;
             }
